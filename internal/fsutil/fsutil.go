@@ -1,0 +1,171 @@
+// Package fsutil holds the small file-system primitives every state file
+// relies on: durable atomic replacement, bounded reads, and cleanup of
+// temporary files left behind by a crash.
+package fsutil
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// TempPrefix starts the name of every temporary file WriteFileAtomic
+// creates, so RemoveTemps can find the ones a crash left behind.
+const TempPrefix = ".tmp-"
+
+// WriteFileAtomic replaces path with data so that a crash at any instant
+// leaves either the old or the new content, never a torn file: it writes a
+// temporary file in the same directory, fsyncs it, renames it over path and
+// fsyncs the directory.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write %s: fsync: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	ok = true
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a directory so that a rename or file creation inside it
+// survives a power loss.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// RemoveTemps deletes the temporary files WriteFileAtomic left in dir when
+// the process died between creating and renaming them. It returns the
+// names it removed.
+func RemoveTemps(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasPrefix(e.Name(), TempPrefix) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return removed, err
+		}
+		removed = append(removed, e.Name())
+	}
+	return removed, nil
+}
+
+// ErrTooLarge is returned by ReadLimited when a file exceeds its limit.
+var ErrTooLarge = errors.New("file too large")
+
+// ReadLimited reads at most limit bytes of path. A file larger than limit
+// is refused without reading the rest of it. When text is true the content
+// must also be valid UTF-8. Errors name the file and the reason.
+func ReadLimited(path string, limit int64, text bool) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("read %s: %w: more than %d bytes; shrink it or raise the limit", path, ErrTooLarge, limit)
+	}
+	data := buf.Bytes()
+	if text && !utf8.Valid(data) {
+		off := firstInvalidUTF8(data)
+		line, col := LineCol(data, off)
+		return nil, fmt.Errorf("read %s: line %d, column %d: invalid UTF-8; save the file as UTF-8", path, line, col)
+	}
+	return data, nil
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+// LineCol converts a byte offset in data to a 1-based line and column
+// (the column counts runes).
+func LineCol(data []byte, offset int) (line, col int) {
+	if offset > len(data) {
+		offset = len(data)
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	start := bytes.LastIndexByte(before, '\n') + 1
+	col = utf8.RuneCount(before[start:]) + 1
+	return line, col
+}
+
+// AppendSync appends data to path (creating it) and fsyncs it. The journal
+// and the append-only notes files use it.
+func AppendSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("append %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("append %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("append %s: fsync: %w", path, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,59 @@
+// Package tree loads, validates, selects from and canonically writes the
+// task tree in .runner/tree.json.
+package tree
+
+// Status is the runner-owned state of a node.
+type Status string
+
+// Node statuses. A node without a status is open.
+const (
+	StatusOpen    Status = "open"
+	StatusDone    Status = "done"
+	StatusBlocked Status = "blocked"
+)
+
+// Version is the only tree file format version this runner reads.
+const Version = 1
+
+// Tree is the whole task tree as stored in tree.json.
+type Tree struct {
+	Version int   `json:"version"`
+	Root    *Node `json:"root"`
+}
+
+// Node is one task. Fields up to Children are human-owned; Status,
+// Attempts and BlockedReason are owned by the runner. The field order here
+// is the key order of the canonical file.
+type Node struct {
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Goal        string   `json:"goal,omitempty"`
+	Acceptance  []string `json:"acceptance,omitempty"`
+	DependsOn   []string `json:"depends_on,omitempty"`
+	MaxAttempts *int     `json:"max_attempts,omitempty"`
+
+	Status        Status `json:"status,omitempty"`
+	Attempts      int    `json:"attempts,omitempty"`
+	BlockedReason string `json:"blocked_reason,omitempty"`
+
+	Children []*Node `json:"children,omitempty"`
+}
+
+// IsLeaf reports whether n has no children. Only leaves are executed.
+func (n *Node) IsLeaf() bool { return len(n.Children) == 0 }
+
+// EffectiveStatus returns n's status with the default applied.
+func (n *Node) EffectiveStatus() Status {
+	if n.Status == "" {
+		return StatusOpen
+	}
+	return n.Status
+}
+
+// AttemptLimit returns n's max_attempts, or def when the node sets none.
+func (n *Node) AttemptLimit(def int) int {
+	if n.MaxAttempts != nil {
+		return *n.MaxAttempts
+	}
+	return def
+}
