@@ -1,5 +1,13 @@
 // Package tree loads, validates, selects from and canonically writes the
 // task tree in .runner/tree.json.
+//
+// Beyond the letter of the file format, two rules give the tree its
+// meaning: a node's depends_on holds for every node below it (so a node
+// that is decomposed keeps waiting for what it waited for), and a node
+// with children is done exactly when all its leaves are. Under these
+// rules a node depending on its own ancestor or descendant can never
+// run, which is why validation refuses both, and dependency cycles are
+// looked for through parents as well ("a -> ops (contains mul) -> a").
 package tree
 
 // Status is the runner-owned state of a node.

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/demo"
+	"github.com/runner-cli/runner/internal/loop"
+)
+
+type demoOptions struct {
+	Path string
+}
+
+func newDemoCmd(g *globals) *cobra.Command {
+	opts := &demoOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run a small task tree to completion in a scratch repository with a scripted agent",
+		Long: `Create a scratch git repository with a three-task tree and real guard commands,
+and run it to completion with a scripted agent played by this binary. The agent
+gets the first task wrong, the guard catches it, and the retry reads
+.runner/context/failure.md and fixes it; the second task asks for another
+attempt and the retry reads history.md. Needs nothing but this binary (and sh).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd.Context(), g, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Path, "path", "", "where to create the demo repository (default: a new temporary directory)")
+	return cmd
+}
+
+func runDemo(ctx context.Context, g *globals, opts *demoOptions) error {
+	dir := opts.Path
+	var err error
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "runner-demo-"); err != nil {
+			return err
+		}
+	} else if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("demo: %s is not empty; give --path a new or empty directory", dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("demo: find the runner binary: %w", err)
+	}
+	p, err := demo.Setup(dir, self)
+	if err != nil {
+		return fmt.Errorf("demo: set up %s: %w", dir, err)
+	}
+	out := g.streams.Out
+	fmt.Fprintf(out, "demo repository: %s\n\n", dir)
+	res, err := loop.Run(ctx, loop.Options{Paths: p, Progress: out, Log: g.logger.WithPrefix("demo")})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n%s after %d iterations.\n", res.Message, res.Iterations)
+	fmt.Fprintf(out, `
+Where to look:
+  %[1]s/.runner/tree.json                 the tree, with status and attempts
+  %[1]s/.runner/runs/000001/prompt.md     the first prompt sent to the agent
+  %[1]s/.runner/runs/000002/prompt.md     the retry's prompt, with the guard failure
+  %[1]s/.runner/runs/*/meta.json          what happened in each iteration
+  %[1]s/.runner/state/journal.jsonl       every event, in order
+  runner status --dir %[1]s
+  runner show 2 --dir %[1]s
+`, dir)
+	if code := exitForResultCode(res); code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+func newDemoAgentCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:    demo.AgentCommand,
+		Short:  "The scripted agent `runner demo` runs (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := demo.Agent(g.streams.In, g.streams.Out); code != 0 {
+				return &ExitError{Code: code}
+			}
+			return nil
+		},
+	}
+}
+
+func exitForResultCode(res *loop.Result) int {
+	switch res.Reason {
+	case loop.Stuck:
+		return ExitStuck
+	case loop.MaxIterations:
+		return ExitMaxIter
+	case loop.Interrupted:
+		return ExitInterrupted
+	}
+	return ExitOK
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/scaffold"
+)
+
+type initOptions struct {
+	Preset string
+	Force  bool
+}
+
+func newInitCmd(g *globals) *cobra.Command {
+	opts := &initOptions{}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create .runner/ with a commented config, an example tree and a .gitignore",
+		Long: `Create .runner/ in the repository (--dir, default: the current directory) from
+the example built into runner: a commented config.toml, a small example
+tree.json and a .gitignore. Existing files are never overwritten unless --force.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInit(g, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Preset, "preset", "", "agent preset for config.toml: codex, claude or command")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
+	return cmd
+}
+
+func runInit(g *globals, opts *initOptions) error {
+	root := g.Dir
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		root = wd
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	res, err := scaffold.Init(scaffold.Options{Root: root, Preset: opts.Preset, Force: opts.Force})
+	if err != nil {
+		return err
+	}
+	out := g.streams.Out
+	for _, f := range res.Created {
+		fmt.Fprintf(out, "created     %s\n", f)
+	}
+	for _, f := range res.Overwritten {
+		fmt.Fprintf(out, "overwritten %s\n", f)
+	}
+	for _, f := range res.Kept {
+		fmt.Fprintf(out, "kept        %s\n", f)
+	}
+	fmt.Fprintln(out, `
+next: edit .runner/tree.json (your tasks) and .runner/config.toml (agent, guards),
+then "runner validate", "runner prompt" to see the first prompt, and "runner run".`)
+	return nil
+}

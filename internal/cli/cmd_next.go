@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+func newNextCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "next",
+		Short: "Show which task the next iteration would work on, and why earlier ones are skipped",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runNext(g)
+		},
+	}
+}
+
+// maxSkipLines bounds how many skipped tasks `runner next` lists.
+const maxSkipLines = 50
+
+func runNext(g *globals) error {
+	p, err := g.paths()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(p.Config())
+	if err != nil {
+		return err
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		return err
+	}
+	ix := tree.NewIndex(t)
+	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+	out := g.streams.Out
+	switch sel.State {
+	case tree.Complete:
+		fmt.Fprintf(out, "nothing: the tree is complete (%d of %d tasks done)\n", sel.DoneLeaves, sel.TotalLeaves)
+	case tree.Stuck:
+		fmt.Fprintf(out, "nothing selectable: the tree is stuck (%d of %d tasks done)\n", sel.DoneLeaves, sel.TotalLeaves)
+	default:
+		n := sel.Node
+		fmt.Fprintf(out, "next: %s — %s\n", sel.Path, n.Title)
+		fmt.Fprintf(out, "  attempt %d of %d\n", n.Attempts+1, n.AttemptLimit(cfg.Loop.MaxAttempts))
+		if len(sel.Blocked) > 0 && cfg.Loop.OnBlocked == "stop" {
+			fmt.Fprintf(out, "  but `runner run` stops first: %d blocked task(s) and loop.on_blocked = \"stop\" (see `runner status`)\n", len(sel.Blocked))
+		}
+	}
+	if len(sel.Skipped) > 0 {
+		fmt.Fprintf(out, "skipped (%d done tasks not listed):\n", sel.DoneLeaves)
+		for i, s := range sel.Skipped {
+			if i == maxSkipLines {
+				fmt.Fprintf(out, "  … and %d more\n", len(sel.Skipped)-maxSkipLines)
+				break
+			}
+			fmt.Fprintf(out, "  %s: %s\n", s.Path, s.Reason)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+func newPromptCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "prompt",
+		Short: "Print the prompt the next iteration would send, without running anything",
+		Long: `Print the exact prompt pack the next iteration would send to the agent on
+stdout, and a table of section sizes and what was dropped or truncated on
+stderr. Nothing is written.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPrompt(g)
+		},
+	}
+}
+
+func runPrompt(g *globals) error {
+	p, err := g.paths()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(p.Config())
+	if err != nil {
+		return err
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		return err
+	}
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		return err
+	}
+	ix := tree.NewIndex(t)
+	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+	if sel.State != tree.Selectable {
+		return fmt.Errorf("prompt: no task is selectable (see `runner next`)")
+	}
+	prep, err := loop.Prepare(p, cfg, t, ix, sel.Node, rs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(g.streams.Out, prep.Pack.Text)
+	w := g.streams.Err
+	fmt.Fprintf(w, "\n%-16s %-22s %8s %8s  %s\n", "section", "source", "bytes", "tokens", "state")
+	for _, s := range prep.Pack.Sections {
+		fmt.Fprintf(w, "%-16s %-22s %8d %8d  %s\n", s.Name, s.Source, s.Bytes, s.Tokens, s.State)
+	}
+	fmt.Fprintf(w, "%-16s %-22s %8d %8s  budget %d\n", "total", "", len(prep.Pack.Text), "", prep.Pack.Budget)
+	for rule, n := range prep.Pack.Redactions {
+		fmt.Fprintf(w, "redacted %d × %s\n", n, rule)
+	}
+	return nil
+}

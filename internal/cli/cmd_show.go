@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+type showOptions struct {
+	JSON bool
+}
+
+func newShowCmd(g *globals) *cobra.Command {
+	opts := &showOptions{}
+	cmd := &cobra.Command{
+		Use:   "show [ITERATION]",
+		Short: "Show what happened in an iteration (default: the last one)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runShow(g, opts, args)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the iteration's meta.json")
+	return cmd
+}
+
+func runShow(g *globals, opts *showOptions, args []string) error {
+	p, err := g.paths()
+	if err != nil {
+		return err
+	}
+	n := 0
+	if len(args) == 1 {
+		n, err = strconv.Atoi(args[0])
+		if err != nil || n < 1 {
+			return fmt.Errorf("show: %q is not an iteration number (1, 2, …)", args[0])
+		}
+	} else {
+		if n, err = state.LastRun(p); err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("show: no iteration has run yet in this repository")
+		}
+	}
+	runDir := p.RunDir(n)
+	m, err := state.LoadMeta(runDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("show: iteration %d has no record (%s missing)", n, rel(p, state.MetaFile(runDir)))
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(g.streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	}
+	printMeta(g.streams.Out, p, runDir, m)
+	return nil
+}
+
+func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
+	fmt.Fprintf(w, "iteration %d — %s (attempt %d of %d)\n", m.Iteration, m.NodePath, m.Attempt, m.MaxAttempts)
+	fmt.Fprintf(w, "started:  %s", m.StartedAt.Local().Format("2006-01-02 15:04:05"))
+	if m.FinishedAt != nil {
+		fmt.Fprintf(w, ", took %.1fs", float64(m.DurationMS)/1000)
+	}
+	fmt.Fprintf(w, ", phase %s\n", m.Phase)
+	fmt.Fprintf(w, "prompt:   %d of %d bytes", m.Prompt.Bytes, m.Prompt.Budget)
+	if len(m.Prompt.Dropped) > 0 {
+		fmt.Fprintf(w, "; %s", strings.Join(m.Prompt.Dropped, ", "))
+	}
+	fmt.Fprintln(w)
+	if prov := readProvenance(runDir); prov != nil {
+		fmt.Fprintf(w, "context:  %s", prov.InjectionID)
+		var parts []string
+		for _, s := range prov.Sections {
+			if s.State != "empty" {
+				parts = append(parts, fmt.Sprintf("%s %dB %s", s.Key, s.Bytes, s.State))
+			}
+		}
+		fmt.Fprintf(w, "; %s\n", strings.Join(parts, ", "))
+		if len(prov.Redactions) > 0 {
+			var red []string
+			for rule, c := range prov.Redactions {
+				red = append(red, fmt.Sprintf("%s×%d", rule, c))
+			}
+			fmt.Fprintf(w, "redacted: %s\n", strings.Join(red, ", "))
+		}
+	}
+	if a := m.Agent; a != nil {
+		fmt.Fprintf(w, "agent:    %s, exit %d, %.1fs", a.Class, a.ExitCode, float64(a.DurationMS)/1000)
+		if a.MessageSource != "" {
+			fmt.Fprintf(w, ", message from %s", a.MessageSource)
+		}
+		fmt.Fprintln(w)
+		if len(a.Argv) > 0 {
+			fmt.Fprintf(w, "command:  %s\n", strings.Join(a.Argv, " "))
+		}
+		if a.Error != "" {
+			fmt.Fprintf(w, "error:    %s\n", firstLine(a.Error))
+		}
+		if a.MessageError != "" && a.MessageError != a.Error {
+			fmt.Fprintf(w, "message:  %s\n", firstLine(a.MessageError))
+		}
+	}
+	if m.AgentStatus != "" {
+		fmt.Fprintf(w, "status:   %s\n", m.AgentStatus)
+	}
+	if m.Summary != "" {
+		fmt.Fprintf(w, "summary:  %s\n", indentRest(m.Summary))
+	}
+	for _, gr := range m.Guards {
+		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs\n", gr.Name, gr.Status, gr.ExitCode, float64(gr.DurationMS)/1000)
+	}
+	if m.Outcome != "" {
+		fmt.Fprintf(w, "outcome:  %s → task %s, attempts %d\n", m.Outcome, m.NodeStatus, m.Attempts)
+	}
+	if m.Note != "" {
+		fmt.Fprintf(w, "note:     %s\n", m.Note)
+	}
+	entries, _ := os.ReadDir(runDir)
+	var files []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), fsutil.TempPrefix) {
+			files = append(files, e.Name())
+		}
+	}
+	fmt.Fprintf(w, "files:    %s/{%s}\n", rel(p, runDir), strings.Join(files, ","))
+}
+
+func indentRest(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n          ")
+}
+
+func readProvenance(runDir string) *loop.Provenance {
+	data, err := fsutil.ReadLimited(filepath.Join(runDir, "context.json"), 4<<20, true)
+	if err != nil {
+		return nil
+	}
+	var prov loop.Provenance
+	if json.Unmarshal(data, &prov) != nil {
+		return nil
+	}
+	return &prov
+}

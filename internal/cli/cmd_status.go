@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+type statusOptions struct {
+	JSON bool
+}
+
+func newStatusCmd(g *globals) *cobra.Command {
+	opts := &statusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show progress, the tree with status marks, and the current or last iteration",
+		Long: `Show progress (tasks done, blocked), the current iteration if a runner is
+working, the last recorded iteration and its outcome, and the tree with status
+marks: [x] done, [ ] open, [!] blocked, [>] next. Reads only; safe while a run
+is going.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStatus(g, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
+	return cmd
+}
+
+// StatusReport is what `runner status --json` prints.
+type StatusReport struct {
+	Root     string          `json:"root"`
+	Progress StatusProgress  `json:"progress"`
+	Running  *RunningInfo    `json:"running"`
+	Last     *LastIteration  `json:"last"`
+	Next     string          `json:"next,omitempty"`
+	Tree     *StatusTreeNode `json:"tree"`
+}
+
+// StatusProgress counts tasks (leaves).
+type StatusProgress struct {
+	Done    int `json:"done"`
+	Total   int `json:"total"`
+	Blocked int `json:"blocked"`
+}
+
+// RunningInfo is the iteration under way, if any.
+type RunningInfo struct {
+	Iteration int       `json:"iteration"`
+	Node      string    `json:"node"`
+	Phase     string    `json:"phase"`
+	StartedAt time.Time `json:"started_at"`
+	Holder    string    `json:"holder,omitempty"`
+	Alive     bool      `json:"alive"` // a runner holds the lock
+}
+
+// LastIteration is the last recorded iteration.
+type LastIteration struct {
+	Iteration   int    `json:"iteration"`
+	Node        string `json:"node"`
+	AgentStatus string `json:"agent_status"`
+	Guard       string `json:"guard"`
+	Outcome     string `json:"outcome,omitempty"`
+	Summary     string `json:"summary"`
+}
+
+// StatusTreeNode is one node of the status tree.
+type StatusTreeNode struct {
+	ID            string            `json:"id"`
+	Title         string            `json:"title"`
+	Status        string            `json:"status"`
+	Attempts      int               `json:"attempts,omitempty"`
+	MaxAttempts   int               `json:"max_attempts"`
+	BlockedReason string            `json:"blocked_reason,omitempty"`
+	Children      []*StatusTreeNode `json:"children,omitempty"`
+}
+
+func buildStatus(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) *StatusReport {
+	ix := tree.NewIndex(t)
+	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+	rep := &StatusReport{Root: p.Root}
+	rep.Progress = StatusProgress{Done: sel.DoneLeaves, Total: sel.TotalLeaves}
+	for _, b := range sel.Blocked {
+		if b.IsLeaf() {
+			rep.Progress.Blocked++
+		}
+	}
+	if sel.State == tree.Selectable {
+		rep.Next = sel.Node.ID
+	}
+	if rs.InFlight != nil {
+		held, holder, _ := state.LockHolder(p)
+		rep.Running = &RunningInfo{Iteration: rs.InFlight.Iteration, Node: rs.InFlight.Node, Phase: rs.InFlight.Phase,
+			StartedAt: rs.InFlight.StartedAt, Holder: holder, Alive: held}
+	}
+	if rs.Iteration > 0 {
+		rep.Last = &LastIteration{Iteration: rs.Iteration, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
+		if m, err := state.LoadMeta(p.RunDir(rs.Iteration)); err == nil {
+			rep.Last.Outcome = m.Outcome
+		}
+	}
+	var conv func(n *tree.Node) *StatusTreeNode
+	conv = func(n *tree.Node) *StatusTreeNode {
+		s := &StatusTreeNode{ID: n.ID, Title: n.Title, Status: string(n.EffectiveStatus()), Attempts: n.Attempts,
+			MaxAttempts: n.AttemptLimit(cfg.Loop.MaxAttempts), BlockedReason: n.BlockedReason}
+		for _, c := range n.Children {
+			s.Children = append(s.Children, conv(c))
+		}
+		return s
+	}
+	rep.Tree = conv(t.Root)
+	return rep
+}
+
+func runStatus(g *globals, opts *statusOptions) error {
+	p, err := g.paths()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(p.Config())
+	if err != nil {
+		return err
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		return err
+	}
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		return err
+	}
+	rep := buildStatus(p, cfg, t, rs)
+	if opts.JSON {
+		enc := json.NewEncoder(g.streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printStatus(g.streams.Out, rep)
+	return nil
+}
+
+// maxStatusLines bounds the tree outline printed by `runner status`.
+const maxStatusLines = 400
+
+func printStatus(w io.Writer, rep *StatusReport) {
+	fmt.Fprintf(w, "repository: %s\n", rep.Root)
+	fmt.Fprintf(w, "progress:   %d of %d tasks done", rep.Progress.Done, rep.Progress.Total)
+	if rep.Progress.Blocked > 0 {
+		fmt.Fprintf(w, ", %d blocked", rep.Progress.Blocked)
+	}
+	fmt.Fprintln(w)
+	if r := rep.Running; r != nil {
+		if r.Alive {
+			fmt.Fprintf(w, "running:    iteration %d on %s (phase %s, since %s, %s)\n", r.Iteration, r.Node, r.Phase,
+				r.StartedAt.Local().Format("15:04:05"), r.Holder)
+		} else {
+			fmt.Fprintf(w, "unfinished: iteration %d on %s stopped in phase %s; the next `runner run` resolves it\n", r.Iteration, r.Node, r.Phase)
+		}
+	}
+	if l := rep.Last; l != nil {
+		outcome := l.Outcome
+		if outcome == "" {
+			outcome = l.AgentStatus
+		}
+		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, guards %s → %s\n", l.Iteration, l.Node, l.AgentStatus, l.Guard, outcome)
+		if s := firstLine(l.Summary); s != "" {
+			fmt.Fprintf(w, "            %s\n", s)
+		}
+	} else {
+		fmt.Fprintln(w, "last:       no iteration yet")
+	}
+	if rep.Next != "" {
+		fmt.Fprintf(w, "next:       %s\n", rep.Next)
+	}
+	fmt.Fprintln(w)
+	lines := 0
+	var pr func(n *StatusTreeNode, depth int) bool
+	pr = func(n *StatusTreeNode, depth int) bool {
+		if lines == maxStatusLines {
+			fmt.Fprintln(w, "… (outline cut; `runner status --json` has the whole tree)")
+			return false
+		}
+		lines++
+		mark := map[string]string{"done": "[x]", "blocked": "[!]"}[n.Status]
+		if mark == "" {
+			mark = "[ ]"
+		}
+		if n.ID == rep.Next {
+			mark = "[>]"
+		}
+		extra := ""
+		if n.Attempts > 0 && len(n.Children) == 0 {
+			extra = fmt.Sprintf(" (attempts %d/%d)", n.Attempts, n.MaxAttempts)
+		}
+		if n.BlockedReason != "" {
+			extra += " — blocked: " + n.BlockedReason
+		}
+		fmt.Fprintf(w, "%s%s %s  %s%s\n", strings.Repeat("  ", depth), mark, n.ID, n.Title, extra)
+		for _, c := range n.Children {
+			if !pr(c, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	pr(rep.Tree, 0)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 160 {
+		s = s[:157] + "…"
+	}
+	return s
+}

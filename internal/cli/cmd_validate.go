@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+func newValidateCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate",
+		Short: "Check .runner/config.toml and .runner/tree.json and report every problem",
+		Long: `Check the config and the tree and report every problem at once, each naming
+the file, the node path or config key, and for syntax errors the line and column.
+
+EXIT STATUS
+  0  both files are valid (warnings may still be printed)
+  1  at least one problem`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(g)
+		},
+	}
+}
+
+func runValidate(g *globals) error {
+	p, err := g.paths()
+	if err != nil {
+		return err
+	}
+	out, errw := g.streams.Out, g.streams.Err
+	var problems []error
+	cfg, err := config.Load(p.Config())
+	if err != nil {
+		problems = append(problems, err)
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		problems = append(problems, err)
+	}
+	if cfg != nil {
+		if int(cfg.Prompt.Budget) < prompt.MinBudget() {
+			problems = append(problems, fmt.Errorf("%s: prompt.budget %d is smaller than the fixed prompt text (%d bytes); raise it (default 40KiB)",
+				rel(p, p.Config()), cfg.Prompt.Budget, prompt.MinBudget()))
+		}
+		if len(cfg.Guards) == 0 {
+			fmt.Fprintf(errw, "warning: %s has no [[guard]]: an agent's \"done\" will be trusted without checks\n", rel(p, p.Config()))
+		}
+	}
+	if len(problems) > 0 {
+		for _, e := range problems {
+			fmt.Fprintln(errw, e)
+		}
+		return &ExitError{Code: ExitFailure, Err: errors.New("validation failed")}
+	}
+	ix := tree.NewIndex(t)
+	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+	fmt.Fprintf(out, "ok: %s and %s are valid (%d tasks, %d done)\n", rel(p, p.Config()), rel(p, p.Tree()), sel.TotalLeaves, sel.DoneLeaves)
+	return nil
+}

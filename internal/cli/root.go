@@ -1,0 +1,184 @@
+// Package cli is runner's command line: one file per command, each with
+// an options struct and a run function; Main maps errors to exit codes in
+// one place.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/charmbracelet/log"
+	"github.com/spf13/cobra"
+
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// Exit codes of the runner.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitStuck       = 3
+	ExitMaxIter     = 4
+	ExitInterrupted = 130
+)
+
+// ExitError carries an exit code through cobra's error return.
+type ExitError struct {
+	Code int
+	Err  error // nil: nothing more to print
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Streams are the command's standard streams; tests replace them.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// globals are the flags every command has.
+type globals struct {
+	Dir       string
+	LogLevel  string
+	LogFormat string
+	streams   Streams
+	logger    *log.Logger
+}
+
+// Main runs the command line with the process's arguments and streams and
+// returns the exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Execute(ctx, os.Args[1:], Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+}
+
+// Execute runs the command line with the given arguments and streams.
+func Execute(ctx context.Context, args []string, s Streams) int {
+	g := &globals{streams: s}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(s.Err, "runner: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(s.Err, "runner: %v\n", err)
+	return ExitFailure
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "runner",
+		Short: "Drive a coding agent unattended through a task tree",
+		Long: `runner drives a coding agent (Codex CLI, Claude Code, or any command) through
+the task tree in .runner/tree.json: each iteration it picks the next task, writes
+small context files, builds a size-bounded prompt, runs the agent with a fresh
+session, verifies the work with guard commands and records the outcome under
+.runner/. It resumes where it stopped after a crash.
+
+Start with "runner demo" to watch it work, or "runner init" in your repository.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return g.setupLogger()
+		},
+	}
+	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "repository root (default: the nearest parent directory holding .runner/)")
+	root.PersistentFlags().StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&g.LogFormat, "log-format", "text", "log format: text or json")
+	root.AddCommand(
+		newInitCmd(g),
+		newRunCmd(g),
+		newStatusCmd(g),
+		newNextCmd(g),
+		newPromptCmd(g),
+		newValidateCmd(g),
+		newShowCmd(g),
+		newResetCmd(g),
+		newStopCmd(g),
+		newDemoCmd(g),
+		newDemoAgentCmd(g),
+	)
+	return root
+}
+
+func (g *globals) setupLogger() error {
+	lvl, err := log.ParseLevel(g.LogLevel)
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("--log-level %q: want debug, info, warn or error", g.LogLevel)}
+	}
+	l := log.NewWithOptions(g.streams.Err, log.Options{Level: lvl, ReportTimestamp: true, TimeFormat: "15:04:05"})
+	switch g.LogFormat {
+	case "text":
+		l.SetFormatter(log.TextFormatter)
+	case "json":
+		l.SetFormatter(log.JSONFormatter)
+	default:
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("--log-format %q: want text or json", g.LogFormat)}
+	}
+	g.logger = l
+	return nil
+}
+
+// paths resolves the repository: --dir, or the nearest parent of the
+// working directory that holds .runner/.
+func (g *globals) paths() (state.Paths, error) {
+	if g.Dir != "" {
+		abs, err := filepath.Abs(g.Dir)
+		if err != nil {
+			return state.Paths{}, err
+		}
+		p := state.NewPaths(abs)
+		if _, err := os.Stat(p.Dir); err != nil {
+			return p, fmt.Errorf("no %s in %s; run `runner init` there first", state.DirName, abs)
+		}
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return state.Paths{}, err
+	}
+	for dir := wd; ; {
+		if st, err := os.Stat(filepath.Join(dir, state.DirName)); err == nil && st.IsDir() {
+			return state.NewPaths(dir), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return state.Paths{}, fmt.Errorf("no %s directory in %s or any parent; run `runner init` in your repository first", state.DirName, wd)
+		}
+		dir = parent
+	}
+}
+
+// rel shortens an absolute path under the repository for display.
+func rel(p state.Paths, path string) string {
+	r := p.Rel(path)
+	if strings.HasPrefix(r, "..") {
+		return path
+	}
+	return r
+}

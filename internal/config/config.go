@@ -1,0 +1,202 @@
+// Package config loads and validates .runner/config.toml: which agent to
+// run and how (executor), the guard commands that verify its work, the
+// prompt budget, loop limits and secret scrubbing. Every problem in a file
+// is reported at once, each naming the file, the key and, where known, the
+// line.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+)
+
+// Presets of [executor].preset.
+const (
+	PresetCodex   = "codex"
+	PresetClaude  = "claude"
+	PresetCommand = "command"
+)
+
+// Values of [loop].on_blocked.
+const (
+	OnBlockedStop     = "stop"
+	OnBlockedContinue = "continue"
+)
+
+// Defaults applied to keys a file does not set.
+const (
+	DefaultPreset           = PresetCodex
+	DefaultTimeout          = 30 * time.Minute
+	DefaultKillGrace        = 10 * time.Second
+	DefaultOutputLimit      = 8 * MiB
+	DefaultGuardTimeout     = 10 * time.Minute
+	DefaultGuardOutputLimit = 1 * MiB
+	DefaultBudget           = 40 * KiB
+	DefaultMaxIterations    = 100
+	DefaultMaxAttempts      = 3
+	DefaultOnBlocked        = OnBlockedStop
+	DefaultMaxWait          = 6 * time.Hour
+)
+
+// MaxFileSize is the largest config file Load reads.
+const MaxFileSize = 1 << 20
+
+// Config is the whole of .runner/config.toml with defaults applied.
+type Config struct {
+	Executor Executor `toml:"executor"`
+	Guards   []Guard  `toml:"guard"`
+	Prompt   Prompt   `toml:"prompt"`
+	Loop     Loop     `toml:"loop"`
+	Scrub    Scrub    `toml:"scrub"`
+}
+
+// Executor says which agent runs and under which limits.
+type Executor struct {
+	// Preset is "codex", "claude" or "command".
+	Preset string `toml:"preset"`
+	// Bin overrides the program a preset runs ("codex", "claude").
+	Bin string `toml:"bin"`
+	// Args are extra arguments for a preset. When the file does not set
+	// them, they are DefaultArgs(Preset).
+	Args []string `toml:"args"`
+	// Command is the argv run when Preset is "command"; the placeholders
+	// {prompt_file}, {output_file}, {schema_file}, {iteration} and {node}
+	// are substituted.
+	Command []string `toml:"command"`
+	// Timeout bounds one agent run.
+	Timeout Duration `toml:"timeout"`
+	// IdleTimeout stops an agent that prints nothing for this long; zero
+	// turns the check off.
+	IdleTimeout Duration `toml:"idle_timeout"`
+	// KillGrace is the time between SIGTERM and SIGKILL, for the agent and
+	// for guards.
+	KillGrace Duration `toml:"kill_grace"`
+	// OutputLimit bounds executor.log (head and tail are kept).
+	OutputLimit Size `toml:"output_limit"`
+	// Env holds extra environment variables for the agent.
+	Env map[string]string `toml:"env"`
+	// EnvDrop names environment variables removed from the agent's
+	// environment.
+	EnvDrop []string `toml:"env_drop"`
+}
+
+// Guard is one verification command, run with sh -c in the repository root.
+type Guard struct {
+	Name        string   `toml:"name"`
+	Run         string   `toml:"run"`
+	Timeout     Duration `toml:"timeout"`
+	OutputLimit Size     `toml:"output_limit"`
+}
+
+// Prompt holds the prompt pack settings.
+type Prompt struct {
+	// Budget is the most bytes the rendered prompt may take.
+	Budget Size `toml:"budget"`
+}
+
+// Loop holds the limits of one `runner run`.
+type Loop struct {
+	// MaxIterations bounds the iterations of one `runner run` invocation.
+	MaxIterations int `toml:"max_iterations"`
+	// MaxAttempts is the attempt limit of nodes that set none.
+	MaxAttempts int `toml:"max_attempts"`
+	// OnBlocked is "stop" or "continue".
+	OnBlocked string `toml:"on_blocked"`
+	// MaxWait is the longest the runner waits out a usage or rate limit
+	// before treating the run as an executor error.
+	MaxWait Duration `toml:"max_wait"`
+	// MaxCostUSD stops the run once the summed cost reaches it; zero means
+	// no limit.
+	MaxCostUSD float64 `toml:"max_cost_usd"`
+	// MaxTokens stops the run once the summed tokens reach it; zero means
+	// no limit.
+	MaxTokens int64 `toml:"max_tokens"`
+}
+
+// Scrub configures secret redaction in prompts.
+type Scrub struct {
+	// Enabled turns redaction on (the default).
+	Enabled bool `toml:"enabled"`
+	// Rules are redaction rules added to the built-in ones.
+	Rules []ScrubRule `toml:"rules"`
+	// Allow lists literal strings that are never redacted.
+	Allow []string `toml:"allow"`
+}
+
+// ScrubRule redacts every match of Regex as [REDACTED:Name].
+type ScrubRule struct {
+	Name  string `toml:"name"`
+	Regex string `toml:"regex"`
+}
+
+// DefaultArgs returns the extra arguments a preset gets when the config
+// does not set executor.args. They keep the agent sandboxed while letting
+// it edit files and run commands:
+//
+//   - codex: --sandbox workspace-write (the working tree is writable; .git
+//     and $HOME are not).
+//   - claude: --permission-mode acceptEdits --allowedTools Bash (edits are
+//     accepted and shell commands are allowed without a prompt).
+//   - command and unknown presets: none.
+func DefaultArgs(preset string) []string {
+	switch preset {
+	case PresetCodex:
+		return []string{"--sandbox", "workspace-write"}
+	case PresetClaude:
+		return []string{"--permission-mode", "acceptEdits", "--allowedTools", "Bash"}
+	}
+	return nil
+}
+
+// Default returns the configuration used for every key a file leaves out.
+func Default() *Config {
+	return &Config{
+		Executor: Executor{
+			Preset:      DefaultPreset,
+			Args:        DefaultArgs(DefaultPreset),
+			Timeout:     Duration{DefaultTimeout},
+			KillGrace:   Duration{DefaultKillGrace},
+			OutputLimit: DefaultOutputLimit,
+		},
+		Prompt: Prompt{Budget: DefaultBudget},
+		Loop: Loop{
+			MaxIterations: DefaultMaxIterations,
+			MaxAttempts:   DefaultMaxAttempts,
+			OnBlocked:     DefaultOnBlocked,
+			MaxWait:       Duration{DefaultMaxWait},
+		},
+		Scrub: Scrub{Enabled: true},
+	}
+}
+
+// Parse reads a config file's content on top of the defaults and validates
+// the result. file names the file in error messages. When anything is
+// wrong the error is an *Error holding every problem found.
+func Parse(file string, data []byte) (*Config, error) {
+	d := newDecoder(file, data)
+	cfg, ok := d.decode()
+	if ok {
+		d.validate(cfg)
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Load reads and parses the config file at path. A missing file is an
+// error (matching fs.ErrNotExist) that says to run `runner init`.
+func Load(path string) (*Config, error) {
+	data, err := fsutil.ReadLimited(path, MaxFileSize, true)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("load config: %s: %w (run `runner init` to create it)", path, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return Parse(path, data)
+}

@@ -1,0 +1,95 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Problem is one thing wrong with a config file.
+type Problem struct {
+	File   string
+	Line   int    // 1-based; 0 when unknown
+	Column int    // 1-based; 0 when unknown
+	Key    string // dotted key such as "loop.max_attempts" or "guard[1].run"; "" for syntax errors and unknown keys, whose message names the key
+	Msg    string
+}
+
+// Error formats the problem as "file: line N: key: message".
+func (p Problem) Error() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	b.WriteString(": ")
+	if p.Line > 0 {
+		if p.Column > 0 {
+			fmt.Fprintf(&b, "line %d, column %d: ", p.Line, p.Column)
+		} else {
+			fmt.Fprintf(&b, "line %d: ", p.Line)
+		}
+	}
+	if p.Key != "" {
+		b.WriteString(p.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Error is returned by Parse and Load when a config file is invalid. It
+// holds every problem found, in file order.
+type Error struct {
+	Problems []Problem
+}
+
+// Error lists the problems, one per line.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// suggest returns the candidate closest to key when it is close enough to
+// be a likely misspelling, or "".
+func suggest(key string, candidates []string) string {
+	lk := strings.ToLower(key)
+	best, bestDist := "", -1
+	for _, c := range candidates {
+		d := levenshtein(lk, strings.ToLower(c))
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if bestDist < 0 {
+		return ""
+	}
+	limit := 2
+	if n := len(key) / 3; n > limit {
+		limit = n
+	}
+	if bestDist > limit {
+		return ""
+	}
+	return best
+}
+
+// levenshtein is the edit distance between a and b, counted in bytes.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,171 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// Validate checks the value rules of a Config built in code; Parse applies
+// the same rules to every file it reads.
+func (c *Config) Validate() error {
+	d := newDecoder("config", nil)
+	d.validate(c)
+	return d.err()
+}
+
+// scrubRuleName restricts rule names so [REDACTED:<name>] stays readable.
+var scrubRuleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+func (d *decoder) validate(c *Config) {
+	e := &c.Executor
+	switch e.Preset {
+	case PresetCodex, PresetClaude:
+		if len(e.Command) > 0 {
+			d.addf("executor.command", "is only used with preset = %q, but preset is %q; remove command or set preset = %q", PresetCommand, e.Preset, PresetCommand)
+		}
+	case PresetCommand:
+		if len(e.Command) == 0 {
+			d.addAt("executor.preset", "executor.command", `must be set when preset = "command", for example ["my-agent", "--prompt", "{prompt_file}", "--out", "{output_file}"]`)
+		} else if strings.TrimSpace(e.Command[0]) == "" {
+			d.addf("executor.command[0]", "the program to run must not be empty")
+		}
+		if e.Bin != "" {
+			d.addf("executor.bin", `is not used with preset = "command"; put the program first in command`)
+		}
+		if len(e.Args) > 0 {
+			d.addf("executor.args", `is not used with preset = "command"; put every argument in command`)
+		}
+	default:
+		d.addf("executor.preset", `unknown preset %q: want "codex", "claude" or "command"`, e.Preset)
+	}
+	for i, a := range e.Command {
+		if strings.ContainsRune(a, 0) {
+			d.addf(indexPath("executor.command", i), "must not contain a NUL byte")
+		}
+	}
+	for i, a := range e.Args {
+		if strings.ContainsRune(a, 0) {
+			d.addf(indexPath("executor.args", i), "must not contain a NUL byte")
+		}
+	}
+	d.positive("executor.timeout", e.Timeout, `"30m"`)
+	d.nonNegative("executor.idle_timeout", e.IdleTimeout, `"0s" (off) or "10m"`)
+	d.nonNegative("executor.kill_grace", e.KillGrace, `"10s"`)
+	d.positiveSize("executor.output_limit", e.OutputLimit, `"8MiB"`)
+	for _, k := range sortedKeys(e.Env) {
+		if !validEnvName(k) {
+			d.addf(keyPath("executor.env", k), "%q is not a valid environment variable name", k)
+		} else if strings.ContainsRune(e.Env[k], 0) {
+			d.addf(keyPath("executor.env", k), "value must not contain a NUL byte")
+		}
+	}
+	for i, k := range e.EnvDrop {
+		if !validEnvName(k) {
+			d.addf(indexPath("executor.env_drop", i), "%q is not a valid environment variable name", k)
+		}
+	}
+
+	seen := map[string]int{}
+	for i, g := range c.Guards {
+		p := indexPath("guard", i)
+		if strings.TrimSpace(g.Name) == "" {
+			d.addf(keyPath(p, "name"), "every [[guard]] needs a name")
+		} else if j, dup := seen[g.Name]; dup {
+			d.addf(keyPath(p, "name"), "guard name %q is already used by guard[%d]", g.Name, j)
+		} else {
+			seen[g.Name] = i
+		}
+		if strings.TrimSpace(g.Run) == "" {
+			d.addf(keyPath(p, "run"), `every [[guard]] needs a command to run, for example run = "go test ./..."`)
+		}
+		d.positive(keyPath(p, "timeout"), g.Timeout, `"10m"`)
+		d.positiveSize(keyPath(p, "output_limit"), g.OutputLimit, `"1MiB"`)
+	}
+
+	d.positiveSize("prompt.budget", c.Prompt.Budget, `"40KiB"`)
+
+	l := &c.Loop
+	if l.MaxIterations < 1 {
+		d.addf("loop.max_iterations", "must be at least 1, got %d", l.MaxIterations)
+	}
+	if l.MaxAttempts < 1 {
+		d.addf("loop.max_attempts", "must be at least 1, got %d", l.MaxAttempts)
+	}
+	if l.OnBlocked != OnBlockedStop && l.OnBlocked != OnBlockedContinue {
+		d.addf("loop.on_blocked", `want "stop" or "continue", got %q`, l.OnBlocked)
+	}
+	d.nonNegative("loop.max_wait", l.MaxWait, `"6h"`)
+	if math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0) || l.MaxCostUSD < 0 {
+		d.addf("loop.max_cost_usd", "must be a number of dollars, 0 or more (0 = no limit), got %v", l.MaxCostUSD)
+	}
+	if l.MaxTokens < 0 {
+		d.addf("loop.max_tokens", "must be 0 or more (0 = no limit), got %d", l.MaxTokens)
+	}
+
+	names := map[string]int{}
+	for i, r := range c.Scrub.Rules {
+		p := indexPath("scrub.rules", i)
+		switch j, dup := names[r.Name]; {
+		case r.Name == "":
+			d.addf(keyPath(p, "name"), "every scrub rule needs a name")
+		case !scrubRuleName.MatchString(r.Name):
+			d.addf(keyPath(p, "name"), "%q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", r.Name)
+		case dup:
+			d.addf(keyPath(p, "name"), "scrub rule name %q is already used by scrub.rules[%d]", r.Name, j)
+		default:
+			names[r.Name] = i
+		}
+		if r.Regex == "" {
+			d.addf(keyPath(p, "regex"), "every scrub rule needs a regex")
+			continue
+		}
+		re, err := regexp.Compile(r.Regex)
+		if err != nil {
+			d.addf(keyPath(p, "regex"), "does not compile: %v", err)
+			continue
+		}
+		if re.MatchString("") {
+			d.addf(keyPath(p, "regex"), "%q matches the empty string, so it would redact everywhere", r.Regex)
+		}
+	}
+	for i, a := range c.Scrub.Allow {
+		if a == "" {
+			d.addf(indexPath("scrub.allow", i), "allow-list entries must not be empty")
+		}
+	}
+}
+
+func (d *decoder) positive(path string, v Duration, example string) {
+	if v.Duration <= 0 {
+		d.addf(path, "must be a duration greater than zero, such as %s; got %q", example, v.Duration.String())
+	}
+}
+
+func (d *decoder) nonNegative(path string, v Duration, example string) {
+	if v.Duration < 0 {
+		d.addf(path, "must not be negative; use a duration such as %s, got %q", example, v.Duration.String())
+	}
+}
+
+func (d *decoder) positiveSize(path string, v Size, example string) {
+	if v <= 0 {
+		d.addf(path, "must be greater than zero, such as %s; got %s", example, fmt.Sprint(int64(v)))
+	}
+}
+
+// validEnvName accepts what a POSIX shell could export: letters, digits
+// and underscores, not starting with a digit.
+func validEnvName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,351 @@
+// Package contextfiles renders and writes the ephemeral files in
+// .runner/context/ (goal.md, history.md, failure.md) that tell a fresh agent
+// session what the selected node is and what happened on its previous
+// attempt.
+//
+// The folder is internal/context, but the package is named contextfiles so
+// that it never shadows the standard library's context package in the files
+// that import both.
+package contextfiles
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// File names inside .runner/context/.
+const (
+	GoalFile    = "goal.md"
+	HistoryFile = "history.md"
+	FailureFile = "failure.md"
+)
+
+// Headings that start each file.
+const (
+	GoalHeading    = "# Goal"
+	HistoryHeading = "# History (previous attempt)"
+	FailureHeading = "# Failure (previous attempt)"
+)
+
+// DefaultLimit bounds failure.md (and history.md) when Render is given a
+// limit ≤ 0.
+const DefaultLimit = 16 << 10
+
+// Previous-iteration statuses, as stored in run_state.last_status, that make
+// Render write history.md for the same node.
+const (
+	StatusRetry       = "retry"
+	StatusError       = "error"
+	StatusInterrupted = "interrupted"
+)
+
+// GuardFail is the run_state.last_guard value that makes Render write
+// failure.md for the same node.
+const GuardFail = "fail"
+
+// Log files of a run folder that failure.md is built from, in order of
+// preference.
+const (
+	FailureLog = "failure.log"
+	GuardLog   = "guard.log"
+)
+
+// InterruptedNote is appended to history.md when the previous attempt was
+// interrupted.
+const InterruptedNote = "The previous attempt was interrupted before it finished. The working tree may hold partial changes from it: inspect them (for example with `git status` and `git diff`) and keep, finish or revert them deliberately."
+
+// Previous describes the iteration before the one being prepared, as
+// recorded in run_state.json.
+type Previous struct {
+	Iteration int    // previous iteration number (0 = none)
+	Node      string // run_state.last_node
+	Status    string // run_state.last_status: done|retry|blocked|decomposed|error|interrupted
+	Summary   string // run_state.last_summary
+	Guard     string // run_state.last_guard: pass|fail|skipped
+	RunDir    string // absolute runs/NNNNNN of the previous iteration ("" if none)
+}
+
+// Files holds the rendered contents of the context files. An empty string
+// means the file is not written.
+type Files struct {
+	Goal, History, Failure string
+}
+
+// Render builds the context files for node. goal.md is always rendered.
+// history.md is rendered only when the previous iteration worked on the same
+// node and ended with retry, an executor error or an interruption. failure.md
+// is rendered only when the previous iteration worked on the same node and
+// its guards failed; it holds the tail of that run's failure.log (or
+// guard.log when failure.log is missing or empty), at most limit bytes
+// (DefaultLimit when limit ≤ 0). Nothing about another node is ever
+// rendered.
+//
+// Render reads nothing but those two logs.
+func Render(node *tree.Node, prev Previous, limit int64) (Files, error) {
+	if node == nil {
+		return Files{}, errors.New("render context files: no node selected")
+	}
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	f := Files{Goal: renderGoal(node)}
+	sameNode := prev.Node != "" && prev.Node == node.ID
+	if !sameNode {
+		return f, nil
+	}
+	switch prev.Status {
+	case StatusRetry, StatusError, StatusInterrupted:
+		f.History = renderHistory(prev, limit)
+	}
+	if prev.Guard == GuardFail {
+		failure, err := renderFailure(prev, limit)
+		if err != nil {
+			return Files{}, err
+		}
+		f.Failure = failure
+	}
+	return f, nil
+}
+
+func renderGoal(n *tree.Node) string {
+	var b strings.Builder
+	b.WriteString(GoalHeading + "\n\n")
+	writeField(&b, "title", n.Title)
+	writeField(&b, "goal", n.Goal)
+	writeList(&b, "acceptance", n.Acceptance)
+	return b.String()
+}
+
+func renderHistory(prev Previous, limit int64) string {
+	summary := strings.TrimSpace(normalizeNewlines(prev.Summary))
+	if summary == "" {
+		switch prev.Status {
+		case StatusError:
+			summary = fmt.Sprintf("Iteration %d ended with an executor error and left no summary.", prev.Iteration)
+		case StatusInterrupted:
+			summary = fmt.Sprintf("Iteration %d was interrupted.", prev.Iteration)
+		default:
+			summary = fmt.Sprintf("Iteration %d ended with status %s and left no summary.", prev.Iteration, prev.Status)
+		}
+	}
+	summary = headWithin(summary, int(limit))
+	var b strings.Builder
+	b.WriteString(HistoryHeading + "\n\n")
+	b.WriteString(summary)
+	b.WriteString("\n")
+	if prev.Status == StatusInterrupted {
+		b.WriteString("\n" + InterruptedNote + "\n")
+	}
+	return b.String()
+}
+
+func renderFailure(prev Previous, limit int64) (string, error) {
+	if prev.RunDir == "" {
+		return FailureHeading + "\n\n" + fmt.Sprintf("The guards of iteration %d failed, but its run folder is unknown, so no guard output is available.\n", prev.Iteration), nil
+	}
+	for _, name := range []string{FailureLog, GuardLog} {
+		path := filepath.Join(prev.RunDir, name)
+		body, err := readTail(path, limit)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("render %s for node %q: %w", FailureFile, prev.Node, err)
+		}
+		if strings.TrimSpace(body) == "" {
+			continue
+		}
+		return FailureHeading + "\n\n" + strings.TrimRight(body, "\n") + "\n", nil
+	}
+	return FailureHeading + "\n\n" + fmt.Sprintf("The guards of iteration %d failed, but no guard output was kept: %s and %s in %s are missing or empty.\n", prev.Iteration, FailureLog, GuardLog, prev.RunDir), nil
+}
+
+// readTail returns the last part of path, at most limit bytes including a
+// first line saying how much was cut. The kept part starts at a line
+// boundary when one is near, and always at a UTF-8 boundary; invalid UTF-8
+// in the log is replaced with U+FFFD and CR LF line ends become LF.
+func readTail(path string, limit int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	start := max(st.Size()-limit, 0)
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	// At most limit bytes, even if the file grows meanwhile.
+	raw, err := io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if start == 0 {
+		if text := cleanText(raw); int64(len(text)) <= limit {
+			return text, nil
+		}
+	}
+	name := filepath.Base(path)
+	off := 0 // bytes of raw dropped from the front
+	for {
+		note := fmt.Sprintf("[... %d bytes cut from the start of %s; its end follows ...]\n", start+int64(off), name)
+		room := int(limit) - len(note)
+		if room <= 0 {
+			return strings.TrimSuffix(note, "\n"), nil
+		}
+		next := off
+		if len(raw)-off > room {
+			next = tailStart(raw, len(raw)-room)
+		}
+		text := cleanText(raw[next:])
+		if next == off && len(text) <= room {
+			return note + text, nil
+		}
+		if len(text) > room {
+			// Replacement characters made the text longer: drop that much more.
+			next = tailStart(raw, next+len(text)-room)
+		}
+		off = next
+	}
+}
+
+// tailStart returns the offset at or after i where a tail of b should
+// start: a rune boundary, or just after a newline when one is near.
+func tailStart(b []byte, i int) int {
+	for i < len(b) && !utf8.RuneStart(b[i]) {
+		i++
+	}
+	window := min((len(b)-i)/4, 512)
+	for j := i; j < len(b) && j-i < window; j++ {
+		if b[j] == '\n' {
+			return j + 1
+		}
+	}
+	return i
+}
+
+func cleanText(b []byte) string {
+	return strings.ToValidUTF8(normalizeNewlines(string(b)), "\uFFFD")
+}
+
+// headWithin returns s cut to at most n bytes (at a rune boundary, at a line
+// boundary when one is near), ending with a line saying how much was cut.
+func headWithin(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	note := func(cut int) string { return fmt.Sprintf("\n[... %d more bytes cut ...]", cut) }
+	room := n - len(note(len(s)))
+	if room <= 0 {
+		return strings.TrimPrefix(note(len(s)), "\n")
+	}
+	i := room
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if j := strings.LastIndexByte(s[:i], '\n'); j >= 0 && i-j <= min(room/4, 512) {
+		i = j
+	}
+	return s[:i] + note(len(s)-i)
+}
+
+// writeField writes "name: value" with continuation lines of a multi-line
+// value indented by two spaces, so the value stays readable and cannot be
+// mistaken for another field.
+func writeField(b *strings.Builder, name, value string) {
+	b.WriteString(name + ":")
+	writeIndented(b, value, " ", "  ")
+}
+
+// writeList writes "name:" followed by one "- item" line per item, or
+// "name: (none)" when there are no items.
+func writeList(b *strings.Builder, name string, items []string) {
+	if len(items) == 0 {
+		b.WriteString(name + ": (none)\n")
+		return
+	}
+	b.WriteString(name + ":\n")
+	for _, it := range items {
+		b.WriteString("-")
+		writeIndented(b, it, " ", "  ")
+	}
+}
+
+// writeIndented writes value after first (when value is not empty) and its
+// further lines prefixed with indent; blank lines stay blank. It ends with a
+// newline.
+func writeIndented(b *strings.Builder, value, first, indent string) {
+	value = strings.TrimSpace(normalizeNewlines(value))
+	if value == "" {
+		b.WriteString("\n")
+		return
+	}
+	for i, line := range strings.Split(value, "\n") {
+		line = strings.TrimRight(line, " \t")
+		switch {
+		case i == 0:
+			b.WriteString(first + line)
+		case line == "":
+		default:
+			b.WriteString(indent + line)
+		}
+		b.WriteString("\n")
+	}
+}
+
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// Write empties dir (creating it when missing; every entry is removed) and
+// writes goal.md, plus history.md and failure.md when their contents are not
+// empty. Each file is replaced atomically.
+func Write(dir string, f Files) error {
+	if dir == "" {
+		return errors.New("write context files: no directory given")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write context files: create %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("write context files: list %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("write context files: empty %s: %w", dir, err)
+		}
+	}
+	files := []struct{ name, data string }{
+		{GoalFile, f.Goal},
+		{HistoryFile, f.History},
+		{FailureFile, f.Failure},
+	}
+	for i, file := range files {
+		if i > 0 && file.data == "" {
+			continue
+		}
+		if err := fsutil.WriteFileAtomic(filepath.Join(dir, file.name), []byte(file.data), 0o644); err != nil {
+			return fmt.Errorf("write context files: %w", err)
+		}
+	}
+	return nil
+}

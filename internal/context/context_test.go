@@ -1,0 +1,302 @@
+package contextfiles
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+func authNode() *tree.Node {
+	return &tree.Node{
+		ID:    "auth",
+		Title: "Implement user authentication",
+		Goal:  "Add JWT-based auth to the API",
+		Acceptance: []string{
+			"POST /login returns JWT token",
+			"Protected routes require valid token",
+			"Token expires after 24 hours",
+		},
+	}
+}
+
+func TestRenderGoalMatchesSeedExample(t *testing.T) {
+	f, err := Render(authNode(), Previous{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Goal\n\ntitle: Implement user authentication\ngoal: Add JWT-based auth to the API\nacceptance:\n- POST /login returns JWT token\n- Protected routes require valid token\n- Token expires after 24 hours\n"
+	if f.Goal != want {
+		t.Errorf("goal.md:\n%q\nwant\n%q", f.Goal, want)
+	}
+	if f.History != "" || f.Failure != "" {
+		t.Errorf("history %q failure %q without a previous iteration", f.History, f.Failure)
+	}
+}
+
+func TestRenderGoalMultiLine(t *testing.T) {
+	n := &tree.Node{
+		ID:         "ops",
+		Title:      "Operations",
+		Goal:       "Implement + - * /.\r\n\r\nDivision by zero:\n  exit 2  \n",
+		Acceptance: []string{"go test ./ops\npasses"},
+	}
+	f, err := Render(n, Previous{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Goal\n\ntitle: Operations\ngoal: Implement + - * /.\n\n  Division by zero:\n    exit 2\nacceptance:\n- go test ./ops\n  passes\n"
+	if f.Goal != want {
+		t.Errorf("goal.md:\n%s\nwant\n%s", f.Goal, want)
+	}
+
+	f, err = Render(&tree.Node{ID: "x", Title: "X"}, Previous{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# Goal\n\ntitle: X\ngoal:\nacceptance: (none)\n"; f.Goal != want {
+		t.Errorf("goal.md without goal and acceptance:\n%q\nwant %q", f.Goal, want)
+	}
+}
+
+func writeRun(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "runs", "000007")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestRenderHistory(t *testing.T) {
+	tests := []struct {
+		name, node, status string
+		want               bool
+	}{
+		{"retry same node", "auth", "retry", true},
+		{"executor error same node", "auth", "error", true},
+		{"interrupted same node", "auth", "interrupted", true},
+		{"done same node", "auth", "done", false},
+		{"blocked same node", "auth", "blocked", false},
+		{"decomposed same node", "auth", "decomposed", false},
+		{"retry other node", "billing", "retry", false},
+		{"error other node", "billing", "error", false},
+		{"no previous node", "", "retry", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prev := Previous{Iteration: 7, Node: tt.node, Status: tt.status, Summary: "agent exited with status 2: boom", Guard: "skipped"}
+			f, err := Render(authNode(), prev, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.want {
+				if f.History != "" {
+					t.Errorf("history.md written: %q", f.History)
+				}
+				return
+			}
+			if !strings.HasPrefix(f.History, "# History (previous attempt)\n\nagent exited with status 2: boom\n") {
+				t.Errorf("history.md = %q", f.History)
+			}
+			interrupted := strings.Contains(f.History, "working tree may hold partial changes")
+			if interrupted != (tt.status == "interrupted") {
+				t.Errorf("interrupted note present = %v for status %s", interrupted, tt.status)
+			}
+		})
+	}
+}
+
+func TestRenderHistoryWithoutSummary(t *testing.T) {
+	f, err := Render(authNode(), Previous{Iteration: 3, Node: "auth", Status: "interrupted"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.History, "Iteration 3 was interrupted.") || !strings.Contains(f.History, InterruptedNote) {
+		t.Errorf("history.md = %q", f.History)
+	}
+}
+
+func TestRenderHistoryBounded(t *testing.T) {
+	prev := Previous{Iteration: 3, Node: "auth", Status: "retry", Summary: strings.Repeat("älpha beta\n", 1000)}
+	f, err := Render(authNode(), prev, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.TrimPrefix(f.History, HistoryHeading+"\n\n")
+	if len(body) > 1001 || !utf8.ValidString(body) || !strings.Contains(body, "more bytes cut") {
+		t.Errorf("history body %d bytes, valid %v:\n%s", len(body), utf8.ValidString(body), body[max(0, len(body)-80):])
+	}
+}
+
+func TestRenderFailure(t *testing.T) {
+	tests := []struct {
+		name  string
+		node  string
+		guard string
+		files map[string]string
+		want  string // "" = no failure.md
+	}{
+		{"failure.log", "auth", "fail", map[string]string{"failure.log": "FAIL auth_test.go:3\n", "guard.log": "all output\n"}, "FAIL auth_test.go:3\n"},
+		{"fallback to guard.log", "auth", "fail", map[string]string{"guard.log": "all output\n"}, "all output\n"},
+		{"empty failure.log falls back", "auth", "fail", map[string]string{"failure.log": "", "guard.log": "all output\n"}, "all output\n"},
+		{"guard passed", "auth", "pass", map[string]string{"failure.log": "old\n"}, ""},
+		{"guard skipped", "auth", "skipped", map[string]string{"failure.log": "old\n"}, ""},
+		{"other node", "billing", "fail", map[string]string{"failure.log": "billing broke\n"}, ""},
+		{"no logs", "auth", "fail", nil, "failure.log and guard.log in "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeRun(t, tt.files)
+			prev := Previous{Iteration: 7, Node: tt.node, Status: "done", Guard: tt.guard, RunDir: dir}
+			f, err := Render(authNode(), prev, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				if f.Failure != "" {
+					t.Errorf("failure.md written: %q", f.Failure)
+				}
+				return
+			}
+			if !strings.HasPrefix(f.Failure, FailureHeading+"\n\n") || !strings.Contains(f.Failure, tt.want) {
+				t.Errorf("failure.md = %q, want it to hold %q", f.Failure, tt.want)
+			}
+			if f.History != "" {
+				t.Errorf("history.md written after done: %q", f.History)
+			}
+		})
+	}
+}
+
+func TestRenderFailureKeepsBoundedTail(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 100_000; i++ {
+		b.WriteString("ok   line with ünïcødé 😀 ")
+		b.WriteString(strings.Repeat("x", i%50))
+		b.WriteString("\n")
+	}
+	b.WriteString("--- FAIL: TestLogin (0.01s)\n    auth_test.go:42: got 401\n")
+	b.WriteString("\xff\xfe bad bytes\n") // invalid UTF-8 from a tool
+	log := b.String()
+	for _, limit := range []int64{300, 1000, 4096, 16 << 10} {
+		dir := writeRun(t, map[string]string{"failure.log": log})
+		f, err := Render(authNode(), Previous{Iteration: 7, Node: "auth", Guard: "fail", RunDir: dir}, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := strings.TrimPrefix(f.Failure, FailureHeading+"\n\n")
+		if int64(len(body)) > limit+1 { // +1: the final newline
+			t.Errorf("limit %d: body is %d bytes", limit, len(body))
+		}
+		if !utf8.ValidString(body) {
+			t.Errorf("limit %d: invalid UTF-8", limit)
+		}
+		first, rest, _ := strings.Cut(body, "\n")
+		if !strings.HasPrefix(first, "[... ") || !strings.Contains(first, "bytes cut from the start of failure.log") {
+			t.Errorf("limit %d: first line %q does not say what was cut", limit, first)
+		}
+		if !strings.Contains(rest, "auth_test.go:42: got 401") {
+			t.Errorf("limit %d: the end of the log is missing:\n%s", limit, rest)
+		}
+		if !strings.HasPrefix(rest, "ok   line") && !strings.HasPrefix(rest, "--- FAIL") {
+			t.Errorf("limit %d: tail does not start at a line: %q", limit, rest[:min(40, len(rest))])
+		}
+	}
+}
+
+func TestRenderFailureUnreadableLog(t *testing.T) {
+	dir := writeRun(t, nil)
+	if err := os.Mkdir(filepath.Join(dir, "failure.log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Render(authNode(), Previous{Iteration: 7, Node: "auth", Guard: "fail", RunDir: dir}, 0)
+	if err == nil || !strings.Contains(err.Error(), "failure.log") {
+		t.Errorf("err = %v, want an error naming failure.log", err)
+	}
+}
+
+func TestRenderNothingFromAnotherNode(t *testing.T) {
+	dir := writeRun(t, map[string]string{"failure.log": "SECRET-OTHER-NODE\n", "guard.log": "SECRET-OTHER-NODE\n"})
+	for _, status := range []string{"retry", "error", "interrupted", "done"} {
+		prev := Previous{Iteration: 9, Node: "billing", Status: status, Summary: "SECRET-OTHER-NODE", Guard: "fail", RunDir: dir}
+		f, err := Render(authNode(), prev, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(f.Goal+f.History+f.Failure, "SECRET-OTHER-NODE") || f.History != "" || f.Failure != "" {
+			t.Errorf("status %s: another node leaked in: %+v", status, f)
+		}
+	}
+}
+
+func TestWriteRemovesStaleFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".runner", "context")
+	if err := Write(dir, Files{Goal: "# Goal\n\nA\n", History: "# History (previous attempt)\n\nh\n", Failure: "# Failure (previous attempt)\n\nf\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"failure.md", "goal.md", "history.md"}) {
+		t.Fatalf("after first write: %v", got)
+	}
+	// Leftovers of any kind disappear.
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("stale"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755)
+	if err := Write(dir, Files{Goal: "# Goal\n\nB\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"goal.md"}) {
+		t.Errorf("after second write: %v, want only goal.md", got)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "goal.md"))
+	if err != nil || string(data) != "# Goal\n\nB\n" {
+		t.Errorf("goal.md = %q, %v", data, err)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	if err := Write("", Files{Goal: "x"}); err == nil {
+		t.Error("no error for an empty directory name")
+	}
+	file := filepath.Join(t.TempDir(), "context")
+	os.WriteFile(file, []byte("not a directory"), 0o644)
+	if err := Write(file, Files{Goal: "x"}); err == nil || !strings.Contains(err.Error(), file) {
+		t.Errorf("err = %v, want an error naming %s", err, file)
+	}
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func TestRenderFailureCutsAtRuneBoundary(t *testing.T) {
+	// One long line of 3-byte runes: no newline to cut at.
+	dir := writeRun(t, map[string]string{"failure.log": strings.Repeat("€", 10_000)})
+	for _, limit := range []int64{500, 501, 502} {
+		f, err := Render(authNode(), Previous{Iteration: 7, Node: "auth", Guard: "fail", RunDir: dir}, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(strings.TrimPrefix(f.Failure, FailureHeading+"\n\n"), "\n")
+		if strings.ContainsRune(rest, utf8.RuneError) || !strings.HasPrefix(rest, "€") {
+			t.Errorf("limit %d: tail starts inside a rune: %q", limit, rest[:min(12, len(rest))])
+		}
+	}
+}

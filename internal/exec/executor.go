@@ -1,0 +1,328 @@
+// Package executor runs the coding agent for one iteration (SPEC §5): it
+// builds the command line of a preset (codex, claude) or of a configured
+// command, runs it through package proc with the prompt on stdin, the
+// repository root as working directory and the RUNNER_* environment, and
+// then finds, checks and classifies the agent's final message.
+//
+// The folder is internal/exec, but the package is named executor so that
+// it does not shadow os/exec where both are imported.
+package executor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/proc"
+)
+
+// Options configure the executor; they mirror the [executor] table of
+// config.toml.
+type Options struct {
+	Preset  string   // "codex", "claude" or "command"
+	Bin     string   // program of a preset ("" = "codex" / "claude")
+	Args    []string // extra arguments of a preset
+	Command []string // argv of preset "command"
+
+	Timeout     time.Duration // 0 = none
+	IdleTimeout time.Duration // no output for this long stops the agent; 0 = none
+	Grace       time.Duration // SIGTERM to SIGKILL; <= 0 = proc.DefaultGrace
+	OutputLimit int64         // executor.log keeps head and tail within this; <= 0 = unlimited
+
+	Env     map[string]string // extra environment variables
+	EnvDrop []string          // inherited variables to remove (CLAUDECODE always is)
+}
+
+// Request is one agent run.
+type Request struct {
+	Root       string // repository root: the agent's working directory
+	RunnerDir  string // absolute .runner directory (RUNNER_DIR)
+	RunDir     string // absolute runs/NNNNNN directory of this iteration
+	Iteration  int
+	NodeID     string
+	Prompt     []byte // written to the agent's stdin, which is then closed
+	PromptFile string // runs/NNNNNN/prompt.md, already written by the caller
+	SchemaFile string // .runner/state/output.schema.json, holding OutputSchema
+	OnStart    func(pid, pgid int)
+}
+
+// Classes of an agent run (Result.Class).
+const (
+	ClassOK          = "ok"
+	ClassAgentError  = "agent_error"
+	ClassTimeout     = "timeout"
+	ClassIdle        = "idle"
+	ClassInterrupted = "interrupted" // ctx was canceled (SIGINT/SIGTERM to the runner)
+)
+
+// Result is the outcome of one agent run.
+type Result struct {
+	Argv     []string
+	ExitCode int // -1 when killed by a signal
+	Signal   string
+	Duration time.Duration
+	Class    string // one of the Class constants
+	Error    string // why Class is not ok, with the last lines of executor.log; "" when ok
+
+	// Message is set whenever a valid final message was found, whatever
+	// the Class; MessageSource says where (Source constants).
+	Message       *Message
+	MessageSource string
+	MessageError  string // why no valid message was found
+
+	LogTail  string // the last lines of executor.log, for the next attempt's history
+	LogBytes int64  // output received
+	CutBytes int64  // output left out of executor.log by OutputLimit
+}
+
+// Files of an iteration written by Run.
+const (
+	OutputFileName = "last_message.txt" // {output_file}
+	EventsFileName = "events.jsonl"     // stdout of the codex and claude presets
+	LogFileName    = "executor.log"     // stdout and stderr, bounded
+)
+
+const (
+	stdoutTailSize = 1 << 20 // end of stdout kept in memory to find the message
+	outputFileMax  = 4 << 20 // larger output files are refused
+	logTailLines   = 20
+	errorTailLines = 10
+)
+
+// OutputFile returns the {output_file} of an iteration.
+func OutputFile(runDir string) string {
+	return filepath.Join(runDir, OutputFileName)
+}
+
+// Run runs the agent once and classifies the run. A bare program name is
+// looked up in the runner's $PATH (not one set in Options.Env); a relative
+// path is taken from Request.Root. The error is only for
+// runner-side failures: a bad preset, a missing program (with the install
+// hint), a run directory that cannot be written, a program that cannot be
+// started. Everything the agent does wrong is in the Result. A canceled
+// ctx stops the agent's process group (SIGTERM, grace, SIGKILL) and gives
+// Class "interrupted"; the partial executor.log is kept.
+func Run(ctx context.Context, o Options, r Request) (*Result, error) {
+	out := OutputFile(r.RunDir)
+	ph := Placeholders{
+		PromptFile: r.PromptFile, OutputFile: out, SchemaFile: r.SchemaFile,
+		Iteration: r.Iteration, Node: r.NodeID,
+	}
+	argv, err := BuildArgv(o, ph)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkExecutable(o.Preset, argv[0], r.Root); err != nil {
+		return nil, err
+	}
+	// A stale output file from an earlier run of this directory must never
+	// be read as this run's message.
+	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale output file: %w", err)
+	}
+
+	tail := proc.NewTailBuffer(stdoutTailSize)
+	var sink io.Writer = tail
+	var events *os.File
+	var tee *teeWriter
+	if o.Preset == PresetCodex || o.Preset == PresetClaude {
+		events, err = os.Create(filepath.Join(r.RunDir, EventsFileName))
+		if err != nil {
+			return nil, fmt.Errorf("create events file: %w", err)
+		}
+		defer events.Close()
+		tee = &teeWriter{w: events, tail: tail}
+		sink = tee
+	}
+
+	logPath := filepath.Join(r.RunDir, LogFileName)
+	pr := proc.Run(ctx, proc.Spec{
+		Argv:        argv,
+		Dir:         r.Root,
+		Env:         buildEnv(os.Environ(), o, r, ph),
+		Stdin:       r.Prompt,
+		Log:         logPath,
+		LogLimit:    o.OutputLimit,
+		Stdout:      sink,
+		Timeout:     o.Timeout,
+		IdleTimeout: o.IdleTimeout,
+		Grace:       o.Grace,
+		OnStart:     r.OnStart,
+	})
+	if pr.StartErr != nil {
+		return nil, fmt.Errorf("run executor: %w", pr.StartErr)
+	}
+	res := &Result{
+		Argv:     argv,
+		ExitCode: pr.ExitCode,
+		Signal:   pr.Signal,
+		Duration: pr.Duration,
+		LogBytes: pr.LogBytes,
+		CutBytes: pr.CutBytes,
+	}
+	ioErr := pr.OutputErr
+	if events != nil {
+		ioErr = errors.Join(ioErr, tee.err, events.Close())
+	}
+	if ioErr != nil {
+		return res, fmt.Errorf("record executor output in %s: %w", r.RunDir, ioErr)
+	}
+	res.LogTail = lastLines(logPath, logTailLines)
+
+	outData, readErr := fsutil.ReadLimited(out, outputFileMax, true)
+	f := findMessage(outData, tail.Bytes())
+	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
+		// The agent wrote an output file that cannot be used (too large,
+		// not UTF-8): it is still the first source, so it decides.
+		f.msg, f.source, f.err = nil, SourceOutputFile, fmt.Errorf("output file: %w", readErr)
+	}
+	res.Message, res.MessageSource = f.msg, f.source
+	if f.err != nil {
+		res.Message = nil
+		res.MessageError = f.err.Error()
+	}
+	res.Class, res.Error = classify(o, pr, f)
+	if res.Class != ClassOK && res.Class != ClassInterrupted {
+		if ev := lastLinesOf(res.LogTail, errorTailLines); ev != "" {
+			res.Error += "; last lines of executor.log:\n" + ev
+		}
+	}
+	return res, nil
+}
+
+// classify decides the class of a run from the way it ended, the Claude
+// result event and the message lookup, and says why it is not ok.
+func classify(o Options, pr proc.Result, f found) (class, reason string) {
+	switch {
+	case pr.Canceled:
+		return ClassInterrupted, "the runner was interrupted; the agent's process group was stopped"
+	case pr.TimedOut:
+		return ClassTimeout, fmt.Sprintf("agent timed out after %s; its process group was killed", o.Timeout)
+	case pr.Idle:
+		return ClassIdle, fmt.Sprintf("agent printed nothing for %s; its process group was killed", o.IdleTimeout)
+	}
+	// A later step classifies usage and rate limits here (ClassRateLimited:
+	// wait and retry without spending an attempt), from the exit code, the
+	// Claude result event / Codex error events and the log tail, before the
+	// generic agent errors below.
+	switch {
+	case pr.Signal != "":
+		return ClassAgentError, fmt.Sprintf("agent was killed by %s", pr.Signal)
+	case pr.ExitCode != 0:
+		return ClassAgentError, fmt.Sprintf("agent exited with status %d", pr.ExitCode)
+	case f.claude != nil && f.claude.IsError:
+		text := ""
+		if f.claude.Result != nil {
+			text = ": " + excerpt([]byte(*f.claude.Result), 300)
+		}
+		return ClassAgentError, fmt.Sprintf("claude reported an error (subtype %q)%s", f.claude.Subtype, text)
+	case f.err != nil:
+		return ClassAgentError, "agent gave no valid final message: " + f.err.Error()
+	}
+	return ClassOK, ""
+}
+
+// buildEnv returns the agent's environment: the runner's, without
+// CLAUDECODE, the EnvDrop names and anything set below; then Options.Env
+// (sorted); then the RUNNER_* variables, which always win.
+func buildEnv(base []string, o Options, r Request, ph Placeholders) []string {
+	runnerVars := []string{
+		"RUNNER_PROMPT_FILE=" + ph.PromptFile,
+		"RUNNER_OUTPUT_FILE=" + ph.OutputFile,
+		"RUNNER_SCHEMA_FILE=" + ph.SchemaFile,
+		"RUNNER_ITERATION=" + strconv.Itoa(ph.Iteration),
+		"RUNNER_NODE_ID=" + ph.Node,
+		"RUNNER_DIR=" + r.RunnerDir,
+	}
+	drop := map[string]bool{"CLAUDECODE": true}
+	for _, k := range o.EnvDrop {
+		drop[k] = true
+	}
+	keys := make([]string, 0, len(o.Env))
+	for k := range o.Env {
+		keys = append(keys, k)
+		drop[k] = true
+	}
+	sort.Strings(keys)
+	for _, kv := range runnerVars {
+		drop[kv[:strings.IndexByte(kv, '=')]] = true
+	}
+	env := make([]string, 0, len(base)+len(keys)+len(runnerVars))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range keys {
+		env = append(env, k+"="+o.Env[k])
+	}
+	return append(env, runnerVars...)
+}
+
+// teeWriter copies stdout to the events file and the in-memory tail. An
+// events file error is kept (Run reports it), and the tail still gets the
+// data.
+type teeWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	tail io.Writer
+	err  error
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tail.Write(p)
+	if t.err == nil {
+		if _, err := t.w.Write(p); err != nil {
+			t.err = err
+		}
+	}
+	return len(p), nil
+}
+
+// lastLines returns the last n lines of the end of a file ("" if unreadable).
+func lastLines(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const window = 16 << 10
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(int64(0), st.Size()-window)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	if off > 0 {
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:] // drop the partial first line
+		}
+	}
+	return lastLinesOf(strings.ToValidUTF8(string(buf), "\uFFFD"), n)
+}
+
+// lastLinesOf returns the last n lines of s, ignoring trailing newlines.
+func lastLinesOf(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,311 @@
+package executor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/runner-cli/runner/internal/strictjson"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// Message statuses an agent may report.
+const (
+	StatusDone       = "done"
+	StatusRetry      = "retry"
+	StatusBlocked    = "blocked"
+	StatusDecomposed = "decomposed"
+)
+
+// Where a final message was found (Result.MessageSource).
+const (
+	SourceOutputFile  = "output_file"
+	SourceResultEvent = "result_event"
+	SourceStdout      = "stdout"
+)
+
+// Message is the agent's final message (SPEC §5).
+type Message struct {
+	Status      string       `json:"status"`
+	Summary     string       `json:"summary"`
+	Assumptions []string     `json:"assumptions,omitempty"`
+	Questions   []string     `json:"questions,omitempty"`
+	Children    []*tree.Node `json:"children,omitempty"`
+}
+
+// OutputSchema is the JSON Schema of the final message, written to
+// .runner/state/output.schema.json and passed to `codex exec
+// --output-schema`. It follows the rules of OpenAI strict structured
+// output: every object lists all its properties in "required" and sets
+// "additionalProperties": false, so optional fields are nullable instead
+// of absent. ParseMessage accepts null for them. A child carries only the
+// human-owned fields a new node needs; each child can decompose further
+// when it runs.
+const OutputSchema = `{
+  "title": "runner final message",
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["status", "summary", "assumptions", "questions", "children"],
+  "properties": {
+    "status": {
+      "type": "string",
+      "enum": ["done", "retry", "blocked", "decomposed"],
+      "description": "done: the node's goal and acceptance are met; retry: progress was made but another attempt is needed; blocked: cannot go on without a human; decomposed: the node is split into children"
+    },
+    "summary": {
+      "type": "string",
+      "description": "What was done and what is left; for blocked, why"
+    },
+    "assumptions": {
+      "type": ["array", "null"],
+      "items": {"type": "string"},
+      "description": "Assumptions made that a human should know about"
+    },
+    "questions": {
+      "type": ["array", "null"],
+      "items": {"type": "string"},
+      "description": "Open questions for a human"
+    },
+    "children": {
+      "type": ["array", "null"],
+      "description": "Only with status decomposed: the sub-tasks, in execution order",
+      "items": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["id", "title", "goal", "acceptance", "depends_on"],
+        "properties": {
+          "id": {"type": "string", "description": "Unique node id: letters, digits, '.', '_' or '-', at most 64 characters"},
+          "title": {"type": "string"},
+          "goal": {"type": ["string", "null"]},
+          "acceptance": {"type": ["array", "null"], "items": {"type": "string"}},
+          "depends_on": {"type": ["array", "null"], "items": {"type": "string"}}
+        }
+      }
+    }
+  }
+}
+`
+
+// messageMaxDepth bounds the nesting of a final message.
+const messageMaxDepth = 32
+
+// wireMessage and wireChild are the accepted shape of a final message; a
+// child has only the fields of the schema, so runner-owned fields (status,
+// attempts) and nested children are refused as unknown.
+type wireMessage struct {
+	Status      string       `json:"status"`
+	Summary     string       `json:"summary"`
+	Assumptions []string     `json:"assumptions"`
+	Questions   []string     `json:"questions"`
+	Children    []*wireChild `json:"children"`
+}
+
+type wireChild struct {
+	ID         string   `json:"id"`
+	Title      string   `json:"title"`
+	Goal       string   `json:"goal"`
+	Acceptance []string `json:"acceptance"`
+	DependsOn  []string `json:"depends_on"`
+}
+
+// ParseMessage parses and checks a final message strictly: one JSON object,
+// no duplicate or unknown fields, status one of done, retry, blocked or
+// decomposed, a non-blank summary, and children (id and title required)
+// present and non-empty exactly when the status is decomposed. Optional
+// fields may be null. Blank assumptions and questions are dropped. The
+// children's ids and dependencies are checked by the tree when it adopts
+// them, not here.
+func ParseMessage(data []byte) (*Message, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, errors.New("final message is empty")
+	}
+	if trimmed[0] != '{' {
+		return nil, errors.New("final message is not a JSON object")
+	}
+	var w wireMessage
+	if err := strictjson.Decode(trimmed, &w, messageMaxDepth); err != nil {
+		return nil, fmt.Errorf("final message: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	switch w.Status {
+	case StatusDone, StatusRetry, StatusBlocked, StatusDecomposed:
+	case "":
+		return nil, errors.New(`final message: "status" is missing; want done, retry, blocked or decomposed`)
+	default:
+		return nil, fmt.Errorf("final message: status %q is not one of done, retry, blocked, decomposed", w.Status)
+	}
+	if strings.TrimSpace(w.Summary) == "" {
+		return nil, errors.New(`final message: "summary" is missing or blank`)
+	}
+	m := &Message{
+		Status:      w.Status,
+		Summary:     w.Summary,
+		Assumptions: nonBlank(w.Assumptions),
+		Questions:   nonBlank(w.Questions),
+	}
+	if w.Status != StatusDecomposed {
+		if len(w.Children) > 0 {
+			return nil, fmt.Errorf("final message: children are only allowed with status decomposed, not %s", w.Status)
+		}
+		return m, nil
+	}
+	if len(w.Children) == 0 {
+		return nil, errors.New("final message: status decomposed needs at least one child")
+	}
+	for i, c := range w.Children {
+		switch {
+		case c == nil:
+			return nil, fmt.Errorf("final message: children[%d] is null", i)
+		case strings.TrimSpace(c.ID) == "":
+			return nil, fmt.Errorf("final message: children[%d] has no id", i)
+		case strings.TrimSpace(c.Title) == "":
+			return nil, fmt.Errorf("final message: children[%d] (%s) has no title", i, c.ID)
+		}
+		m.Children = append(m.Children, &tree.Node{
+			ID: c.ID, Title: c.Title, Goal: c.Goal, Acceptance: c.Acceptance, DependsOn: c.DependsOn,
+		})
+	}
+	return m, nil
+}
+
+func nonBlank(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// FindMessage looks for the final message where SPEC §5 says, first match
+// wins: the output file if it is not empty (its whole content, or else the
+// last JSON object inside it); the result text of a Claude result event or
+// JSON envelope in stdout (the last JSON object inside that text); the
+// last top-level JSON object in stdout, text around it ignored. stdoutTail
+// is the end of the agent's stdout. It returns the message and where it
+// was found, or an error saying why there is no valid one; a source that
+// exists but holds an invalid message is reported, not skipped.
+func FindMessage(outputFile []byte, stdoutTail []byte) (*Message, string, error) {
+	f := findMessage(outputFile, stdoutTail)
+	return f.msg, f.source, f.err
+}
+
+// claudeResult is what the runner reads from a Claude result event or
+// --output-format json envelope.
+type claudeResult struct {
+	Subtype string
+	IsError bool
+	Result  *string // nil when the event has no result text
+}
+
+type found struct {
+	msg    *Message
+	source string
+	err    error
+	claude *claudeResult // the Claude result event, when stdout had one
+}
+
+func findMessage(outputFile, stdoutTail []byte) found {
+	spans := topLevelObjects(stdoutTail)
+	var f found
+	f.claude = lastClaudeResult(stdoutTail, spans)
+
+	if len(bytes.TrimSpace(outputFile)) > 0 {
+		f.source = SourceOutputFile
+		f.msg, f.err = parseLenient(outputFile)
+		if f.err != nil {
+			f.err = fmt.Errorf("output file: %w", f.err)
+		}
+		return f
+	}
+	if c := f.claude; c != nil {
+		f.source = SourceResultEvent
+		if c.Result == nil {
+			f.err = fmt.Errorf("the claude result event (subtype %q) has no result text", c.Subtype)
+			return f
+		}
+		text := []byte(*c.Result)
+		obj := lastObject(text)
+		if obj == nil {
+			f.err = fmt.Errorf("the claude result text holds no JSON object: %s", excerpt(text, 200))
+			return f
+		}
+		f.msg, f.err = ParseMessage(obj)
+		if f.err != nil {
+			f.err = fmt.Errorf("claude result text: %w", f.err)
+		}
+		return f
+	}
+	if len(spans) == 0 {
+		f.err = errors.New("no output file was written and stdout holds no JSON object")
+		return f
+	}
+	f.source = SourceStdout
+	last := spans[len(spans)-1]
+	f.msg, f.err = ParseMessage(stdoutTail[last[0]:last[1]])
+	if f.err != nil {
+		f.err = fmt.Errorf("last JSON object in stdout: %w", f.err)
+	}
+	return f
+}
+
+// parseLenient parses a whole text as a message; when the text is not
+// just one JSON object, it uses the last JSON object inside it.
+func parseLenient(data []byte) (*Message, error) {
+	m, err := ParseMessage(data)
+	if err == nil {
+		return m, nil
+	}
+	trimmed := bytes.TrimSpace(data)
+	obj := lastObject(trimmed)
+	switch {
+	case obj == nil && trimmed[0] != '{':
+		return nil, fmt.Errorf("holds no JSON object: %s", excerpt(trimmed, 200))
+	case obj == nil || len(obj) == len(trimmed):
+		return nil, err // the text is one (broken or invalid) object: its own error says most
+	}
+	return ParseMessage(obj)
+}
+
+// lastClaudeResult returns the last top-level object of stdout whose
+// "type" is "result", read as a Claude result event.
+func lastClaudeResult(data []byte, spans [][2]int) *claudeResult {
+	for i := len(spans) - 1; i >= 0; i-- {
+		v, err := strictjson.Parse(data[spans[i][0]:spans[i][1]], scanMaxDepth)
+		if err != nil {
+			continue
+		}
+		if t := v.Get("type"); t == nil || t.Kind != strictjson.String || t.Str != "result" {
+			continue
+		}
+		c := &claudeResult{}
+		if s := v.Get("subtype"); s != nil && s.Kind == strictjson.String {
+			c.Subtype = s.Str
+		}
+		if e := v.Get("is_error"); e != nil && e.Kind == strictjson.Bool {
+			c.IsError = e.Bool
+		}
+		if r := v.Get("result"); r != nil && r.Kind == strictjson.String {
+			text := r.Str
+			c.Result = &text
+		}
+		return c
+	}
+	return nil
+}
+
+// excerpt returns the start of data on one line, for error messages.
+func excerpt(data []byte, n int) string {
+	s := strings.Join(strings.Fields(string(bytes.TrimSpace(data))), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,423 @@
+// Package fakeagent is a small scripted stand-in for a coding agent, used by
+// the end-to-end tests (testscript registers it as the `fakeagent` command)
+// and by `runner demo`. It behaves like an agent run by the runner: it reads
+// the prompt on stdin, changes files in its working directory, prints, and
+// delivers a final message; what it does is read from a JSON script.
+//
+// The script's path is the FAKEAGENT_SCRIPT environment variable or, when
+// that is unset, the first argument. The fake agent counts its own
+// invocations per node (RUNNER_NODE_ID) in a state file, FAKEAGENT_STATE/
+// fakeagent.state.json when FAKEAGENT_STATE names a directory, else the
+// script path plus ".state". The first step whose node and attempt match
+// runs; "default" runs when none does. An invocation that matches nothing
+// exits 125, as does a script that cannot be read (the reason goes to
+// stderr).
+//
+// Script format (unknown fields are refused):
+//
+//	{
+//	  "steps": [
+//	    {"node": "parse", "attempt": 1,
+//	     "save_prompt": "prompt-seen.md",
+//	     "write": [{"path": "parse.go", "content": "package calc\n"}],
+//	     "stdout": "writing the parser\n",
+//	     "message": {"status": "retry", "summary": "half done"}},
+//	    {"node": "parse",
+//	     "write": [{"path": "notes.txt", "content": "again\n", "append": true}],
+//	     "message": {"status": "done", "summary": "parser written"},
+//	     "deliver": "stdout"}
+//	  ],
+//	  "default": {"message": {"status": "blocked", "summary": "nothing scripted"}}
+//	}
+//
+// Step fields, carried out in this order:
+//
+//	node, attempt   match: RUNNER_NODE_ID ("" = any) and the 1-based attempt
+//	                number for that node (0 = any)
+//	ignore_term     ignore SIGTERM (only SIGKILL stops it)
+//	stdin           "first" (default: read all of stdin before anything
+//	                else), "last" (read it after printing), "ignore"
+//	save_prompt     file receiving the stdin that was read
+//	save_args       file receiving the arguments, one per line
+//	env             names of environment variables printed to stdout as
+//	                NAME=value, or "NAME unset"
+//	delete          files to remove (missing ones are fine)
+//	write           [{path, content, append}]: files to write or append to
+//	                (parent directories are created)
+//	grandchild      {"sleep": "60s", "pid_file": "gc.pid"}: start `sleep`
+//	                sharing stdout and stderr, in the same process group,
+//	                write its pid, and do not wait for it
+//	stdout, stderr  text to print
+//	filler          number of bytes of filler lines to print on stdout
+//	sleep           duration (Go syntax) to sleep
+//	message         the final message, any JSON value (invalid ones too)
+//	deliver         how the message is delivered: "output_file" (default;
+//	                the file named by RUNNER_OUTPUT_FILE), "stdout" (with
+//	                text around it), "claude" (Claude stream-json events
+//	                ending with a result event whose result text holds the
+//	                message in a code block), "garbage" (non-JSON text in
+//	                the output file), "none"
+//	is_error        with "claude": the result event says is_error: true
+//	text            with "claude": the result text to use instead
+//	exit            exit code
+//
+// Paths are relative to the working directory.
+package fakeagent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/strictjson"
+)
+
+// Script is the fake agent's behaviour.
+type Script struct {
+	Steps   []Step `json:"steps"`
+	Default *Step  `json:"default,omitempty"`
+}
+
+// Step is one scripted behaviour; see the package documentation.
+type Step struct {
+	Node    string `json:"node,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
+
+	IgnoreTerm bool        `json:"ignore_term,omitempty"`
+	Stdin      string      `json:"stdin,omitempty"`
+	SavePrompt string      `json:"save_prompt,omitempty"`
+	SaveArgs   string      `json:"save_args,omitempty"`
+	Env        []string    `json:"env,omitempty"`
+	Delete     []string    `json:"delete,omitempty"`
+	Write      []File      `json:"write,omitempty"`
+	Grandchild *Grandchild `json:"grandchild,omitempty"`
+	Stdout     string      `json:"stdout,omitempty"`
+	Stderr     string      `json:"stderr,omitempty"`
+	Filler     int64       `json:"filler,omitempty"`
+	Sleep      string      `json:"sleep,omitempty"`
+
+	Message json.RawMessage `json:"message,omitempty"`
+	Deliver string          `json:"deliver,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	Text    string          `json:"text,omitempty"`
+
+	Exit int `json:"exit,omitempty"`
+}
+
+// File is a file a step writes.
+type File struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Append  bool   `json:"append,omitempty"`
+}
+
+// Grandchild is a `sleep` process the step leaves running.
+type Grandchild struct {
+	Sleep   string `json:"sleep"`
+	PIDFile string `json:"pid_file,omitempty"`
+}
+
+// exitUsage is the exit code for a script that cannot be used.
+const exitUsage = 125
+
+// Main runs the fake agent with the process's arguments, environment and
+// standard streams, and returns its exit code.
+func Main() int {
+	code, err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fakeagent: %v\n", err)
+		return exitUsage
+	}
+	return code
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	path := os.Getenv("FAKEAGENT_SCRIPT")
+	if path == "" && len(args) > 0 {
+		path = args[0]
+	}
+	if path == "" {
+		return 0, errors.New("no script: set FAKEAGENT_SCRIPT or pass the script path as the first argument")
+	}
+	sc, err := Load(path)
+	if err != nil {
+		return 0, err
+	}
+	node := os.Getenv("RUNNER_NODE_ID")
+	attempt, err := countAttempt(statePath(path), node)
+	if err != nil {
+		return 0, err
+	}
+	st := sc.Match(node, attempt)
+	if st == nil {
+		return 0, fmt.Errorf("script %s: no step for node %q attempt %d and no default", path, node, attempt)
+	}
+	return st.run(args, stdin, stdout, stderr)
+}
+
+// Load reads and checks a script.
+func Load(path string) (*Script, error) {
+	data, err := fsutil.ReadLimited(path, 16<<20, true)
+	if err != nil {
+		return nil, fmt.Errorf("read script: %w", err)
+	}
+	var sc Script
+	if err := strictjson.Decode(data, &sc, 0); err != nil {
+		return nil, fmt.Errorf("parse script %s: %w", path, err)
+	}
+	steps := append([]Step(nil), sc.Steps...)
+	if sc.Default != nil {
+		steps = append(steps, *sc.Default)
+	}
+	for i, st := range steps {
+		if err := st.check(); err != nil {
+			return nil, fmt.Errorf("script %s: step %d: %w", path, i, err)
+		}
+	}
+	return &sc, nil
+}
+
+// Match returns the first step for node and attempt, else the default
+// (nil if there is none).
+func (sc *Script) Match(node string, attempt int) *Step {
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		if (st.Node == "" || st.Node == node) && (st.Attempt == 0 || st.Attempt == attempt) {
+			return st
+		}
+	}
+	return sc.Default
+}
+
+func (st *Step) check() error {
+	switch st.Stdin {
+	case "", "first", "last", "ignore":
+	default:
+		return fmt.Errorf("stdin %q: want first, last or ignore", st.Stdin)
+	}
+	switch st.Deliver {
+	case "", "output_file", "stdout", "claude", "garbage", "none":
+	default:
+		return fmt.Errorf("deliver %q: want output_file, stdout, claude, garbage or none", st.Deliver)
+	}
+	if st.Sleep != "" {
+		if _, err := time.ParseDuration(st.Sleep); err != nil {
+			return fmt.Errorf("sleep: %w", err)
+		}
+	}
+	if st.Grandchild != nil {
+		if _, err := time.ParseDuration(st.Grandchild.Sleep); err != nil {
+			return fmt.Errorf("grandchild sleep: %w", err)
+		}
+	}
+	if len(st.Message) > 0 && !json.Valid(st.Message) {
+		return errors.New("message is not valid JSON")
+	}
+	return nil
+}
+
+// statePath is where invocations are counted.
+func statePath(script string) string {
+	if dir := os.Getenv("FAKEAGENT_STATE"); dir != "" {
+		return filepath.Join(dir, "fakeagent.state.json")
+	}
+	return script + ".state"
+}
+
+// countAttempt records one more invocation for node and returns its number.
+func countAttempt(path, node string) (int, error) {
+	counts := map[string]int{}
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &counts); err != nil {
+			return 0, fmt.Errorf("read state %s: %w", path, err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return 0, fmt.Errorf("read state: %w", err)
+	}
+	counts[node]++
+	out, _ := json.Marshal(counts)
+	if err := fsutil.WriteFileAtomic(path, out, 0o644); err != nil {
+		return 0, fmt.Errorf("write state: %w", err)
+	}
+	return counts[node], nil
+}
+
+func (st *Step) run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if st.IgnoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	var prompt []byte
+	readStdin := func() error {
+		var err error
+		prompt, err = io.ReadAll(stdin)
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		if st.SavePrompt != "" {
+			return writeFile(st.SavePrompt, prompt, false)
+		}
+		return nil
+	}
+	if st.Stdin == "" || st.Stdin == "first" {
+		if err := readStdin(); err != nil {
+			return 0, err
+		}
+	}
+	if st.SaveArgs != "" {
+		var b strings.Builder
+		for _, a := range args {
+			b.WriteString(a + "\n")
+		}
+		if err := writeFile(st.SaveArgs, []byte(b.String()), false); err != nil {
+			return 0, err
+		}
+	}
+	for _, name := range st.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			fmt.Fprintf(stdout, "%s=%s\n", name, v)
+		} else {
+			fmt.Fprintf(stdout, "%s unset\n", name)
+		}
+	}
+	for _, p := range st.Delete {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, err
+		}
+	}
+	for _, f := range st.Write {
+		if err := writeFile(f.Path, []byte(f.Content), f.Append); err != nil {
+			return 0, err
+		}
+	}
+	if g := st.Grandchild; g != nil {
+		if err := startGrandchild(g); err != nil {
+			return 0, err
+		}
+	}
+	io.WriteString(stdout, st.Stdout)
+	io.WriteString(stderr, st.Stderr)
+	if err := filler(stdout, st.Filler); err != nil {
+		return 0, err
+	}
+	if st.Stdin == "last" {
+		if err := readStdin(); err != nil {
+			return 0, err
+		}
+	}
+	if st.Sleep != "" {
+		d, _ := time.ParseDuration(st.Sleep)
+		time.Sleep(d)
+	}
+	if err := st.deliver(stdout); err != nil {
+		return 0, err
+	}
+	return st.Exit, nil
+}
+
+func writeFile(path string, data []byte, appendMode bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendMode {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}
+
+func startGrandchild(g *Grandchild) error {
+	d, _ := time.ParseDuration(g.Sleep)
+	cmd := exec.Command("sleep", strconv.FormatFloat(d.Seconds(), 'f', -1, 64))
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start grandchild: %w", err)
+	}
+	if g.PIDFile != "" {
+		return writeFile(g.PIDFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), false)
+	}
+	return nil
+}
+
+// filler prints n bytes of 64-byte lines.
+func filler(w io.Writer, n int64) error {
+	line := []byte(strings.Repeat("f", 63) + "\n")
+	chunk := make([]byte, 0, 64*1024)
+	for len(chunk)+len(line) <= cap(chunk) {
+		chunk = append(chunk, line...)
+	}
+	for n > 0 {
+		c := chunk[:min(int64(len(chunk)), n)]
+		if _, err := w.Write(c); err != nil {
+			return fmt.Errorf("print filler: %w", err)
+		}
+		n -= int64(len(c))
+	}
+	return nil
+}
+
+func (st *Step) deliver(stdout io.Writer) error {
+	mode := st.Deliver
+	if mode == "" {
+		mode = "output_file"
+	}
+	if mode == "none" || (len(st.Message) == 0 && mode != "garbage" && mode != "claude") {
+		return nil
+	}
+	switch mode {
+	case "output_file", "garbage":
+		out := os.Getenv("RUNNER_OUTPUT_FILE")
+		if out == "" {
+			return errors.New("deliver to the output file: RUNNER_OUTPUT_FILE is not set")
+		}
+		data := append([]byte(st.Message), '\n')
+		if mode == "garbage" {
+			data = []byte("this is not a final message {\n")
+		}
+		return writeFile(out, data, false)
+	case "stdout":
+		_, err := fmt.Fprintf(stdout, "Here is my final message:\n%s\nThat is all.\n", st.Message)
+		return err
+	case "claude":
+		text := st.Text
+		if text == "" && len(st.Message) > 0 {
+			text = "All done.\n```json\n" + string(st.Message) + "\n```"
+		}
+		subtype := "success"
+		if st.IsError {
+			subtype = "error_during_execution"
+		}
+		events := []any{
+			map[string]any{"type": "system", "subtype": "init", "session_id": "fake", "model": "fake"},
+			map[string]any{"type": "assistant", "session_id": "fake", "message": map[string]any{
+				"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}},
+			map[string]any{"type": "result", "subtype": subtype, "is_error": st.IsError,
+				"duration_ms": 1, "num_turns": 1, "result": text, "session_id": "fake",
+				"total_cost_usd": 0.001, "usage": map[string]any{"input_tokens": 1, "output_tokens": 1}},
+		}
+		for _, e := range events {
+			line, _ := json.Marshal(e)
+			if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

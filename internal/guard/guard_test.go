@@ -1,0 +1,198 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type runOut struct {
+	results []Result
+	verdict string
+	err     error
+}
+
+func runBounded(t *testing.T, ctx context.Context, root string, guards []Spec) (runOut, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	guardLog, failureLog := filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log")
+	// Stale files from an earlier attempt must not survive.
+	os.WriteFile(guardLog, []byte("STALE GUARD LOG\n"), 0o644)
+	os.WriteFile(failureLog, []byte("STALE FAILURE LOG\n"), 0o644)
+	done := make(chan runOut, 1)
+	go func() {
+		r, v, err := Run(ctx, root, guards, guardLog, failureLog, 500*time.Millisecond)
+		done <- runOut{r, v, err}
+	}()
+	select {
+	case out := <-done:
+		return out, guardLog, failureLog
+	case <-time.After(2 * time.Minute):
+		t.Fatal("guard.Run did not return within 2 minutes")
+		return runOut{}, "", ""
+	}
+}
+
+func readOrEmpty(path string) (string, bool) {
+	data, err := os.ReadFile(path)
+	return string(data), err == nil
+}
+
+func TestRunPassFailTimeout(t *testing.T) {
+	root := t.TempDir()
+	guards := []Spec{
+		{Name: "build", Run: "echo building; pwd"},
+		{Name: "test", Run: "echo 'FAIL: TestX' >&2; exit 3"},
+		{Name: "slow", Run: "sleep 60 & echo $! > gc.pid; echo waiting; wait", Timeout: 2 * time.Second},
+		{Name: "lint", Run: "printf 'no newline at the end'"},
+	}
+	out, guardLog, failureLog := runBounded(t, context.Background(), root, guards)
+	if out.err != nil {
+		t.Fatalf("Run: %v", out.err)
+	}
+	if out.verdict != VerdictFail {
+		t.Errorf("verdict = %q, want fail", out.verdict)
+	}
+	want := []struct {
+		status string
+		code   int
+		errSub string
+	}{
+		{StatusPass, 0, ""},
+		{StatusFail, 3, "exited with status 3"},
+		{StatusTimeout, -1, "timed out after 2s"},
+		{StatusPass, 0, ""}, // a failure does not stop the guards after it
+	}
+	if len(out.results) != len(want) {
+		t.Fatalf("got %d results, want %d: %+v", len(out.results), len(want), out.results)
+	}
+	for i, w := range want {
+		r := out.results[i]
+		if r.Name != guards[i].Name || r.Status != w.status || r.ExitCode != w.code || !strings.Contains(r.Error, w.errSub) || (w.errSub == "") != (r.Error == "") {
+			t.Errorf("result %d = %+v, want status %s, exit %d, error %q", i, r, w.status, w.code, w.errSub)
+		}
+	}
+
+	log, _ := readOrEmpty(guardLog)
+	wantRe := `(?s)^=== guard build: echo building; pwd ===\nbuilding\n` + regexp.QuoteMeta(root) + `\n=== guard build: pass, exit 0, [0-9.]+m?s ===\n` +
+		`=== guard test: .*? ===\nFAIL: TestX\n=== guard test: fail, exit 3, [0-9.]+m?s, exited with status 3 ===\n` +
+		`=== guard slow: .*? ===\nwaiting\n=== guard slow: timeout, exit -1, [0-9.]+m?s, timed out after 2s; its process group was killed ===\n` +
+		`=== guard lint: printf 'no newline at the end' ===\nno newline at the end\n=== guard lint: pass, exit 0, [0-9.]+m?s ===\n$`
+	if !regexp.MustCompile(wantRe).MatchString(log) {
+		t.Errorf("guard.log:\n%s\nwant it to match:\n%s", log, wantRe)
+	}
+	failure, ok := readOrEmpty(failureLog)
+	if !ok || strings.Contains(failure, "STALE") || strings.Contains(failure, "guard build") || strings.Contains(failure, "guard lint") ||
+		!strings.Contains(failure, "FAIL: TestX") || !strings.Contains(failure, "=== guard slow: timeout") {
+		t.Errorf("failure.log = %q, want exactly the failing and timed-out sections", failure)
+	}
+
+	// The timed-out guard's background grandchild died with its group.
+	data, err := os.ReadFile(filepath.Join(root, "gc.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z ") {
+		t.Errorf("grandchild %d of the timed-out guard still runs", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func TestRunAllPass(t *testing.T) {
+	out, guardLog, failureLog := runBounded(t, context.Background(), t.TempDir(), []Spec{{Name: "a", Run: "true"}, {Name: "b", Run: "exit 0"}})
+	if out.err != nil || out.verdict != VerdictPass || len(out.results) != 2 {
+		t.Fatalf("Run = %+v", out)
+	}
+	if _, ok := readOrEmpty(failureLog); ok {
+		t.Errorf("failure.log exists although every guard passed")
+	}
+	if log, _ := readOrEmpty(guardLog); strings.Contains(log, "STALE") || strings.Count(log, "=== guard") != 4 {
+		t.Errorf("guard.log = %q", log)
+	}
+}
+
+func TestRunNoGuards(t *testing.T) {
+	out, guardLog, failureLog := runBounded(t, context.Background(), t.TempDir(), nil)
+	if out.err != nil || out.verdict != VerdictPass || out.results != nil {
+		t.Fatalf("Run with no guards = %+v, want pass and no results", out)
+	}
+	if log, ok := readOrEmpty(guardLog); !ok || log != "" {
+		t.Errorf("guard.log = %q, %v; want an empty file", log, ok)
+	}
+	if _, ok := readOrEmpty(failureLog); ok {
+		t.Errorf("failure.log exists")
+	}
+}
+
+func TestRunCannotStart(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	out, guardLog, failureLog := runBounded(t, context.Background(), missing, []Spec{{Name: "test", Run: "true"}})
+	if out.err != nil || out.verdict != VerdictFail || len(out.results) != 1 {
+		t.Fatalf("Run in a missing root = %+v, want one failed result and no error", out)
+	}
+	if r := out.results[0]; r.Status != StatusFail || !strings.Contains(r.Error, "could not start") || !strings.Contains(r.Error, "gone") {
+		t.Errorf("result = %+v", r)
+	}
+	log, _ := readOrEmpty(guardLog)
+	failure, _ := readOrEmpty(failureLog)
+	if !strings.Contains(log, "could not start") || failure != log {
+		t.Errorf("guard.log = %q, failure.log = %q", log, failure)
+	}
+}
+
+func TestRunOutputLimit(t *testing.T) {
+	const limit = 4096
+	out, guardLog, _ := runBounded(t, context.Background(), t.TempDir(), []Spec{
+		{Name: "noisy", Run: "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST; exit 1", OutputLimit: limit},
+	})
+	if out.err != nil || out.verdict != VerdictFail {
+		t.Fatalf("Run = %+v", out)
+	}
+	log, _ := readOrEmpty(guardLog)
+	header := "=== guard noisy: " + "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST; exit 1" + " ===\n"
+	i := strings.Index(log, "=== guard noisy: fail")
+	if !strings.HasPrefix(log, header) || i < 0 {
+		t.Fatalf("guard.log lacks header or footer: %.200q", log)
+	}
+	body := log[len(header):i]
+	if len(body) > limit || !strings.HasPrefix(body, "FIRST\n") || !strings.HasSuffix(body, "LAST\n") || !strings.Contains(body, "bytes of output cut here") {
+		t.Errorf("guard output part is %d bytes (limit %d): head %.20q, tail %.20q", len(body), limit, body, body[max(0, len(body)-20):])
+	}
+}
+
+func TestRunCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	root := t.TempDir()
+	go func() {
+		// Cancel once the first guard is running.
+		for i := 0; i < 3000; i++ {
+			if _, err := os.Stat(filepath.Join(root, "started")); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	out, _, _ := runBounded(t, ctx, root, []Spec{
+		{Name: "long", Run: "touch started; sleep 60"},
+		{Name: "never", Run: "touch never"},
+	})
+	if !errors.Is(out.err, context.Canceled) || out.verdict != VerdictFail {
+		t.Fatalf("Run = %+v, want a canceled error and fail", out)
+	}
+	if len(out.results) != 1 || out.results[0].Error != "interrupted" {
+		t.Errorf("results = %+v, want the interrupted guard only", out.results)
+	}
+	if _, err := os.Stat(filepath.Join(root, "never")); err == nil {
+		t.Errorf("a guard ran after cancellation")
+	}
+}

@@ -1,0 +1,333 @@
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	contextfiles "github.com/runner-cli/runner/internal/context"
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// Bounds on what is read back into a prompt.
+const (
+	failureLimit = 16 << 10 // tail of failure.log kept in failure.md
+	notesLimit   = 1 << 20  // assumptions.md / questions.md read for the prompt
+)
+
+// Prepared is everything one iteration sends to the agent.
+type Prepared struct {
+	Files contextfiles.Files
+	Pack  *prompt.Pack
+}
+
+// Prepare renders the context files and the prompt pack for node, given
+// where the previous iteration left off. It writes nothing; `runner prompt`
+// uses it to show the next prompt without running anything.
+func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState) (*Prepared, error) {
+	prev := contextfiles.Previous{
+		Iteration: rs.Iteration,
+		Node:      rs.LastNode,
+		Status:    rs.LastStatus,
+		Summary:   rs.LastSummary,
+		Guard:     rs.LastGuard,
+	}
+	if rs.Iteration > 0 {
+		prev.RunDir = p.RunDir(rs.Iteration)
+	}
+	files, err := contextfiles.Render(node, prev, failureLimit)
+	if err != nil {
+		return nil, err
+	}
+	assumptions, err := readNotes(p.Assumptions())
+	if err != nil {
+		return nil, err
+	}
+	questions, err := readNotes(p.Questions())
+	if err != nil {
+		return nil, err
+	}
+	pack, err := prompt.Build(prompt.Input{
+		Goal:               files.Goal,
+		History:            files.History,
+		Failure:            files.Failure,
+		Tree:               t,
+		Index:              ix,
+		Selected:           node,
+		SelectedPath:       ix.Path(node.ID),
+		DefaultMaxAttempts: cfg.Loop.MaxAttempts,
+		Assumptions:        assumptions,
+		Questions:          questions,
+		Budget:             int(cfg.Prompt.Budget),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Files: files, Pack: pack}, nil
+}
+
+// readNotes reads a notes file for the prompt; a missing file is empty and
+// an oversized one keeps its most recent part.
+func readNotes(path string) (string, error) {
+	data, err := fsutil.ReadLimited(path, notesLimit, true)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if errors.Is(err, fsutil.ErrTooLarge) {
+		return "", fmt.Errorf("%w; move old entries elsewhere", err)
+	}
+	return string(data), err
+}
+
+// iterate runs one iteration on the selected node, from the durable
+// in-flight marker to the recorded outcome.
+func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel tree.Selection) error {
+	node := sel.Node
+	n := r.rs.NextIteration()
+	for {
+		if _, err := os.Stat(r.p.RunDir(n)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		n++ // never reuse a run folder, even one the state does not know
+	}
+	start := time.Now().UTC()
+	r.rs.InFlight = &state.InFlight{Iteration: n, Node: node.ID, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start}
+	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+		return err
+	}
+	limit := node.AttemptLimit(r.cfg.Loop.MaxAttempts)
+	if err := r.journal(state.Record{Iteration: n, Node: node.ID, Event: state.EventStarted, Attempts: node.Attempts}); err != nil {
+		return err
+	}
+	runDir := r.p.RunDir(n)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", r.p.Rel(runDir), err)
+	}
+	meta := &state.Meta{
+		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
+		Attempt: node.Attempts + 1, MaxAttempts: limit, Attempts: node.Attempts,
+		Phase: state.PhaseStarted, StartedAt: start,
+	}
+
+	prep, err := Prepare(r.p, r.cfg, t, ix, node, r.rs)
+	if err != nil {
+		return err
+	}
+	if err := contextfiles.Write(r.p.ContextDir(), prep.Files); err != nil {
+		return err
+	}
+	promptFile := filepath.Join(runDir, "prompt.md")
+	if err := fsutil.WriteFileAtomic(promptFile, []byte(prep.Pack.Text), 0o644); err != nil {
+		return err
+	}
+	if err := writeProvenance(runDir, n, node.ID, prep.Pack); err != nil {
+		return err
+	}
+	meta.Prompt = state.PromptMeta{Bytes: len(prep.Pack.Text), Budget: prep.Pack.Budget, Dropped: dropped(prep.Pack)}
+	if err := state.SaveMeta(runDir, meta); err != nil {
+		return err
+	}
+	if err := r.ensureSchema(); err != nil {
+		return err
+	}
+
+	res, err := executor.Run(ctx, executorOptions(r.cfg), executor.Request{
+		Root:       r.p.Root,
+		RunnerDir:  r.p.Dir,
+		RunDir:     runDir,
+		Iteration:  n,
+		NodeID:     node.ID,
+		Prompt:     []byte(prep.Pack.Text),
+		PromptFile: promptFile,
+		SchemaFile: r.p.Schema(),
+		OnStart: func(pid, pgid int) {
+			// The process group is recorded so that a runner started after
+			// a crash can kill an agent this one leaves behind.
+			r.rs.InFlight.AgentPGID = pgid
+			if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+				r.log.Error("record the agent's process group", "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	meta.Agent = &state.AgentMeta{
+		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
+		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
+		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
+	}
+	if ctx.Err() != nil {
+		return r.recordInterrupted(meta, "the run was interrupted by a signal while the agent was working")
+	}
+	if res.Message != nil {
+		if err := writeJSONFile(filepath.Join(runDir, "output.json"), res.Message); err != nil {
+			return err
+		}
+		if res.Class == executor.ClassOK {
+			meta.AgentStatus = res.Message.Status
+		}
+		meta.Summary = res.Message.Summary
+	}
+	meta.Phase = state.PhaseAgentDone
+	if err := r.advance(meta, state.EventAgentDone); err != nil {
+		return err
+	}
+	return r.finish(ctx, meta)
+}
+
+// finish runs the guards of an iteration whose agent is done (unless
+// that already happened) and records the outcome.
+func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
+	if meta.Phase == state.PhaseAgentDone {
+		meta.Guard = state.GuardSkipped
+		if meta.AgentStatus == "done" && len(r.cfg.Guards) > 0 {
+			runDir := r.p.RunDir(meta.Iteration)
+			results, verdict, err := guard.Run(ctx, r.p.Root, guardSpecs(r.cfg), filepath.Join(runDir, "guard.log"),
+				filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				// The agent's work is recorded; the guards run again on resume.
+				return nil
+			}
+			meta.Guards = meta.Guards[:0]
+			for _, g := range results {
+				meta.Guards = append(meta.Guards, state.GuardMeta{Name: g.Name, ExitCode: g.ExitCode, DurationMS: g.DurationMS, Status: g.Status, Error: g.Error})
+			}
+			meta.Guard = verdict
+		} else if meta.AgentStatus == "done" {
+			meta.Guard = state.GuardPass
+			meta.Note = "no guards configured: done is trusted"
+		}
+		meta.Phase = state.PhaseGuardsDone
+		if err := r.advance(meta, state.EventGuardsDone); err != nil {
+			return err
+		}
+	}
+	return r.record(meta)
+}
+
+// advance saves meta and moves the in-flight marker to meta.Phase.
+func (r *Runner) advance(meta *state.Meta, event string) error {
+	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
+		return err
+	}
+	if r.rs.InFlight != nil {
+		r.rs.InFlight.Phase = meta.Phase
+	}
+	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+		return err
+	}
+	rec := state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, Phase: meta.Phase, AgentStatus: meta.AgentStatus, Guard: meta.Guard}
+	if meta.Agent != nil {
+		rec.AgentClass = meta.Agent.Class
+		rec.Error = meta.Agent.Error
+	}
+	return r.journal(rec)
+}
+
+func (r *Runner) journal(rec state.Record) error {
+	return state.AppendJournal(r.p.Journal(), rec)
+}
+
+// ensureSchema keeps state/output.schema.json equal to the schema the
+// runner expects, writing it only when it differs.
+func (r *Runner) ensureSchema() error {
+	if cur, err := os.ReadFile(r.p.Schema()); err == nil && string(cur) == executor.OutputSchema {
+		return nil
+	}
+	return fsutil.WriteFileAtomic(r.p.Schema(), []byte(executor.OutputSchema), 0o644)
+}
+
+func executorOptions(cfg *config.Config) executor.Options {
+	e := cfg.Executor
+	return executor.Options{
+		Preset: e.Preset, Bin: e.Bin, Args: e.Args, Command: e.Command,
+		Timeout: e.Timeout.Duration, IdleTimeout: e.IdleTimeout.Duration, Grace: e.KillGrace.Duration,
+		OutputLimit: int64(e.OutputLimit), Env: e.Env, EnvDrop: e.EnvDrop,
+	}
+}
+
+func guardSpecs(cfg *config.Config) []guard.Spec {
+	specs := make([]guard.Spec, 0, len(cfg.Guards))
+	for _, g := range cfg.Guards {
+		specs = append(specs, guard.Spec{Name: g.Name, Run: g.Run, Timeout: g.Timeout.Duration, OutputLimit: int64(g.OutputLimit)})
+	}
+	return specs
+}
+
+func dropped(p *prompt.Pack) []string {
+	var out []string
+	for _, s := range p.Sections {
+		if s.State == "dropped" || s.State == "truncated" {
+			out = append(out, s.Key+" ("+s.State+")")
+		}
+	}
+	return out
+}
+
+// Provenance is runs/NNNNNN/context.json: what went into the prompt.
+type Provenance struct {
+	InjectionID string                 `json:"injection_id"`
+	Timestamp   time.Time              `json:"timestamp"`
+	Iteration   int                    `json:"iteration"`
+	Node        string                 `json:"node"`
+	Budget      int                    `json:"budget"`
+	Sections    []prompt.SectionReport `json:"sections"`
+	TotalBytes  int                    `json:"total_bytes"`
+	Redactions  map[string]int         `json:"redactions"`
+}
+
+func writeProvenance(runDir string, n int, node string, pack *prompt.Pack) error {
+	now := time.Now().UTC()
+	red := pack.Redactions
+	if red == nil {
+		red = map[string]int{}
+	}
+	return writeJSONFile(filepath.Join(runDir, "context.json"), Provenance{
+		InjectionID: injectionID(now), Timestamp: now, Iteration: n, Node: node,
+		Budget: pack.Budget, Sections: pack.Sections, TotalBytes: len(pack.Text), Redactions: red,
+	})
+}
+
+// injectionID is INJ-YYYYMMDD-HHMMSS-xxxxxx with six random hex digits.
+func injectionID(t time.Time) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return "INJ-" + t.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return fsutil.WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		cut := max
+		for cut > 0 && (s[cut]&0xC0) == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}

@@ -1,0 +1,458 @@
+//go:build unix
+
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is the time between SIGTERM and SIGKILL when Spec.Grace is
+// zero or negative.
+const DefaultGrace = 10 * time.Second
+
+// drainWait bounds how long Run waits, once the process group is gone, for
+// the output pipes to reach end of file. Only a process that left the group
+// (setsid) and still holds the pipes makes it expire; the runner then
+// closes its ends of the pipes and returns.
+const drainWait = 2 * time.Second
+
+// killWait bounds the wait for a group to vanish after SIGKILL, which
+// cannot be caught; only a process stuck in the kernel delays it.
+const killWait = 5 * time.Second
+
+// readBuf is the size of each output pipe's read buffer.
+const readBuf = 32 << 10
+
+// Spec describes one command to run.
+type Spec struct {
+	Argv []string // program and arguments; a bare name is looked up in the runner's $PATH
+	Dir  string   // working directory ("" = the runner's)
+	Env  []string // environment (nil = the runner's)
+
+	// Stdin is written to the command's standard input from its own
+	// goroutine, then stdin is closed. Nil: stdin is empty (/dev/null).
+	Stdin []byte
+
+	// Log is the file receiving stdout and stderr combined, written while
+	// they are produced ("" = output is drained and counted only). When
+	// the output exceeds LogLimit (> 0), the file keeps the head and the
+	// tail, with a marker line saying how many bytes were cut between
+	// them; the whole file, marker included, stays within LogLimit (limits
+	// under 512 bytes may be exceeded by the marker line). Memory used is
+	// at most half of LogLimit. LogLimit <= 0 means unlimited.
+	Log      string
+	LogLimit int64
+	// LogAppend appends to Log instead of replacing it; LogLimit then
+	// applies to this run's part of the file.
+	LogAppend bool
+
+	// Stdout, when set, also receives every byte of stdout (not stderr),
+	// for example an events file or a TailBuffer. A write error stops
+	// further writes to it (the pipe is still drained) and is reported in
+	// Result.OutputErr.
+	Stdout io.Writer
+
+	// Timeout stops the command after this long; IdleTimeout stops it
+	// when it printed nothing on stdout or stderr for this long; zero
+	// disables either. Stopping means SIGTERM to the whole process group,
+	// Grace (DefaultGrace when <= 0), then SIGKILL.
+	Timeout, IdleTimeout, Grace time.Duration
+
+	// OnStart is called right after the command started, before Run waits
+	// for it; with Setpgid the group id equals the pid.
+	OnStart func(pid, pgid int)
+}
+
+// Result is what happened to the command.
+type Result struct {
+	ExitCode int           // exit status; -1 when killed by a signal or never started
+	Duration time.Duration // from start until the command's main process exited
+	TimedOut bool          // stopped because Timeout passed
+	Idle     bool          // stopped because of IdleTimeout
+	Canceled bool          // stopped because ctx was canceled
+	Signal   string        // the signal that killed the main process ("SIGKILL"), or ""
+	StartErr error         // the command could not be started (or the log not opened)
+	LogBytes int64         // bytes of output received (stdout + stderr)
+	CutBytes int64         // bytes left out of the log by the limit
+
+	// OutputErr is the first error writing the log or the Stdout sink.
+	// Output is drained regardless; the run itself is not affected.
+	OutputErr error
+}
+
+var (
+	errTimeout = errors.New("timeout")
+	errIdle    = errors.New("idle timeout")
+)
+
+// Run starts the command in its own process group and waits for it. It
+// stops the group on Timeout, IdleTimeout or when ctx is canceled
+// (SIGTERM, Grace, SIGKILL). When the main process exits, whatever is left
+// in its group is stopped the same way, so no stray grandchild outlives the
+// run. Run returns once the group is gone and the output is drained (a
+// process that escaped the group cannot hold it for longer than a couple of
+// seconds). Run never panics on a bad Spec: a command that cannot start is
+// reported in Result.StartErr.
+func Run(ctx context.Context, s Spec) Result {
+	res := Result{ExitCode: -1}
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		res.StartErr = errors.New("start command: no program given")
+		return res
+	}
+	if s.Dir != "" {
+		// The child's chdir failure would name the program, not the directory.
+		if st, err := os.Stat(s.Dir); err != nil || !st.IsDir() {
+			if err == nil {
+				err = errors.New("not a directory")
+			}
+			res.StartErr = fmt.Errorf("start %s: working directory: %w", s.Argv[0], err)
+			return res
+		}
+	}
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+
+	log, err := openLog(s.Log, s.LogAppend, s.LogLimit)
+	if err != nil {
+		res.StartErr = err
+		return res
+	}
+	var files []*os.File // parent-side pipe ends to close on a failed start
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	outR, outW, err1 := pipe()
+	errR, errW, err2 := pipe()
+	var inR, inW *os.File
+	var err3 error
+	if s.Stdin != nil {
+		inR, inW, err3 = pipe()
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll()
+		log.Close()
+		res.StartErr = fmt.Errorf("start %s: create pipes: %w", s.Argv[0], err)
+		return res
+	}
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cmd := exec.CommandContext(runCtx, s.Argv[0], s.Argv[1:]...)
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	if inR != nil {
+		cmd.Stdin = inR
+	}
+	cmd.SysProcAttr = sysProcAttr()
+	// The pipes are *os.File, so exec starts no copying goroutines; the
+	// delay is a backstop that kills the main process if it outlives the
+	// group-wide SIGKILL scheduled by Cancel.
+	cmd.WaitDelay = grace + killWait
+	st := &stopper{grace: grace}
+	cmd.Cancel = func() error {
+		st.stop(cmd.Process.Pid, context.Cause(runCtx))
+		return nil
+	}
+
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		log.Close()
+		res.Canceled = ctx.Err() != nil
+		res.StartErr = fmt.Errorf("start %s: %w", s.Argv[0], err)
+		return res
+	}
+	start := time.Now()
+	pid := cmd.Process.Pid
+	pgid := pid
+	outW.Close()
+	errW.Close()
+	if inR != nil {
+		inR.Close()
+	}
+
+	var lastOut atomic.Int64 // time of the last output, as nanoseconds since start
+	var sinkErr error
+	var wg sync.WaitGroup
+	drain := func(r *os.File, extra io.Writer) {
+		defer wg.Done()
+		buf := make([]byte, readBuf)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				lastOut.Store(int64(time.Since(start)))
+				log.Write(buf[:n])
+				if extra != nil {
+					if _, werr := extra.Write(buf[:n]); werr != nil {
+						sinkErr = fmt.Errorf("write stdout copy: %w", werr)
+						extra = nil
+					}
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	wg.Add(2)
+	go drain(outR, s.Stdout)
+	go drain(errR, nil)
+
+	stdinDone := make(chan struct{})
+	var closeStdin func()
+	if inW != nil {
+		var once sync.Once
+		closeStdin = func() { once.Do(func() { inW.Close() }) }
+		go func() {
+			defer close(stdinDone)
+			// EPIPE (the command stopped reading) is not an error here.
+			inW.Write(s.Stdin)
+			closeStdin()
+		}()
+	} else {
+		close(stdinDone)
+	}
+
+	var timeoutTimer *time.Timer
+	if s.Timeout > 0 {
+		timeoutTimer = time.AfterFunc(s.Timeout, func() { cancel(errTimeout) })
+	}
+	exited := make(chan struct{})
+	if s.IdleTimeout > 0 {
+		go watchIdle(s.IdleTimeout, &lastOut, exited, func() { cancel(errIdle) })
+	}
+
+	if s.OnStart != nil {
+		s.OnStart(pid, pgid)
+	}
+
+	waitErr := cmd.Wait()
+	res.Duration = time.Since(start)
+	close(exited)
+	if timeoutTimer != nil {
+		timeoutTimer.Stop()
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		ws, _ := ps.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			res.Signal = signalName(ws.Signal())
+		} else {
+			res.ExitCode = ps.ExitCode()
+		}
+	} else {
+		res.StartErr = fmt.Errorf("wait for %s: %w", s.Argv[0], waitErr)
+	}
+	switch cause := st.cause(); {
+	case cause == nil:
+	case errors.Is(cause, errTimeout):
+		res.TimedOut = true
+	case errors.Is(cause, errIdle):
+		res.Idle = true
+	default:
+		res.Canceled = true
+	}
+
+	st.finish(pgid)
+
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainWait):
+		// Closing our read ends makes the blocked reads return.
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+	if closeStdin != nil {
+		closeStdin()
+	}
+	<-stdinDone
+
+	var logErr error
+	res.LogBytes, res.CutBytes, logErr = log.Close()
+	res.OutputErr = errors.Join(logErr, sinkErr)
+	return res
+}
+
+// watchIdle calls stop when no output arrived for idle, until exited is
+// closed.
+func watchIdle(idle time.Duration, lastOut *atomic.Int64, exited <-chan struct{}, stop func()) {
+	start := time.Now()
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		select {
+		case <-exited:
+			return
+		case <-t.C:
+			since := time.Since(start) - time.Duration(lastOut.Load())
+			if since >= idle {
+				stop()
+				return
+			}
+			t.Reset(idle - since)
+		}
+	}
+}
+
+// stopper carries out Cmd.Cancel (SIGTERM to the group now, SIGKILL after
+// the grace period) and, after the main process exited, makes sure the
+// group is gone.
+type stopper struct {
+	grace time.Duration
+
+	mu        sync.Mutex
+	why       error
+	termAt    time.Time
+	killTimer *time.Timer
+}
+
+func (s *stopper) stop(pgid int, cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.termAt.IsZero() {
+		return
+	}
+	s.why = cause
+	s.termAt = time.Now()
+	signalGroup(pgid, syscall.SIGTERM)
+	s.killTimer = time.AfterFunc(s.grace, func() { signalGroup(pgid, syscall.SIGKILL) })
+}
+
+func (s *stopper) cause() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.why
+}
+
+// finish stops whatever is left of the group once the main process has
+// exited: SIGTERM unless already sent, the rest of the grace period, then
+// SIGKILL.
+func (s *stopper) finish(pgid int) {
+	s.mu.Lock()
+	termAt, kt := s.termAt, s.killTimer
+	s.mu.Unlock()
+	if kt != nil {
+		defer kt.Stop()
+	}
+	if !GroupAlive(pgid) {
+		return
+	}
+	if termAt.IsZero() {
+		signalGroup(pgid, syscall.SIGTERM)
+		termAt = time.Now()
+	}
+	if waitGone(pgid, termAt.Add(s.grace)) {
+		return
+	}
+	signalGroup(pgid, syscall.SIGKILL)
+	waitGone(pgid, time.Now().Add(killWait))
+}
+
+// KillGroup stops a process group that may have been left behind, for
+// example by a runner that crashed: SIGTERM, up to grace for the group to
+// vanish, then SIGKILL. A group that is already gone is not an error.
+// pgid must be greater than 1.
+func KillGroup(pgid int, grace time.Duration) error {
+	if pgid <= 1 {
+		return fmt.Errorf("kill process group %d: not a valid process group id", pgid)
+	}
+	if !GroupAlive(pgid) {
+		return nil
+	}
+	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("kill process group %d: %w", pgid, err)
+	}
+	if waitGone(pgid, time.Now().Add(grace)) {
+		return nil
+	}
+	if err := signalGroup(pgid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill process group %d: %w", pgid, err)
+	}
+	if !waitGone(pgid, time.Now().Add(killWait)) {
+		return fmt.Errorf("kill process group %d: still alive %s after SIGKILL", pgid, killWait)
+	}
+	return nil
+}
+
+// GroupAlive reports whether the process group pgid still has a live
+// member. Ids <= 1 are never alive (they would address every process).
+func GroupAlive(pgid int) bool {
+	if pgid <= 1 {
+		return false
+	}
+	return groupAlive(pgid)
+}
+
+// waitGone polls until the group is gone or the deadline passes.
+func waitGone(pgid int, deadline time.Time) bool {
+	delay := 5 * time.Millisecond
+	for {
+		if !GroupAlive(pgid) {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(delay, left))
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// signalGroup sends sig to every process of the group; a group that no
+// longer exists is not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("signal process group %d: not a valid process group id", pgid)
+	}
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// killZero reports whether signal 0 reaches the group (EPERM: it exists).
+func killZero(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGABRT: "SIGABRT", syscall.SIGALRM: "SIGALRM", syscall.SIGBUS: "SIGBUS",
+	syscall.SIGFPE: "SIGFPE", syscall.SIGHUP: "SIGHUP", syscall.SIGILL: "SIGILL",
+	syscall.SIGINT: "SIGINT", syscall.SIGKILL: "SIGKILL", syscall.SIGPIPE: "SIGPIPE",
+	syscall.SIGQUIT: "SIGQUIT", syscall.SIGSEGV: "SIGSEGV", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGXCPU: "SIGXCPU",
+}
+
+func signalName(sig syscall.Signal) string {
+	if n, ok := signalNames[sig]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}

@@ -1,0 +1,161 @@
+package scrub
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The benchmark workload imitates a 40 KiB prompt: contract text, a goal,
+// git history, Go source, go test output with a failure, go.sum lines, a tree
+// summary, and a handful of secrets (a token, an AWS key id, a private key, a
+// database URL, a JWT and an environment value).
+
+const benchGoSource = `// Package lexer turns source text into tokens.
+package lexer
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Token is one lexical token and its position.
+type Token struct {
+	Kind  Kind
+	Text  string
+	Line  int
+	Col   int
+}
+
+func (l *Lexer) NextToken() (Token, error) {
+	l.skipSpace()
+	if l.pos >= len(l.src) {
+		return Token{Kind: EOF, Line: l.line, Col: l.col}, nil
+	}
+	c := l.src[l.pos]
+	switch {
+	case unicode.IsLetter(rune(c)):
+		return l.ident(), nil
+	case c == '"':
+		return l.str()
+	case strings.ContainsRune("+-*/=<>!", rune(c)):
+		return l.operator(), nil
+	}
+	return Token{}, fmt.Errorf("line %d, column %d: unexpected character %q", l.line, l.col, c)
+}
+
+// keyFor returns the map key of a cache entry; the password field is never part of it.
+func keyFor(u User) string { return u.Name + "/" + u.Email }
+`
+
+const benchTestOutput = `=== RUN   TestNextToken
+=== RUN   TestNextToken/identifiers
+=== RUN   TestNextToken/strings
+    lexer_test.go:57: token 3: got {STRING "abc" 1 9}, want {STRING "abd" 1 9}
+--- FAIL: TestNextToken (0.00s)
+    --- PASS: TestNextToken/identifiers (0.00s)
+    --- FAIL: TestNextToken/strings (0.00s)
+=== RUN   TestKeyFor
+--- PASS: TestKeyFor (0.00s)
+FAIL
+exit status 1
+FAIL	example.com/lexer	0.014s
+`
+
+func benchHistory(i int) string {
+	return fmt.Sprintf("- iteration %d: node 1.%d.%d attempt %d, commit %s (%s), guards: go vet ok, go test FAIL\n",
+		i, i%7, i%3, i%3+1, fake(fmt.Sprint("hash", i), hexLower, 40), fake(fmt.Sprint("short", i), hexLower, 7))
+}
+
+func benchGoSum(i int) string {
+	return fmt.Sprintf("github.com/example/mod%d v1.%d.0 h1:%s=\n", i, i, fake(fmt.Sprint("gosum", i), b64Std, 43))
+}
+
+func benchTree(i int) string {
+	return fmt.Sprintf("  [%s] 1.%d %s (uuid %s-%s-4%s-a%s-%s)\n", []string{"x", " ", "!"}[i%3], i,
+		"Implement the next part of the lexer and its tests",
+		fake(fmt.Sprint("u1", i), hexLower, 8), fake(fmt.Sprint("u2", i), hexLower, 4), fake(fmt.Sprint("u3", i), hexLower, 3),
+		fake(fmt.Sprint("u4", i), hexLower, 3), fake(fmt.Sprint("u5", i), hexLower, 12))
+}
+
+func benchSecrets() []string {
+	return []string{
+		"ghp_" + fake("bench-ghp", alnum, 36),
+		"AKIA" + fake("bench-akia", upperNum, 16),
+		pemBlock("bench-key", "RSA PRIVATE KEY", 1200, nil, "", "\n"),
+		fake("bench-dbpass", alnum, 20),
+		"eyJ" + fake("bench-jwt1", alnumExt, 33) + ".eyJ" + fake("bench-jwt2", alnumExt, 60) + "." + fake("bench-jwt3", alnumExt, 43),
+		fake("bench-env", alnum, 32),
+	}
+}
+
+func benchEnviron() []string {
+	sec := benchSecrets()
+	return []string{
+		"HOME=/home/runner",
+		"PATH=/usr/local/go/bin:/usr/bin:/bin",
+		"OPENAI_API_KEY=" + sec[5],
+		"GITHUB_TOKEN=" + "ghp_" + fake("bench-env-gh", alnum, 36),
+		"DB_PASSWORD=" + fake("bench-env-pw", alnum, 16),
+		"AWS_SECRET_ACCESS_KEY=" + fake("bench-env-aws", b64Std, 40),
+	}
+}
+
+// benchPrompt builds a prompt-like text of about size bytes.
+func benchPrompt(size int) string {
+	sec := benchSecrets()
+	var b strings.Builder
+	b.WriteString("# Runner Contract\n\nYou work inside the repository. Make the smallest change that satisfies the acceptance criteria.\n\n")
+	b.WriteString("# Goal\n\nThe lexer must report the position of every token. Use the token table; do not hard-code keys.\n\n")
+	b.WriteString("# History\n\n")
+	for i := range 30 {
+		b.WriteString(benchHistory(i))
+	}
+	b.WriteString("- iteration 31: the agent printed the token " + sec[0] + " while debugging\n\n")
+	b.WriteString("# Failure\n\n```\n")
+	pieces := []func(int) string{
+		func(int) string { return benchGoSource },
+		func(int) string { return benchTestOutput },
+		benchGoSum,
+		benchTree,
+		benchHistory,
+	}
+	secretAt := map[int]string{
+		5:  "deploy.go:31: using credentials " + sec[1] + "\n",
+		9:  "loaded signing key:\n" + sec[2] + "\n",
+		13: "dial postgres://app:" + sec[3] + "@db.internal:5432/app: connection refused\n",
+		17: "Authorization: Bearer " + sec[4] + "\n",
+		21: "openai: invalid key " + sec[5] + "\n",
+	}
+	for i := 0; b.Len() < size-200; i++ {
+		if s, ok := secretAt[i]; ok {
+			b.WriteString(s)
+		}
+		b.WriteString(pieces[i%len(pieces)](i))
+	}
+	b.WriteString("```\n\n# Output Contract\n\nEnd with RESULT: done or RESULT: blocked.\n")
+	return b.String()
+}
+
+func BenchmarkRedact(b *testing.B) {
+	s := mustNew(b, Options{Enabled: true, Environ: benchEnviron()})
+	in := benchPrompt(40 << 10)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Redact(in)
+	}
+}
+
+// BenchmarkRedactClean measures the common case: a prompt with no secrets.
+func BenchmarkRedactClean(b *testing.B) {
+	s := mustNew(b, Options{Enabled: true, Environ: benchEnviron()})
+	in := benchPrompt(40 << 10)
+	out, _ := s.Redact(in)
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Redact(out)
+	}
+}

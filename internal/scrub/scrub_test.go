@@ -1,0 +1,308 @@
+package scrub
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+// TestFalsePositiveGuards feeds text an agent needs intact: none of it may
+// change.
+func TestFalsePositiveGuards(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	tests := []struct{ name, in string }{
+		{"git commit hash", "commit 3f786850e387550fdab836ed7e6dc881de23001b\nAuthor: Jane <jane@example.com>"},
+		{"git log oneline", "3f78685 fix: handle empty tree\n1b2c3d4 feat: add scrubber\n"},
+		{"many 40-hex hashes", strings.Repeat("a94a8fe5ccb19ba61c4c0873d391e987982fbbd3 refs/heads/main\n", 5)},
+		{"64-hex hash", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty.txt"},
+		{"sha256 digest", "image: golang@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+		{"go.sum lines", "github.com/spf13/cobra v1.10.2 h1:HPRbJPEdfJL3xnKcLD2GcFv7ZmbMYIKBRbL1z0aSsXg=\n" +
+			"github.com/spf13/cobra v1.10.2/go.mod h1:7C1pvHqHw5A4vrJfjNwvOdzYu0Gml16OCs2GRiTUUS0=\n"},
+		{"UUIDs", "request 0f8fad5b-d9cb-469f-a165-70867728950e failed; trace 7c9e6679-7425-40de-944b-e07fc1f90ae7"},
+		{"base64 test data", "want := \"" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("the quick brown fox jumps over the lazy dog ", 4))) + "\""},
+		{"base64 JSON", "payload: " + base64.StdEncoding.EncodeToString([]byte(`{"user":"jane","roles":["admin"]}`))},
+		{"sk-learn", "We use sk-learn (scikit-learn) for the baseline model."},
+		{"AKIA in a sentence", "Keys beginning with AKIA are long-term; ASIA keys are temporary. AKIA alone is not a key."},
+		{"go test output", "--- FAIL: TestTokenize (0.00s)\n    lexer_test.go:88: token 12: got IDENT, want STRING\nFAIL\nexit status 1\nFAIL\tgithub.com/x/lexer\t0.012s\n"},
+		{"go code with tokens", "func (l *Lexer) NextToken() Token {\n\ttok := l.scan()\n\tif tok.Kind == EOF {\n\t\treturn tok\n\t}\n\treturn tok\n}\n"},
+		{"password field in code", "type Login struct {\n\tUser     string `json:\"user\"`\n\tPassword string `json:\"password\"`\n}\n"},
+		{"urls", "see https://pkg.go.dev/regexp/syntax and http://localhost:8080/healthz?verbose=1"},
+		{"ssh remote", "git remote add origin git@github.com:runner-cli/runner.git"},
+		{"secret reference in CI", "env:\n  GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}\n  NPM_TOKEN: ${NPM_TOKEN}\n"},
+		{"public key", pemBlock("fp-pub", "PUBLIC KEY", 290, nil, "", "\n")},
+		{"ssh public key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl jane@laptop"},
+		{"markdown rule", "Results\n-------\n\n----\n"},
+		{"existing markers", "token was [REDACTED:github-pat] and key [REDACTED:env:OPENAI_API_KEY]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, counts := s.Redact(tt.in)
+			if got != tt.in || len(counts) != 0 {
+				t.Errorf("Redact changed the text:\n in %q\nout %q\ncounts %v", tt.in, got, counts)
+			}
+		})
+	}
+}
+
+func TestSecretsAtTextEdges(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	tok := "ghp_" + fake("edge", alnum, 36)
+	key := pemBlock("edge-key", "OPENSSH PRIVATE KEY", 400, nil, "", "\n")
+	tests := []struct{ name, in, want string }{
+		{"token is the whole text", tok, marker("github-pat")},
+		{"token at start", tok + "\nrest", marker("github-pat") + "\nrest"},
+		{"token at end", "start\n" + tok, "start\n" + marker("github-pat")},
+		{"token at end after newline", "start\n" + tok + "\n", "start\n" + marker("github-pat") + "\n"},
+		{"key is the whole text", key, marker("private-key")},
+		{"key at start", key + "\nafter", marker("private-key") + "\nafter"},
+		{"key at end", "before\n" + key, "before\n" + marker("private-key")},
+		{"two secrets touching", tok + tok, marker("github-pat") + marker("github-pat")},
+		{"two secrets on one line", tok + " " + tok, marker("github-pat") + " " + marker("github-pat")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, _ := s.Redact(tt.in); got != tt.want {
+				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPrivateKeyBlocks(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	rsa := pemBlock("trunc", "RSA PRIVATE KEY", 900, nil, "", "\n")
+	cut := rsa[:strings.Index(rsa, "-----END")] // BEGIN and body, END lost
+	lines := strings.Split(strings.TrimSuffix(cut, "\n"), "\n")
+	midLine := strings.Join(lines[:5], "\n") + "\n" + lines[5][:30]
+	other := pemBlock("second", "EC PRIVATE KEY", 120, nil, "", "\n")
+	m := marker("private-key")
+	tests := []struct{ name, in, want string }{
+		{"truncated, then a log line", cut + "FAIL: TestDeploy (0.31s)\n", m + "\nFAIL: TestDeploy (0.31s)\n"},
+		{"truncated at end of text", "loaded key:\n" + cut, "loaded key:\n" + m + "\n"},
+		{"truncated mid-line at end of text", midLine, m},
+		{"truncated mid-line then marker", midLine + "[truncated]", m + "[truncated]"},
+		{"truncated, then blank line and prose", cut + "\nThe deploy step printed the key above.", m + "\n\nThe deploy step printed the key above."},
+		{"truncated, then indented prose", cut + "  at deploy.go:12", m + "\n  at deploy.go:12"},
+		{"two blocks, prose between survives", rsa + "\n\nand then, later {x}:\n" + other, m + "\n\nand then, later {x}:\n" + m},
+		{"block in a Go raw string", "const key = `" + other + "`\n", "const key = `" + m + "`\n"},
+		{"block with CRLF and indentation", "  " + strings.ReplaceAll(other, "\n", "\r\n  ") + "\r\n", "  " + m + "\r\n"},
+		{"concatenated Go string", "key := \"-----BEGIN EC PRIVATE KEY-----\\n\" +\n\t\"" + fake("cat1", b64Std, 64) + "\\n\" +\n\t\"" + fake("cat2", b64Std, 40) + "\\n\" +\n\t\"-----END EC PRIVATE KEY-----\\n\"\n",
+			"key := \"" + m + "\\n\"\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := s.Redact(tt.in)
+			if got != tt.want {
+				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEnvironmentValues(t *testing.T) {
+	gh := fake("env-gh", alnum, 24)
+	api := fake("env-api", alnum, 32)
+	pw := "hunter2-" + fake("env-pw", alnum, 6)
+	cs := fake("env-cs", alnum, 16)
+	s := mustNew(t, Options{Enabled: true, Environ: []string{
+		"GITHUB_TOKEN=" + gh,
+		"my_api_key=" + api,
+		"DB_PASSWORD=" + pw,
+		"OAUTH_CLIENT_SECRET=" + cs,
+		"ALSO_A_TOKEN=" + gh, // same value: reported under the first name
+		"SHORT_TOKEN=abc1234",
+		"HOME=/home/runner/some/long/path",
+		"EDITOR=nvim-qt-editor",
+		"STRIPE_PUBLISHABLE_KEY=pk_live_0123456789",
+		"SSH_PUBLIC_KEY=ssh-ed25519-AAAA",
+		"=C:=C:\\Users",
+		"NOEQUALSSIGN",
+	}})
+	in := "clone with " + gh + "\n" +
+		"api key " + api + " and pw " + pw + ".\n" +
+		"client secret=" + cs + "\n" +
+		"short abc1234, home /home/runner/some/long/path, editor nvim-qt-editor, pk_live_0123456789, ssh-ed25519-AAAA\n" +
+		gh
+	want := "clone with " + marker("env:ALSO_A_TOKEN") + "\n" +
+		"api key " + marker("env:my_api_key") + " and pw " + marker("env:DB_PASSWORD") + ".\n" +
+		"client secret=" + marker("env:OAUTH_CLIENT_SECRET") + "\n" +
+		"short abc1234, home /home/runner/some/long/path, editor nvim-qt-editor, pk_live_0123456789, ssh-ed25519-AAAA\n" +
+		marker("env:ALSO_A_TOKEN")
+	got, counts := s.Redact(in)
+	if got != want {
+		t.Errorf("Redact\n got %q\nwant %q", got, want)
+	}
+	wantCounts := map[string]int{"env:ALSO_A_TOKEN": 2, "env:my_api_key": 1, "env:DB_PASSWORD": 1, "env:OAUTH_CLIENT_SECRET": 1}
+	if !equalCounts(counts, wantCounts) {
+		t.Errorf("counts = %v, want %v", counts, wantCounts)
+	}
+}
+
+func TestSecretEnvName(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"GITHUB_TOKEN", true},
+		{"OPENAI_API_KEY", true},
+		{"AWS_SECRET_ACCESS_KEY", true},
+		{"CLIENT_SECRET", true},
+		{"PGPASSWORD", true},
+		{"DB_PASSWORD_FILE", true},
+		{"MYSQL_PASSWD", true},
+		{"lower_case_token", true},
+		{"AWS_ACCESS_KEY_ID", false},
+		{"TOKENIZER_PATH", false},
+		{"KEYBOARD", false},
+		{"HOME", false},
+		{"STRIPE_PUBLISHABLE_KEY", false},
+		{"DEPLOY_PUBLIC_KEY", false},
+	}
+	for _, tt := range tests {
+		if got := SecretEnvName(tt.name); got != tt.want {
+			t.Errorf("SecretEnvName(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestAllowList(t *testing.T) {
+	tok := "ghp_" + fake("allow", alnum, 36)
+	other := "ghp_" + fake("allow-other", alnum, 36)
+	dsn := "postgres://app:devpass123@localhost:5432/app"
+	s := mustNew(t, Options{Enabled: true, Allow: []string{tok, dsn, "", other[:10]}, Environ: []string{"CI_TOKEN=" + tok}})
+	tests := []struct{ name, in, want string }{
+		{"allowed token survives (and its env match)", "use " + tok + " in tests", "use " + tok + " in tests"},
+		{"password inside an allowed string survives", "DSN " + dsn, "DSN " + dsn},
+		{"same password elsewhere is redacted", "postgres://app:devpass123@db.prod:5432/app", "postgres://app:" + marker("url-password") + "@db.prod:5432/app"},
+		{"allowed literal covering part of a match does not protect it", other, marker("github-pat")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, _ := s.Redact(tt.in); got != tt.want {
+				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUserRules(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true, Extra: []UserRule{
+		{Name: "internal-ticket-key", Regex: `ITK-[0-9]{6}-[A-Z]{4}`},
+		{Name: "session.cookie", Regex: `session=(?P<secret>[0-9a-f]{16})`},
+		{Name: "multi_line", Regex: `(?s)BEGIN-SECRET.*?END-SECRET`},
+	}})
+	in := "ticket ITK-123456-ABCD; cookie session=0123456789abcdef; x\nBEGIN-SECRET\nabc\nEND-SECRET\n"
+	want := "ticket " + marker("internal-ticket-key") + "; cookie session=" + marker("session.cookie") + "; x\n" + marker("multi_line") + "\n"
+	got, counts := s.Redact(in)
+	if got != want {
+		t.Errorf("Redact\n got %q\nwant %q", got, want)
+	}
+	if !equalCounts(counts, map[string]int{"internal-ticket-key": 1, "session.cookie": 1, "multi_line": 1}) {
+		t.Errorf("counts = %v", counts)
+	}
+}
+
+func TestUserRuleErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		rules []UserRule
+		want  []string // substrings of the error
+	}{
+		{"bad regex", []UserRule{{Name: "broken", Regex: `token-(`}}, []string{`scrub rule "broken"`, "missing closing )"}},
+		{"lookahead", []UserRule{{Name: "perlish", Regex: `foo(?=bar)`}}, []string{`scrub rule "perlish"`, "invalid or unsupported Perl syntax"}},
+		{"empty name", []UserRule{{Name: "ok", Regex: "a+"}, {Name: "", Regex: "b+"}}, []string{"scrub rule #2", "name is empty"}},
+		{"bad name", []UserRule{{Name: "has space", Regex: "a+"}}, []string{`scrub rule "has space"`, "name must be"}},
+		{"built-in name", []UserRule{{Name: "jwt", Regex: "a+"}}, []string{`scrub rule "jwt"`, "already used"}},
+		{"repeated name", []UserRule{{Name: "x", Regex: "a+"}, {Name: "x", Regex: "b+"}}, []string{`scrub rule "x"`, "already used"}},
+		{"empty regex", []UserRule{{Name: "blank", Regex: ""}}, []string{`scrub rule "blank"`, "regex is empty"}},
+		{"matches empty", []UserRule{{Name: "star", Regex: "a*"}}, []string{`scrub rule "star"`, "matches the empty string"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(Options{Enabled: true, Extra: tt.rules})
+			if err == nil {
+				t.Fatal("New succeeded, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+	// A disabled scrubber still refuses a broken configuration.
+	if _, err := New(Options{Enabled: false, Extra: []UserRule{{Name: "broken", Regex: "("}}}); err == nil {
+		t.Error("New with Enabled=false accepted a broken rule")
+	}
+}
+
+func TestDisabled(t *testing.T) {
+	in := "ghp_" + fake("disabled", alnum, 36) + "\n" + pemBlock("disabled", "RSA PRIVATE KEY", 300, nil, "", "\n")
+	s := mustNew(t, Options{Enabled: false, Environ: []string{"GITHUB_TOKEN=" + in[:20]}})
+	got, counts := s.Redact(in)
+	if got != in || counts == nil || len(counts) != 0 {
+		t.Errorf("disabled Redact = %q, %v; want the input and an empty map", got, counts)
+	}
+	var nilScrubber *Scrubber
+	if got, counts := nilScrubber.Redact(in); got != in || len(counts) != 0 {
+		t.Errorf("nil Redact = %q, %v; want the input", got, counts)
+	}
+}
+
+func TestOverlapsMergeUnderTheFirstRule(t *testing.T) {
+	tok := "ghp_" + fake("overlap", alnum, 36)
+	s := mustNew(t, Options{Enabled: true, Environ: []string{"GH_TOKEN=" + tok[:20]}})
+	tests := []struct {
+		name, in, want string
+		counts         map[string]int
+	}{
+		{"env value inside a token", "x " + tok + " y", "x " + marker("github-pat") + " y", map[string]int{"github-pat": 1}},
+		{"token in an assignment", "GITHUB_TOKEN=\"" + tok + "\"", "GITHUB_TOKEN=" + marker("github-pat"), map[string]int{"github-pat": 1}},
+		{"token as a url password", "https://x-access-token:" + tok + "@github.com/o/r.git", "https://x-access-token:" + marker("github-pat") + "@github.com/o/r.git", map[string]int{"github-pat": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, counts := s.Redact(tt.in)
+			if got != tt.want || !equalCounts(counts, tt.counts) {
+				t.Errorf("Redact(%q)\n got %q %v\nwant %q %v", tt.in, got, counts, tt.want, tt.counts)
+			}
+		})
+	}
+}
+
+func TestMarkersAreLeftAlone(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true, Environ: []string{"X_TOKEN=REDACTED:github"}})
+	tok := "ghp_" + fake("markers", alnum, 36)
+	tests := []struct{ name, in, want string }{
+		{"env value inside a marker", "[REDACTED:github-pat]", "[REDACTED:github-pat]"},
+		{"url password that is a marker", "https://u:[REDACTED:url-password]@host", "https://u:[REDACTED:url-password]@host"},
+		{"assignment of a marker", "DB_PASSWORD=[REDACTED:env:DB_PASSWORD]", "DB_PASSWORD=[REDACTED:env:DB_PASSWORD]"},
+		{"new secret beside a marker", "[REDACTED:jwt]" + tok, "[REDACTED:jwt]" + marker("github-pat")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, counts := s.Redact(tt.in)
+			if got != tt.want {
+				t.Errorf("Redact(%q)\n got %q\nwant %q (counts %v)", tt.in, got, tt.want, counts)
+			}
+		})
+	}
+}
+
+func TestIdempotentOnCorpus(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true, Environ: benchEnviron()})
+	in := benchPrompt(40 << 10)
+	once, counts := s.Redact(in)
+	if len(counts) == 0 {
+		t.Fatal("the corpus has secrets but nothing was redacted")
+	}
+	twice, again := s.Redact(once)
+	if twice != once || len(again) != 0 {
+		t.Errorf("second Redact changed the text (counts %v)", again)
+	}
+	for _, sec := range benchSecrets() {
+		if strings.Contains(once, sec) {
+			t.Errorf("secret %.12q... survived", sec)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/strictjson"
+)
+
+// Outcomes of an iteration, as recorded in meta.json and the journal.
+const (
+	OutcomeDone          = "done"           // agent said done, guards passed
+	OutcomeGuardFailed   = "guard_failed"   // agent said done, a guard failed
+	OutcomeRetry         = "retry"          // agent asked for another attempt
+	OutcomeBlocked       = "blocked"        // agent said it cannot go on
+	OutcomeDecomposed    = "decomposed"     // agent split the node
+	OutcomeExecutorError = "executor_error" // agent failed, timed out, or gave no valid message
+	OutcomeInterrupted   = "interrupted"    // the runner stopped mid-iteration
+)
+
+// Meta is runs/NNNNNN/meta.json: everything about one iteration.
+type Meta struct {
+	Iteration   int         `json:"iteration"`
+	Node        string      `json:"node"`
+	NodePath    string      `json:"node_path"`
+	Attempt     int         `json:"attempt"`
+	MaxAttempts int         `json:"max_attempts"`
+	Phase       string      `json:"phase"`
+	StartedAt   time.Time   `json:"started_at"`
+	FinishedAt  *time.Time  `json:"finished_at,omitempty"`
+	DurationMS  int64       `json:"duration_ms"`
+	Prompt      PromptMeta  `json:"prompt"`
+	Agent       *AgentMeta  `json:"agent,omitempty"`
+	AgentStatus string      `json:"agent_status,omitempty"`
+	Summary     string      `json:"summary,omitempty"`
+	Guards      []GuardMeta `json:"guards,omitempty"`
+	Guard       string      `json:"guard,omitempty"`
+	Outcome     string      `json:"outcome,omitempty"`
+	NodeStatus  string      `json:"node_status,omitempty"`
+	Attempts    int         `json:"attempts"`
+	Note        string      `json:"note,omitempty"`
+}
+
+// PromptMeta summarises the prompt sent.
+type PromptMeta struct {
+	Bytes   int      `json:"bytes"`
+	Budget  int      `json:"budget"`
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// AgentMeta is what the executor did.
+type AgentMeta struct {
+	Argv          []string `json:"argv"`
+	ExitCode      int      `json:"exit_code"`
+	Class         string   `json:"class"`
+	DurationMS    int64    `json:"duration_ms"`
+	Error         string   `json:"error,omitempty"`
+	MessageSource string   `json:"message_source,omitempty"`
+	MessageError  string   `json:"message_error,omitempty"`
+	LogTail       string   `json:"log_tail,omitempty"`
+}
+
+// GuardMeta is one guard's result.
+type GuardMeta struct {
+	Name       string `json:"name"`
+	ExitCode   int    `json:"exit_code"`
+	DurationMS int64  `json:"duration_ms"`
+	Status     string `json:"status"`
+	Error      string `json:"error,omitempty"`
+}
+
+// MetaFile is the meta.json path inside a run folder.
+func MetaFile(runDir string) string { return runDir + string(os.PathSeparator) + "meta.json" }
+
+// SaveMeta writes meta.json atomically.
+func SaveMeta(runDir string, m *Meta) error { return writeJSON(MetaFile(runDir), m) }
+
+// LoadMeta reads a run folder's meta.json.
+func LoadMeta(runDir string) (*Meta, error) {
+	path := MetaFile(runDir)
+	data, err := fsutil.ReadLimited(path, maxStateFile, true)
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := strictjson.Decode(data, &m, 32); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return &m, nil
+}
+
+// LastRun returns the highest iteration number that has a run folder, or 0.
+func LastRun(p Paths) (int, error) {
+	entries, err := os.ReadDir(p.RunsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	last := 0
+	for _, e := range entries {
+		var n int
+		if _, err := fmt.Sscanf(e.Name(), "%06d", &n); err == nil && e.IsDir() && RunName(n) == e.Name() && n > last {
+			last = n
+		}
+	}
+	return last, nil
+}

@@ -1,0 +1,79 @@
+// Package state owns the runner's persistent files under .runner/: the
+// run state with its in-flight marker, the append-only journal, the
+// per-iteration run folders and their meta.json, the notes files the agent
+// reports into, and the lock that keeps one runner per repository.
+package state
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// DirName is the name of the runner's folder in a repository.
+const DirName = ".runner"
+
+// Paths names every file and folder of one repository's .runner/.
+type Paths struct {
+	Root string // repository root (the agent's working directory)
+	Dir  string // Root/.runner
+}
+
+// NewPaths returns the paths for the repository at root.
+func NewPaths(root string) Paths {
+	return Paths{Root: root, Dir: filepath.Join(root, DirName)}
+}
+
+func (p Paths) join(elem ...string) string {
+	return filepath.Join(append([]string{p.Dir}, elem...)...)
+}
+
+// Config is .runner/config.toml.
+func (p Paths) Config() string { return p.join("config.toml") }
+
+// Tree is .runner/tree.json.
+func (p Paths) Tree() string { return p.join("tree.json") }
+
+// ContextDir is the ephemeral .runner/context/.
+func (p Paths) ContextDir() string { return p.join("context") }
+
+// StateDir is .runner/state/.
+func (p Paths) StateDir() string { return p.join("state") }
+
+// RunState is .runner/state/run_state.json.
+func (p Paths) RunState() string { return p.join("state", "run_state.json") }
+
+// Journal is .runner/state/journal.jsonl.
+func (p Paths) Journal() string { return p.join("state", "journal.jsonl") }
+
+// Assumptions is .runner/state/assumptions.md.
+func (p Paths) Assumptions() string { return p.join("state", "assumptions.md") }
+
+// Questions is .runner/state/questions.md.
+func (p Paths) Questions() string { return p.join("state", "questions.md") }
+
+// Schema is .runner/state/output.schema.json.
+func (p Paths) Schema() string { return p.join("state", "output.schema.json") }
+
+// StopRequest is the file `runner stop` creates to ask a running runner
+// to finish its current iteration and exit.
+func (p Paths) StopRequest() string { return p.join("state", "stop") }
+
+// RunsDir is .runner/runs/.
+func (p Paths) RunsDir() string { return p.join("runs") }
+
+// RunDir is .runner/runs/NNNNNN/ for iteration n.
+func (p Paths) RunDir(n int) string { return p.join("runs", RunName(n)) }
+
+// Lock is .runner/lock.
+func (p Paths) Lock() string { return p.join("lock") }
+
+// RunName is the zero-padded folder name of iteration n.
+func RunName(n int) string { return fmt.Sprintf("%06d", n) }
+
+// Rel returns path relative to the repository root, for messages.
+func (p Paths) Rel(path string) string {
+	if r, err := filepath.Rel(p.Root, path); err == nil {
+		return r
+	}
+	return path
+}

@@ -1,0 +1,101 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/strictjson"
+)
+
+// RunStateVersion is the run_state.json format this runner writes.
+const RunStateVersion = 1
+
+// maxStateFile bounds how much of a state file is read.
+const maxStateFile = 16 << 20
+
+// Iteration phases, each recorded durably before the next begins.
+const (
+	PhaseStarted    = "started"
+	PhaseAgentDone  = "agent_done"
+	PhaseGuardsDone = "guards_done"
+)
+
+// Values of RunState.LastGuard.
+const (
+	GuardPass    = "pass"
+	GuardFail    = "fail"
+	GuardSkipped = "skipped"
+)
+
+// RunState is .runner/state/run_state.json: where the loop stands.
+type RunState struct {
+	Version     int       `json:"version"`
+	Iteration   int       `json:"iteration"` // last finished iteration
+	LastNode    string    `json:"last_node"`
+	LastStatus  string    `json:"last_status"`
+	LastSummary string    `json:"last_summary"`
+	LastGuard   string    `json:"last_guard"`
+	InFlight    *InFlight `json:"in_flight"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// InFlight describes the iteration under way.
+type InFlight struct {
+	Iteration int       `json:"iteration"`
+	Node      string    `json:"node"`
+	Phase     string    `json:"phase"`
+	RunnerPID int       `json:"runner_pid"`
+	AgentPGID int       `json:"agent_pgid"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// NextIteration is the number the next iteration gets. Numbers are never
+// reused: an interrupted iteration keeps its number.
+func (s *RunState) NextIteration() int {
+	n := s.Iteration
+	if s.InFlight != nil && s.InFlight.Iteration > n {
+		n = s.InFlight.Iteration
+	}
+	return n + 1
+}
+
+// LoadRunState reads run_state.json. A missing file is a fresh state.
+func LoadRunState(path string) (*RunState, error) {
+	data, err := fsutil.ReadLimited(path, maxStateFile, true)
+	if errors.Is(err, os.ErrNotExist) {
+		return &RunState{Version: RunStateVersion}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s RunState
+	if err := strictjson.Decode(data, &s, 16); err != nil {
+		return nil, fmt.Errorf("parse %s: %w; fix or delete the file (deleting it forgets the last outcome)", path, err)
+	}
+	if s.Version != RunStateVersion {
+		return nil, fmt.Errorf("parse %s: version %d is not supported (want %d)", path, s.Version, RunStateVersion)
+	}
+	if s.Iteration < 0 || (s.InFlight != nil && s.InFlight.Iteration < 1) {
+		return nil, fmt.Errorf("parse %s: negative or zero iteration number", path)
+	}
+	return &s, nil
+}
+
+// SaveRunState replaces run_state.json atomically and durably.
+func SaveRunState(path string, s *RunState) error {
+	s.Version = RunStateVersion
+	s.UpdatedAt = time.Now().UTC()
+	return writeJSON(path, s)
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return fsutil.WriteFileAtomic(path, append(data, '\n'), 0o644)
+}

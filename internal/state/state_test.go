@@ -1,0 +1,135 @@
+package state
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunStateRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run_state.json")
+	s, err := LoadRunState(path)
+	if err != nil || s.Iteration != 0 || s.NextIteration() != 1 {
+		t.Fatalf("fresh state = %+v, %v", s, err)
+	}
+	s.Iteration = 4
+	s.LastNode, s.LastStatus, s.LastGuard, s.LastSummary = "ops", "retry", GuardSkipped, "half way"
+	s.InFlight = &InFlight{Iteration: 5, Node: "ops", Phase: PhaseStarted, RunnerPID: 1, StartedAt: time.Now()}
+	if err := SaveRunState(path, s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadRunState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LastSummary != "half way" || got.InFlight == nil || got.InFlight.Phase != PhaseStarted {
+		t.Fatalf("round trip lost data: %+v", got)
+	}
+	if n := got.NextIteration(); n != 6 {
+		t.Fatalf("NextIteration = %d, want 6 (the in-flight number is never reused)", n)
+	}
+}
+
+func TestLoadRunStateRejects(t *testing.T) {
+	tests := map[string]string{
+		"unknown field": `{"version":1,"iteration":1,"bogus":true}`,
+		"duplicate key": `{"version":1,"iteration":1,"iteration":2}`,
+		"wrong version": `{"version":9}`,
+		"torn":          `{"version":1,"itera`,
+	}
+	for name, content := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "run_state.json")
+			os.WriteFile(path, []byte(content), 0o644)
+			_, err := LoadRunState(path)
+			if err == nil || !strings.Contains(err.Error(), "run_state.json") {
+				t.Fatalf("want an error naming the file, got %v", err)
+			}
+		})
+	}
+}
+
+func TestJournalIgnoresTornLastLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	for i := 1; i <= 3; i++ {
+		if err := AppendJournal(path, Record{Iteration: i, Event: EventRecorded}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"iteration":4,"ev`)
+	f.Close()
+	recs, err := ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[2].Iteration != 3 {
+		t.Fatalf("got %d records: %+v", len(recs), recs)
+	}
+
+	// Damage in the middle is reported, with the line number.
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, append([]byte("garbage\n"), data...), 0o644)
+	if _, err := ReadJournal(path); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("want a line-1 error, got %v", err)
+	}
+}
+
+func TestLockIsExclusive(t *testing.T) {
+	p := NewPaths(t.TempDir())
+	os.MkdirAll(p.Dir, 0o755)
+	l, err := AcquireLock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, holder, err := LockHolder(p)
+	if err != nil || !held || HolderPID(holder) != os.Getpid() {
+		t.Fatalf("LockHolder = %v %q %v", held, holder, err)
+	}
+	if _, err := AcquireLock(p); err == nil || !strings.Contains(err.Error(), "pid") {
+		t.Fatalf("second AcquireLock should fail naming the pid, got %v", err)
+	}
+	l.Release()
+	if held, _, _ := LockHolder(p); held {
+		t.Fatal("lock still held after Release")
+	}
+	l2, err := AcquireLock(p)
+	if err != nil {
+		t.Fatalf("re-acquire after release: %v", err)
+	}
+	l2.Release()
+	if _, err := os.Stat(p.Lock()); err != nil {
+		t.Fatal("the lock file must never be deleted")
+	}
+}
+
+func TestAppendNotes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "questions.md")
+	if err := AppendNotes(path, "Open Questions", 3, "ops", []string{"which\nbase?", "  "}); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendNotes(path, "Open Questions", 4, "parse", []string{"second"}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	want := "# Open Questions\n\n- [iteration 3, node ops] which base?\n- [iteration 4, node parse] second\n"
+	if string(data) != want {
+		t.Fatalf("notes file =\n%s\nwant\n%s", data, want)
+	}
+}
+
+func TestLastRun(t *testing.T) {
+	p := NewPaths(t.TempDir())
+	if n, err := LastRun(p); n != 0 || err != nil {
+		t.Fatalf("LastRun on nothing = %d, %v", n, err)
+	}
+	for _, n := range []int{1, 2, 10} {
+		os.MkdirAll(p.RunDir(n), 0o755)
+	}
+	os.MkdirAll(filepath.Join(p.RunsDir(), "notes"), 0o755)
+	if n, _ := LastRun(p); n != 10 {
+		t.Fatalf("LastRun = %d, want 10", n)
+	}
+}
