@@ -60,6 +60,6 @@ func runValidate(g *globals) error {
 	}
 	ix := tree.NewIndex(t)
 	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
-	fmt.Fprintf(out, "ok: %s and %s are valid (%d tasks, %d done)\n", rel(p, p.Config()), rel(p, p.Tree()), sel.TotalLeaves, sel.DoneLeaves)
+	fmt.Fprintf(out, "ok: %s and %s are valid (%s, %d done)\n", rel(p, p.Config()), rel(p, p.Tree()), plural(sel.TotalLeaves, "task"), sel.DoneLeaves)
 	return nil
 }

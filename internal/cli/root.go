@@ -182,3 +182,11 @@ func rel(p state.Paths, path string) string {
 	}
 	return r
 }
+
+// plural formats a count with its noun: "1 task", "3 tasks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

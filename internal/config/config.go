@@ -194,9 +194,9 @@ func Load(path string) (*Config, error) {
 	data, err := fsutil.ReadLimited(path, MaxFileSize, true)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("load config: %s: %w (run `runner init` to create it)", path, fs.ErrNotExist)
+			return nil, fmt.Errorf("load config: %s: %w (run `runner init` to create it)", fsutil.DisplayPath(path), fs.ErrNotExist)
 		}
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	return Parse(path, data)
+	return Parse(fsutil.DisplayPath(path), data)
 }

@@ -111,16 +111,16 @@ func ReadLimited(path string, limit int64, text bool) ([]byte, error) {
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", DisplayPath(path), err)
 	}
 	if n > limit {
-		return nil, fmt.Errorf("read %s: %w: more than %d bytes; shrink it or raise the limit", path, ErrTooLarge, limit)
+		return nil, fmt.Errorf("read %s: %w: more than %d bytes; shrink it or raise the limit", DisplayPath(path), ErrTooLarge, limit)
 	}
 	data := buf.Bytes()
 	if text && !utf8.Valid(data) {
 		off := firstInvalidUTF8(data)
 		line, col := LineCol(data, off)
-		return nil, fmt.Errorf("read %s: line %d, column %d: invalid UTF-8; save the file as UTF-8", path, line, col)
+		return nil, fmt.Errorf("read %s: line %d, column %d: invalid UTF-8; save the file as UTF-8", DisplayPath(path), line, col)
 	}
 	return data, nil
 }
@@ -168,4 +168,21 @@ func AppendSync(path string, data []byte) error {
 		return fmt.Errorf("append %s: fsync: %w", path, err)
 	}
 	return f.Close()
+}
+
+// DisplayPath shortens path for messages: relative to the working
+// directory when it lies below it (".runner/tree.json"), else unchanged.
+func DisplayPath(path string) string {
+	if !filepath.IsAbs(path) {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return path
+	}
+	return rel
 }

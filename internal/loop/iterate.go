@@ -163,7 +163,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		},
 	})
 	if err != nil {
-		return err
+		return r.abort(meta, err)
 	}
 	meta.Agent = &state.AgentMeta{
 		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
@@ -187,6 +187,26 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		return err
 	}
 	return r.finish(ctx, meta)
+}
+
+// abort ends an iteration whose agent could not be started (a missing
+// program, a bad working directory): a configuration problem, not an
+// attempt. The node's attempts stay as they are and nothing is left in
+// flight; the run folder keeps the prompt and a meta.json saying why.
+func (r *Runner) abort(meta *state.Meta, cause error) error {
+	meta.Phase = state.PhaseAborted
+	meta.Note = "the agent could not be started: " + cause.Error()
+	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
+		return errors.Join(cause, err)
+	}
+	r.rs.InFlight = nil
+	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+		return errors.Join(cause, err)
+	}
+	if err := r.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error()}); err != nil {
+		return errors.Join(cause, err)
+	}
+	return cause
 }
 
 // finish runs the guards of an iteration whose agent is done (unless

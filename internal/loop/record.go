@@ -129,7 +129,7 @@ func (r *Runner) record(meta *state.Meta) error {
 	finished := time.Now().UTC()
 	meta.FinishedAt = &finished
 	meta.DurationMS = finished.Sub(meta.StartedAt).Milliseconds()
-	meta.Phase = "recorded"
+	meta.Phase = state.PhaseRecorded
 	if err := state.SaveMeta(runDir, meta); err != nil {
 		return err
 	}

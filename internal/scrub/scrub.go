@@ -202,40 +202,63 @@ func (s *Scrubber) Redact(text string) (string, map[string]int) {
 	// A replacement can create a new match (a rule anchored at a word
 	// boundary now follows the marker's ']'), so repeat until nothing
 	// changes; that makes the result idempotent.
+	var created []span
 	for range maxPasses {
-		out, changed := s.redactOnce(text, counts)
+		out, now, changed := s.redactOnce(text, counts, created)
 		if !changed {
 			break
 		}
-		text = out
+		text, created = out, now
 	}
 	return text, counts
 }
 
-func (s *Scrubber) redactOnce(text string, counts map[string]int) (string, bool) {
+// redactOnce replaces the matches in text by markers and adds them to
+// counts. created lists the markers earlier passes of the same Redact call
+// wrote into text; a marker that this pass absorbs into a larger redaction is
+// taken out of counts again, so that counts match the markers in the result.
+// It returns the new text, the markers created so far in its coordinates, and
+// whether anything changed.
+func (s *Scrubber) redactOnce(text string, counts map[string]int, created []span) (string, []span, bool) {
 	spans := s.find(text)
 	if len(spans) == 0 {
-		return text, false
+		return text, created, false
 	}
 	spans = s.filter(text, spans)
 	if len(spans) == 0 {
-		return text, false
+		return text, created, false
 	}
 	spans = merge(spans)
 	var b strings.Builder
 	b.Grow(len(text))
-	last := 0
+	var now []span
+	last, c := 0, 0
 	for _, sp := range spans {
+		for ; c < len(created) && created[c].start < sp.start; c++ {
+			shift := b.Len() + created[c].start - last
+			now = append(now, span{shift, shift + created[c].end - created[c].start, created[c].rule})
+		}
+		for ; c < len(created) && created[c].end <= sp.end; c++ {
+			label := s.labels[created[c].rule]
+			if counts[label]--; counts[label] == 0 {
+				delete(counts, label)
+			}
+		}
 		label := s.labels[sp.rule]
 		b.WriteString(text[last:sp.start])
+		now = append(now, span{b.Len(), b.Len() + len(markerPrefix) + len(label) + 1, sp.rule})
 		b.WriteString(markerPrefix)
 		b.WriteString(label)
 		b.WriteByte(']')
 		counts[label]++
 		last = sp.end
 	}
+	for ; c < len(created); c++ {
+		shift := b.Len() + created[c].start - last
+		now = append(now, span{shift, shift + created[c].end - created[c].start, created[c].rule})
+	}
 	b.WriteString(text[last:])
-	return b.String(), true
+	return b.String(), now, true
 }
 
 // find collects the matches of every rule and environment value.

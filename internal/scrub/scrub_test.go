@@ -306,3 +306,13 @@ func TestIdempotentOnCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestCountsFollowTheResult covers a later pass absorbing a marker the same
+// call wrote: the rule name inside the first marker completes a second match.
+func TestCountsFollowTheResult(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true, Extra: []UserRule{{Name: "fuzz-rule", Regex: `(?s)zz.{0,40}?zz`}}})
+	got, counts := s.Redact("zzzzzz")
+	if got != marker("fuzz-rule") || !equalCounts(counts, map[string]int{"fuzz-rule": 1}) {
+		t.Errorf("Redact(%q) = %q, %v; want %q, fuzz-rule: 1", "zzzzzz", got, counts, marker("fuzz-rule"))
+	}
+}

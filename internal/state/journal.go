@@ -20,6 +20,7 @@ const (
 	EventRecorded    = "recorded"
 	EventInterrupted = "interrupted"
 	EventReset       = "reset"
+	EventAborted     = "aborted" // the agent could not be started; no attempt spent
 )
 
 // Record is one line of journal.jsonl.

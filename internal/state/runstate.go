@@ -22,6 +22,8 @@ const (
 	PhaseStarted    = "started"
 	PhaseAgentDone  = "agent_done"
 	PhaseGuardsDone = "guards_done"
+	PhaseRecorded   = "recorded" // meta.json only: the outcome is applied
+	PhaseAborted    = "aborted"  // meta.json only: the agent could not be started
 )
 
 // Values of RunState.LastGuard.

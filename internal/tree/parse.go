@@ -18,7 +18,7 @@ func Load(path string) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return Parse(fsutil.DisplayPath(path), data)
 }
 
 // Parse reads a tree from data, strictly: unknown fields, wrong types,
