@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +21,8 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"runner":    func() { os.Exit(cli.Main()) },
 		"fakeagent": func() { os.Exit(fakeagent.Main()) },
+		"gen":       func() { os.Exit(gen(os.Args[1:])) },
+		"sizeat":    func() { os.Exit(sizeAtMost(os.Args[1:])) },
 	})
 }
 
@@ -32,4 +37,69 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// gen writes large inputs for the scripts:
+//
+//	gen tree N FILE          a valid tree whose root has N leaf children
+//	gen notes BYTES FILE     a notes file of about BYTES bytes
+func gen(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: gen tree N FILE | gen notes BYTES FILE")
+		return 2
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	var b strings.Builder
+	switch args[0] {
+	case "tree":
+		b.WriteString(`{"version": 1, "root": {"id": "big", "title": "Big tree", "children": [`)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"id": "task-%05d", "title": "Task number %d with a longish title", "goal": "Do step %d."}`, i, i, i)
+		}
+		b.WriteString("]}}\n")
+	case "notes":
+		if strings.Contains(args[2], "questions") {
+			b.WriteString("# Open Questions\n\n")
+		} else {
+			b.WriteString("# Assumptions\n\n")
+		}
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "- [iteration %d, node task-%05d] assumption number %d about the project\n", i, i, i)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "gen: unknown kind %q\n", args[0])
+		return 2
+	}
+	if err := os.WriteFile(args[2], []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// sizeat FILE MAX fails when FILE is larger than MAX bytes.
+func sizeAtMost(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: sizeat FILE MAX")
+		return 2
+	}
+	max, err := strconv.ParseInt(args[1], 10, 64)
+	st, serr := os.Stat(args[0])
+	if err != nil || serr != nil {
+		fmt.Fprintln(os.Stderr, "sizeat:", err, serr)
+		return 2
+	}
+	if st.Size() > max {
+		fmt.Fprintf(os.Stderr, "%s is %d bytes, more than %d\n", args[0], st.Size(), max)
+		return 1
+	}
+	fmt.Printf("%s: %d bytes (at most %d)\n", args[0], st.Size(), max)
+	return 0
 }

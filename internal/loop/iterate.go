@@ -18,6 +18,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/guard"
 	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/scrub"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -52,6 +53,20 @@ func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, no
 	if err != nil {
 		return nil, err
 	}
+	scrubber, err := newScrubber(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The context files are re-fed into the prompt and read by the agent:
+	// they are scrubbed too, not only the prompt.
+	fileRedactions := map[string]int{}
+	for _, f := range []*string{&files.Goal, &files.History, &files.Failure} {
+		var counts map[string]int
+		*f, counts = scrubber.Redact(*f)
+		for rule, n := range counts {
+			fileRedactions[rule] += n
+		}
+	}
 	assumptions, err := readNotes(p.Assumptions())
 	if err != nil {
 		return nil, err
@@ -72,11 +87,33 @@ func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, no
 		Assumptions:        assumptions,
 		Questions:          questions,
 		Budget:             int(cfg.Prompt.Budget),
+		Redactor:           scrubber,
 	})
 	if err != nil {
 		return nil, err
 	}
+	for rule, n := range fileRedactions {
+		pack.Redactions[rule] += n
+	}
 	return &Prepared{Files: files, Pack: pack}, nil
+}
+
+// newScrubber builds the secret scrubber from [scrub] and the
+// environment: the runner's own and the variables given to the agent.
+func newScrubber(cfg *config.Config) (*scrub.Scrubber, error) {
+	environ := os.Environ()
+	for k, v := range cfg.Executor.Env {
+		environ = append(environ, k+"="+v)
+	}
+	extra := make([]scrub.UserRule, 0, len(cfg.Scrub.Rules))
+	for _, r := range cfg.Scrub.Rules {
+		extra = append(extra, scrub.UserRule{Name: r.Name, Regex: r.Regex})
+	}
+	s, err := scrub.New(scrub.Options{Enabled: cfg.Scrub.Enabled, Extra: extra, Allow: cfg.Scrub.Allow, Environ: environ})
+	if err != nil {
+		return nil, fmt.Errorf("config [scrub]: %w", err)
+	}
+	return s, nil
 }
 
 // readNotes reads a notes file for the prompt; a missing file is empty and

@@ -78,11 +78,24 @@ func (r *Runner) record(meta *state.Meta) error {
 	}
 	ix := tree.NewIndex(t)
 	node := ix.Node(meta.Node)
+	if node != nil && out == state.OutcomeDecomposed && len(node.Children) == 0 {
+		// Children that do not fit the tree (an id already used, say) make
+		// the message invalid: an executor error the next attempt is told about.
+		if err := t.AddChildren(ix, node.ID, msg.Children); err != nil {
+			out = state.OutcomeExecutorError
+			meta.Outcome = out
+			meta.Agent.Class = executor.ClassAgentError
+			meta.Agent.Error = "invalid decomposition: " + err.Error()
+			msg = nil
+		} else {
+			ix = tree.NewIndex(t)
+		}
+	}
 	if node == nil {
 		meta.Note = fmt.Sprintf("node %s was removed from the tree during the iteration; outcome not applied", meta.Node)
 		r.log.Warn(meta.Note)
 	} else {
-		r.apply(t, ix, node, meta, msg)
+		r.apply(node, meta, msg)
 		t.Normalize()
 		if err := tree.Save(r.p.Tree(), t); err != nil {
 			return err
@@ -147,7 +160,7 @@ func (r *Runner) record(meta *state.Meta) error {
 }
 
 // apply changes node as the outcome table of SPEC §6 says.
-func (r *Runner) apply(t *tree.Tree, ix *tree.Index, node *tree.Node, meta *state.Meta, msg *executor.Message) {
+func (r *Runner) apply(node *tree.Node, meta *state.Meta, msg *executor.Message) {
 	switch meta.Outcome {
 	case state.OutcomeDone:
 		node.Status = tree.StatusDone
@@ -155,16 +168,6 @@ func (r *Runner) apply(t *tree.Tree, ix *tree.Index, node *tree.Node, meta *stat
 	case state.OutcomeBlocked:
 		node.Status = tree.StatusBlocked
 		node.BlockedReason = oneLine(msg.Summary, 500)
-	case state.OutcomeDecomposed:
-		if len(node.Children) == 0 {
-			if err := t.AddChildren(ix, node.ID, msg.Children); err != nil {
-				// The message was validated before; a conflict with a human
-				// edit made during the iteration lands here.
-				meta.Note = "decomposition not applied: " + err.Error()
-				r.log.Warn(meta.Note)
-				node.Attempts = meta.Attempt
-			}
-		}
 	}
 	if countsAsAttempt(meta.Outcome) {
 		node.Attempts = meta.Attempt
@@ -315,7 +318,7 @@ func logTail(path string) string {
 // progress prints the one line a user sees per iteration.
 func (r *Runner) progress(m *state.Meta) {
 	agent := m.AgentStatus
-	if agent == "" && m.Agent != nil {
+	if (agent == "" || m.Outcome == state.OutcomeExecutorError) && m.Agent != nil {
 		agent = m.Agent.Class
 	}
 	if m.Outcome == state.OutcomeInterrupted {
