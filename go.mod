@@ -1,6 +1,6 @@
 module github.com/runner-cli/runner
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
@@ -24,6 +24,6 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	golang.org/x/exp v0.0.0-20231006140011-7918f672742d // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.37.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
