@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -46,7 +49,7 @@ func runDemo(ctx context.Context, g *globals, opts *demoOptions) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	self, err := os.Executable()
+	self, err := selfPath()
 	if err != nil {
 		return fmt.Errorf("demo: find the runner binary: %w", err)
 	}
@@ -102,4 +105,19 @@ func exitForResultCode(res *loop.Result) int {
 		return ExitInterrupted
 	}
 	return ExitOK
+}
+
+// selfPath is the program the demo runs as its agent: this binary, as it
+// was invoked (so a binary reached through a link keeps its name), falling
+// back to the kernel's answer.
+func selfPath() (string, error) {
+	arg0 := os.Args[0]
+	if !strings.ContainsRune(arg0, filepath.Separator) {
+		if p, err := exec.LookPath(arg0); err == nil {
+			return filepath.Abs(p)
+		}
+	} else if st, err := os.Stat(arg0); err == nil && !st.IsDir() {
+		return filepath.Abs(arg0)
+	}
+	return os.Executable()
 }
