@@ -23,6 +23,13 @@ func TestMain(m *testing.M) {
 		"fakeagent": func() { os.Exit(fakeagent.Main()) },
 		"gen":       func() { os.Exit(gen(os.Args[1:])) },
 		"sizeat":    func() { os.Exit(sizeAtMost(os.Args[1:])) },
+		// Fake codex and claude CLIs (script in FAKEAGENT_SCRIPT); see agent_*.txt.
+		"codex":  func() { os.Exit(fakeagent.MainAs(fakeagent.ModeCodex)) },
+		"claude": func() { os.Exit(fakeagent.MainAs(fakeagent.ModeClaude)) },
+		// Helpers for steering a running runner; see watch_test.go.
+		"waitfor":     func() { os.Exit(waitFor(os.Args[1:])) },
+		"atomicwrite": func() { os.Exit(atomicWrite(os.Args[1:])) },
+		"logged":      func() { os.Exit(logged(os.Args[1:])) },
 	})
 }
 

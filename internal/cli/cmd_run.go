@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 type runOptions struct {
 	MaxIterations int
 	Once          bool
+	Watch         bool
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -24,9 +26,22 @@ selectable), or the iteration limit is reached. Each iteration prints one line.
 Interrupting (Ctrl-C) stops the agent, records the iteration as interrupted and
 exits; the next run retries that task.
 
+.runner/tree.json and .runner/config.toml are re-read before every iteration,
+so they can be edited while the runner works: add tasks, fix a goal, raise
+max_attempts on a blocked task (it reopens). An edit made during an iteration is
+kept; the runner changes only the status fields of the task it worked on. An
+edit that does not validate is reported on stderr, left as it is, and waited
+out until it is fixed. "runner stop" (from another terminal) ends the run after
+the current iteration.
+
+With --watch the runner does not exit when the tree is complete or stuck: it
+says so on stderr and waits for tree.json or config.toml to change, then goes
+on. It ends on "runner stop" (exit 0) or Ctrl-C (exit 130).
+
 EXIT STATUS
   0    the tree is complete, or a stop was requested (--once: one iteration ran)
-  1    error: bad config or tree, lock held by another runner, I/O failure
+  1    error: bad config or tree at start, lock held by another runner, I/O
+       failure (a bad edit made once the run is going is waited out instead)
   3    stuck: blocked tasks, nothing selectable
   4    max_iterations reached with work left
   130  interrupted`,
@@ -37,10 +52,14 @@ EXIT STATUS
 	}
 	cmd.Flags().IntVar(&opts.MaxIterations, "max-iterations", 0, "iterations to run in this invocation (default: loop.max_iterations)")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "run one iteration and exit")
+	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "when the tree is complete or stuck, wait for .runner/tree.json or config.toml to change instead of exiting")
 	return cmd
 }
 
 func runRun(ctx context.Context, g *globals, opts *runOptions) error {
+	if opts.Once && opts.Watch {
+		return errors.New("run: --once and --watch cannot be used together (--once exits after one iteration; --watch never exits on its own)")
+	}
 	p, err := g.paths()
 	if err != nil {
 		return err
@@ -49,7 +68,9 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 		Paths:         p,
 		MaxIterations: opts.MaxIterations,
 		Once:          opts.Once,
+		Watch:         opts.Watch,
 		Progress:      g.streams.Out,
+		Notices:       g.streams.Err,
 		Log:           g.logger.WithPrefix("run"),
 	})
 	if err != nil {

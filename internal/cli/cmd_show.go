@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -115,7 +116,28 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		if a.MessageError != "" && a.MessageError != a.Error {
 			fmt.Fprintf(w, "message:  %s\n", firstLine(a.MessageError))
 		}
+		if a.Evidence != "" {
+			fmt.Fprintf(w, "evidence: %s\n", firstLine(a.Evidence))
+		}
+		for _, rl := range a.RateLimits {
+			reset := ""
+			if rl.ResetAt != nil {
+				reset = ", resets " + rl.ResetAt.Local().Format("2006-01-02 15:04")
+			}
+			fmt.Fprintf(w, "limited:  %s exit %d%s, waited %s: %s\n", rl.At.Local().Format("15:04:05"), rl.ExitCode, reset,
+				time.Duration(rl.WaitMS)*time.Millisecond, firstLine(rl.Evidence))
+		}
+		if len(a.PermissionDenials) > 0 {
+			fmt.Fprintf(w, "refused:  %d tool calls (permission_denials; see executor.args):\n", len(a.PermissionDenials))
+			for _, d := range a.PermissionDenials {
+				fmt.Fprintf(w, "          %s %s\n", d.Tool, d.Input)
+			}
+		}
 	}
+	if m.Usage != nil {
+		fmt.Fprintf(w, "usage:    %s\n", m.Usage)
+	}
+	printEventSummary(w, p, runDir)
 	if m.AgentStatus != "" {
 		fmt.Fprintf(w, "status:   %s\n", m.AgentStatus)
 	}

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -12,11 +15,18 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/watch"
 )
 
 type statusOptions struct {
-	JSON bool
+	JSON   bool
+	Follow bool
 }
+
+// followRecheck is how often `runner status --follow` re-reads the state
+// without being told that a file changed: it catches what change
+// notifications cannot (a runner exiting releases its lock silently).
+const followRecheck = 2 * time.Second
 
 func newStatusCmd(g *globals) *cobra.Command {
 	opts := &statusOptions{}
@@ -26,13 +36,22 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `Show progress (tasks done, blocked), the current iteration if a runner is
 working, the last recorded iteration and its outcome, and the tree with status
 marks: [x] done, [ ] open, [!] blocked, [>] next. Reads only; safe while a run
-is going.`,
+is going.
+
+With --follow it keeps going, redrawing whenever the tree, the config or the
+run state changes (and every few seconds as a fallback), until interrupted
+(Ctrl-C ends it with exit status 0). On a terminal each rendering replaces the
+previous one; otherwise each is printed after a "--- status at HH:MM:SS" line.
+With --json --follow every rendering is one JSON object on one line. A file
+that does not load (say, tree.json half edited) is shown as an error and
+followed until it loads again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runStatus(g, opts)
+			return runStatus(cmd.Context(), g, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
+	cmd.Flags().BoolVar(&opts.Follow, "follow", false, "redraw whenever the state changes, until interrupted")
 	return cmd
 }
 
@@ -44,6 +63,8 @@ type StatusReport struct {
 	Last     *LastIteration  `json:"last"`
 	Next     string          `json:"next,omitempty"`
 	Tree     *StatusTreeNode `json:"tree"`
+	// Usage sums what the agents reported over every run (run_state.json).
+	Usage state.Usage `json:"usage"`
 }
 
 // StatusProgress counts tasks (leaves).
@@ -118,27 +139,22 @@ func buildStatus(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunS
 		return s
 	}
 	rep.Tree = conv(t.Root)
+	rep.Usage = rs.Usage
 	return rep
 }
 
-func runStatus(g *globals, opts *statusOptions) error {
+func runStatus(ctx context.Context, g *globals, opts *statusOptions) error {
 	p, err := g.paths()
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(p.Config())
+	if opts.Follow {
+		return followStatus(ctx, g, p, opts)
+	}
+	rep, err := loadStatus(p)
 	if err != nil {
 		return err
 	}
-	t, err := tree.Load(p.Tree())
-	if err != nil {
-		return err
-	}
-	rs, err := state.LoadRunState(p.RunState())
-	if err != nil {
-		return err
-	}
-	rep := buildStatus(p, cfg, t, rs)
 	if opts.JSON {
 		enc := json.NewEncoder(g.streams.Out)
 		enc.SetIndent("", "  ")
@@ -146,6 +162,98 @@ func runStatus(g *globals, opts *statusOptions) error {
 	}
 	printStatus(g.streams.Out, rep)
 	return nil
+}
+
+// loadStatus reads the config, the tree and the run state, and builds
+// the report. It writes nothing.
+func loadStatus(p state.Paths) (*StatusReport, error) {
+	cfg, err := config.Load(p.Config())
+	if err != nil {
+		return nil, err
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		return nil, err
+	}
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		return nil, err
+	}
+	return buildStatus(p, cfg, t, rs), nil
+}
+
+// followStatus renders the status each time the files it is built from
+// change, and every followRecheck, printing only renderings that differ
+// from the previous one, until ctx ends.
+func followStatus(ctx context.Context, g *globals, p state.Paths, opts *statusOptions) error {
+	out := g.streams.Out
+	var changes <-chan []string
+	w, err := watch.New([]string{p.Config(), p.Tree(), p.RunState(), p.Journal(), p.Lock()}, watch.Options{
+		OnError: func(err error) { g.logger.Warn("watching .runner for changes", "err", err) },
+	})
+	if err != nil {
+		g.logger.Warn("cannot watch .runner for changes; redrawing every few seconds instead", "err", err)
+	} else {
+		defer w.Close()
+		changes = w.Changes()
+	}
+	tick := time.NewTicker(followRecheck)
+	defer tick.Stop()
+	tty := !opts.JSON && isTerminal(out)
+	last := ""
+	for {
+		text := renderFollow(p, opts)
+		if text != last {
+			last = text
+			switch {
+			case tty:
+				fmt.Fprint(out, "\x1b[H\x1b[2J"+text) // home, clear screen
+			case opts.JSON:
+				fmt.Fprint(out, text)
+			default:
+				fmt.Fprintf(out, "--- status at %s\n%s", time.Now().Format("15:04:05"), text)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// renderFollow is one rendering of --follow; a state that does not load
+// renders as the error, to be redrawn once it loads again.
+func renderFollow(p state.Paths, opts *statusOptions) string {
+	rep, err := loadStatus(p)
+	var b bytes.Buffer
+	switch {
+	case err != nil && opts.JSON:
+		data, _ := json.Marshal(map[string]string{"error": err.Error()})
+		b.Write(append(data, '\n'))
+	case err != nil:
+		fmt.Fprintf(&b, "cannot show the status (shown again once this is fixed):\n%v\n", err)
+	case opts.JSON:
+		data, _ := json.Marshal(rep)
+		b.Write(append(data, '\n'))
+	default:
+		printStatus(&b, rep)
+	}
+	return b.String()
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }
 
 // maxStatusLines bounds the tree outline printed by `runner status`.
@@ -177,6 +285,9 @@ func printStatus(w io.Writer, rep *StatusReport) {
 		}
 	} else {
 		fmt.Fprintln(w, "last:       no iteration yet")
+	}
+	if !rep.Usage.IsZero() {
+		fmt.Fprintf(w, "usage:      %s (all runs)\n", rep.Usage)
 	}
 	if rep.Next != "" {
 		fmt.Fprintf(w, "next:       %s\n", rep.Next)

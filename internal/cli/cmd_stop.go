@@ -15,7 +15,10 @@ func newStopCmd(g *globals) *cobra.Command {
 		Use:   "stop",
 		Short: "Ask the running runner to finish its current iteration and exit",
 		Long: `Ask the runner working in this repository to finish its current iteration and
-exit 0. Returns at once and says whether a runner was running.`,
+exit 0; a runner that is waiting (run --watch with nothing to do, or waiting
+for an edit to be fixed) exits at once. Works from any terminal: it writes
+.runner/state/stop, which the runner watches. Returns at once and says whether
+a runner was running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStop(g)
@@ -43,6 +46,6 @@ func runStop(g *globals) error {
 	if err := fsutil.WriteFileAtomic(p.StopRequest(), []byte(fmt.Sprintf("stop requested by pid %d\n", os.Getpid())), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.streams.Out, "asked the runner (%s) to stop after its current iteration\n", holder)
+	fmt.Fprintf(g.streams.Out, "asked the runner (%s) to stop after its current iteration, or at once if it is waiting\n", holder)
 	return nil
 }

@@ -40,7 +40,25 @@ const (
 	DefaultMaxAttempts      = 3
 	DefaultOnBlocked        = OnBlockedStop
 	DefaultMaxWait          = 6 * time.Hour
+	DefaultMaxConsecErrors  = 3
+	DefaultBackoff          = time.Minute
+	DefaultBackoffMax       = 30 * time.Minute
 )
+
+// DefaultRateLimitPatterns are the regular expressions (Go syntax) that
+// mark a failed agent run as hitting a usage or rate limit when
+// executor.rate_limit_patterns is not set. They are matched against the
+// agent's error events, its Claude result text and the lines it printed
+// outside its JSON event stream, and only when the run failed.
+var DefaultRateLimitPatterns = []string{
+	`(?i)too many requests`,
+	`(?i)(http|status|error|code)\W{0,3}429\b`,
+	`(?i)rate[ _-]?limit`,
+	`(?i)usage limit`,
+	`(?i)(hit|reached) your (\S+ ){0,2}limit`,
+	`(?i)quota`,
+	`(?i)resource[ _]exhausted`,
+}
 
 // MaxFileSize is the largest config file Load reads.
 const MaxFileSize = 1 << 20
@@ -82,7 +100,24 @@ type Executor struct {
 	// EnvDrop names environment variables removed from the agent's
 	// environment.
 	EnvDrop []string `toml:"env_drop"`
+	// RateLimitPatterns are regular expressions (Go syntax) that mark a
+	// failed run as rate_limited; unset means DefaultRateLimitPatterns.
+	RateLimitPatterns []string `toml:"rate_limit_patterns"`
+	// Prices turn reported tokens into a cost for agents that report no
+	// cost of their own (Codex).
+	Prices Prices `toml:"prices"`
 }
+
+// Prices are US dollars per million tokens; all zero means no prices are
+// set. CachedInput is Input when the file does not write it.
+type Prices struct {
+	Input       float64 `toml:"input"`
+	CachedInput float64 `toml:"cached_input"`
+	Output      float64 `toml:"output"`
+}
+
+// IsSet reports whether any price is set.
+func (p Prices) IsSet() bool { return p.Input != 0 || p.CachedInput != 0 || p.Output != 0 }
 
 // Guard is one verification command, run with sh -c in the repository root.
 type Guard struct {
@@ -106,8 +141,9 @@ type Loop struct {
 	MaxAttempts int `toml:"max_attempts"`
 	// OnBlocked is "stop" or "continue".
 	OnBlocked string `toml:"on_blocked"`
-	// MaxWait is the longest the runner waits out a usage or rate limit
-	// before treating the run as an executor error.
+	// MaxWait is the longest the runner waits out usage or rate limits in
+	// one iteration; when a limit would need a longer wait, the run stops
+	// (exit 1) without spending an attempt.
 	MaxWait Duration `toml:"max_wait"`
 	// MaxCostUSD stops the run once the summed cost reaches it; zero means
 	// no limit.
@@ -115,6 +151,15 @@ type Loop struct {
 	// MaxTokens stops the run once the summed tokens reach it; zero means
 	// no limit.
 	MaxTokens int64 `toml:"max_tokens"`
+	// MaxConsecutiveErrors stops the run (exit 1) after this many agent
+	// runs in a row, across nodes, failed (not counting rate limits);
+	// zero turns the check off.
+	MaxConsecutiveErrors int `toml:"max_consecutive_errors"`
+	// RateLimitBackoff is the first wait after a usage or rate limit that
+	// names no reset time; each further wait doubles, up to
+	// RateLimitBackoffMax. It is also the margin added to a reset time.
+	RateLimitBackoff    Duration `toml:"rate_limit_backoff"`
+	RateLimitBackoffMax Duration `toml:"rate_limit_backoff_max"`
 }
 
 // Scrub configures secret redaction in prompts.
@@ -161,6 +206,8 @@ func Default() *Config {
 			Timeout:     Duration{DefaultTimeout},
 			KillGrace:   Duration{DefaultKillGrace},
 			OutputLimit: DefaultOutputLimit,
+
+			RateLimitPatterns: append([]string(nil), DefaultRateLimitPatterns...),
 		},
 		Prompt: Prompt{Budget: DefaultBudget},
 		Loop: Loop{
@@ -168,6 +215,10 @@ func Default() *Config {
 			MaxAttempts:   DefaultMaxAttempts,
 			OnBlocked:     DefaultOnBlocked,
 			MaxWait:       Duration{DefaultMaxWait},
+
+			MaxConsecutiveErrors: DefaultMaxConsecErrors,
+			RateLimitBackoff:     Duration{DefaultBackoff},
+			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
 		Scrub: Scrub{Enabled: true},
 	}

@@ -64,6 +64,11 @@ func TestDefaultValues(t *testing.T) {
 		{"max_iterations", c.Loop.MaxIterations, 100},
 		{"max_attempts", c.Loop.MaxAttempts, 3},
 		{"on_blocked", c.Loop.OnBlocked, "stop"},
+		{"max_consecutive_errors", c.Loop.MaxConsecutiveErrors, 3},
+		{"rate_limit_backoff", c.Loop.RateLimitBackoff.Duration, time.Minute},
+		{"rate_limit_backoff_max", c.Loop.RateLimitBackoffMax.Duration, 30 * time.Minute},
+		{"rate_limit_patterns", c.Executor.RateLimitPatterns, DefaultRateLimitPatterns},
+		{"prices", c.Executor.Prices.IsSet(), false},
 		{"scrub.enabled", c.Scrub.Enabled, true},
 		{"guards", len(c.Guards), 0},
 	}
@@ -89,6 +94,8 @@ kill_grace = "3s"
 output_limit = "2MB"
 env = { GOCACHE = "/tmp/gc", IS_SANDBOX = "1" }
 env_drop = ["OPENAI_API_KEY"]
+rate_limit_patterns = ["slow down"]
+prices = { input = 3, output = 15 }
 
 [[guard]]
 name = "vet"
@@ -110,6 +117,9 @@ on_blocked = "continue"
 max_wait = "1h"
 max_cost_usd = 12.5
 max_tokens = 1000000
+max_consecutive_errors = 0
+rate_limit_backoff = "10s"
+rate_limit_backoff_max = "5m"
 
 [scrub]
 enabled = false
@@ -124,8 +134,10 @@ regex = 'itk_[a-z0-9]{8}'
 			Preset: "claude", Bin: "/opt/claude", Args: []string{"--model", "opus"},
 			Timeout: Duration{45 * time.Minute}, IdleTimeout: Duration{5 * time.Minute},
 			KillGrace: Duration{3 * time.Second}, OutputLimit: 2 * MB,
-			Env:     map[string]string{"GOCACHE": "/tmp/gc", "IS_SANDBOX": "1"},
-			EnvDrop: []string{"OPENAI_API_KEY"},
+			Env:               map[string]string{"GOCACHE": "/tmp/gc", "IS_SANDBOX": "1"},
+			EnvDrop:           []string{"OPENAI_API_KEY"},
+			RateLimitPatterns: []string{"slow down"},
+			Prices:            Prices{Input: 3, CachedInput: 3, Output: 15},
 		},
 		Guards: []Guard{
 			{Name: "vet", Run: "go vet ./...", Timeout: Duration{10 * time.Minute}, OutputLimit: MiB},
@@ -133,7 +145,8 @@ regex = 'itk_[a-z0-9]{8}'
 		},
 		Prompt: Prompt{Budget: 64 * KiB},
 		Loop: Loop{MaxIterations: 7, MaxAttempts: 2, OnBlocked: "continue",
-			MaxWait: Duration{time.Hour}, MaxCostUSD: 12.5, MaxTokens: 1000000},
+			MaxWait: Duration{time.Hour}, MaxCostUSD: 12.5, MaxTokens: 1000000,
+			MaxConsecutiveErrors: 0, RateLimitBackoff: Duration{10 * time.Second}, RateLimitBackoffMax: Duration{5 * time.Minute}},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
 	}
@@ -208,6 +221,15 @@ func TestValidationRules(t *testing.T) {
 		{"negative cost", "[loop]\nmax_cost_usd = -1\n", 2, "loop.max_cost_usd", "0 or more"},
 		{"infinite cost", "[loop]\nmax_cost_usd = inf\n", 2, "loop.max_cost_usd", "0 or more"},
 		{"negative tokens", "[loop]\nmax_tokens = -1\n", 2, "loop.max_tokens", "0 or more"},
+		{"codex cost limit without prices", "[loop]\nmax_cost_usd = 5\n", 2, "executor.prices", "must be set when loop.max_cost_usd is"},
+		{"negative price", "[executor]\nprices = { input = -1, output = 2 }\n", 2, "executor.prices.input", "0 or more"},
+		{"unknown price", "[executor]\nprices = { inputs = 1 }\n", 2, "", `unknown key "executor.prices.inputs" (did you mean "executor.prices.input"?)`},
+		{"price not a number", "[executor]\nprices = { output = \"2\" }\n", 2, "executor.prices.output", "want a number"},
+		{"bad rate limit pattern", "[executor]\nrate_limit_patterns = [\"ok\", \"(x\"]\n", 2, "executor.rate_limit_patterns[1]", "does not compile"},
+		{"empty rate limit pattern", "[executor]\nrate_limit_patterns = [\"a*\"]\n", 2, "executor.rate_limit_patterns[0]", "matches the empty string"},
+		{"negative consecutive errors", "[loop]\nmax_consecutive_errors = -1\n", 2, "loop.max_consecutive_errors", "0 or more"},
+		{"zero backoff", "[loop]\nrate_limit_backoff = \"0s\"\n", 2, "loop.rate_limit_backoff", "greater than zero"},
+		{"backoff max below base", "[loop]\nrate_limit_backoff = \"5m\"\nrate_limit_backoff_max = \"1m\"\n", 3, "loop.rate_limit_backoff_max", "must not be shorter"},
 		{"guard without name", "[[guard]]\nrun = \"true\"\n", 1, "guard[0].name", "needs a name"},
 		{"guard without run", "[[guard]]\nname = \"t\"\nrun = \"  \"\n", 3, "guard[0].run", "needs a command"},
 		{"guard without run key", "\n[[guard]]\nname = \"t\"\n", 2, "guard[0].run", "needs a command"},
@@ -542,5 +564,30 @@ func TestParentPath(t *testing.T) {
 		if got := parentPath(in); got != want {
 			t.Errorf("parentPath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestExampleCommentedValues checks that the commented-out lines of the
+// example config.toml that show a key's built-in value or a sample load,
+// and that rate_limit_patterns shows exactly the built-in list.
+func TestExampleCommentedValues(t *testing.T) {
+	data, err := runner.Example.ReadFile(runner.ExampleDir + "/config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		for _, key := range []string{"rate_limit_patterns", "prices"} {
+			if strings.HasPrefix(line, "# "+key+" = ") {
+				lines[key] = strings.TrimPrefix(line, "# ")
+			}
+		}
+	}
+	cfg := mustParse(t, "[executor]\n"+lines["rate_limit_patterns"]+"\n"+lines["prices"]+"\n[loop]\nmax_cost_usd = 5\n")
+	if !reflect.DeepEqual(cfg.Executor.RateLimitPatterns, DefaultRateLimitPatterns) {
+		t.Errorf("commented rate_limit_patterns = %q, want the built-in %q", cfg.Executor.RateLimitPatterns, DefaultRateLimitPatterns)
+	}
+	if want := (Prices{Input: 1.25, CachedInput: 0.125, Output: 10}); cfg.Executor.Prices != want {
+		t.Errorf("commented prices = %+v, want %+v", cfg.Executor.Prices, want)
 	}
 }

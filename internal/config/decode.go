@@ -17,10 +17,11 @@ import (
 // Keys each table accepts, for unknown-key checks and suggestions.
 var (
 	rootKeys     = []string{"executor", "guard", "prompt", "loop", "scrub"}
-	executorKeys = []string{"preset", "bin", "args", "command", "timeout", "idle_timeout", "kill_grace", "output_limit", "env", "env_drop"}
+	executorKeys = []string{"preset", "bin", "args", "command", "timeout", "idle_timeout", "kill_grace", "output_limit", "env", "env_drop", "rate_limit_patterns", "prices"}
+	pricesKeys   = []string{"input", "cached_input", "output"}
 	guardKeys    = []string{"name", "run", "timeout", "output_limit"}
 	promptKeys   = []string{"budget"}
-	loopKeys     = []string{"max_iterations", "max_attempts", "on_blocked", "max_wait", "max_cost_usd", "max_tokens"}
+	loopKeys     = []string{"max_iterations", "max_attempts", "on_blocked", "max_wait", "max_cost_usd", "max_tokens", "max_consecutive_errors", "rate_limit_backoff", "rate_limit_backoff_max"}
 	scrubKeys    = []string{"enabled", "rules", "allow"}
 	scrubRuleKey = []string{"name", "regex"}
 )
@@ -202,10 +203,36 @@ func (d *decoder) executor(path string, t map[string]any, e *Executor) {
 			d.strMap(p, v, &e.Env)
 		case "env_drop":
 			d.strList(p, v, &e.EnvDrop)
+		case "rate_limit_patterns":
+			d.strList(p, v, &e.RateLimitPatterns)
+		case "prices":
+			if t, ok := d.table(p, v); ok {
+				d.prices(p, t, &e.Prices)
+			}
 		default:
 			delete(d.set, p)
 			d.unknown(path, k, executorKeys)
 		}
+	}
+}
+
+func (d *decoder) prices(path string, t map[string]any, pr *Prices) {
+	cachedSet := false
+	for _, k := range sortedKeys(t) {
+		v, p := t[k], keyPath(path, k)
+		switch k {
+		case "input":
+			d.number(p, v, &pr.Input)
+		case "cached_input":
+			cachedSet = d.number(p, v, &pr.CachedInput)
+		case "output":
+			d.number(p, v, &pr.Output)
+		default:
+			d.unknown(path, k, pricesKeys)
+		}
+	}
+	if !cachedSet {
+		pr.CachedInput = pr.Input
 	}
 }
 
@@ -269,6 +296,12 @@ func (d *decoder) loop(path string, t map[string]any, l *Loop) {
 			if d.integer(p, v, &n) {
 				l.MaxTokens = int64(n)
 			}
+		case "max_consecutive_errors":
+			d.integer(p, v, &l.MaxConsecutiveErrors)
+		case "rate_limit_backoff":
+			d.duration(p, v, &l.RateLimitBackoff)
+		case "rate_limit_backoff_max":
+			d.duration(p, v, &l.RateLimitBackoffMax)
 		default:
 			d.unknown(path, k, loopKeys)
 		}

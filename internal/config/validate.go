@@ -66,6 +66,23 @@ func (d *decoder) validate(c *Config) {
 			d.addf(indexPath("executor.env_drop", i), "%q is not a valid environment variable name", k)
 		}
 	}
+	for i, pat := range e.RateLimitPatterns {
+		re, err := regexp.Compile(pat)
+		switch {
+		case err != nil:
+			d.addf(indexPath("executor.rate_limit_patterns", i), "does not compile: %v", err)
+		case re.MatchString(""):
+			d.addf(indexPath("executor.rate_limit_patterns", i), "%q matches the empty string, so every failed run would count as rate limited", pat)
+		}
+	}
+	for _, pr := range []struct {
+		key string
+		v   float64
+	}{{"input", e.Prices.Input}, {"cached_input", e.Prices.CachedInput}, {"output", e.Prices.Output}} {
+		if math.IsNaN(pr.v) || math.IsInf(pr.v, 0) || pr.v < 0 {
+			d.addf("executor.prices."+pr.key, "must be US dollars per million tokens, 0 or more, got %v", pr.v)
+		}
+	}
 
 	seen := map[string]int{}
 	for i, g := range c.Guards {
@@ -102,6 +119,17 @@ func (d *decoder) validate(c *Config) {
 	}
 	if l.MaxTokens < 0 {
 		d.addf("loop.max_tokens", "must be 0 or more (0 = no limit), got %d", l.MaxTokens)
+	}
+	if l.MaxCostUSD > 0 && e.Preset == PresetCodex && !e.Prices.IsSet() {
+		d.addAt("loop.max_cost_usd", "executor.prices", "must be set when loop.max_cost_usd is: Codex reports tokens, not dollars, so the cost is tokens × prices; for example prices = { input = 1.25, cached_input = 0.125, output = 10.0 } (US dollars per million tokens)")
+	}
+	if l.MaxConsecutiveErrors < 0 {
+		d.addf("loop.max_consecutive_errors", "must be 0 or more (0 = off), got %d", l.MaxConsecutiveErrors)
+	}
+	d.positive("loop.rate_limit_backoff", l.RateLimitBackoff, `"1m"`)
+	d.positive("loop.rate_limit_backoff_max", l.RateLimitBackoffMax, `"30m"`)
+	if l.RateLimitBackoffMax.Duration > 0 && l.RateLimitBackoffMax.Duration < l.RateLimitBackoff.Duration {
+		d.addf("loop.rate_limit_backoff_max", "must not be shorter than loop.rate_limit_backoff (%s), got %s", l.RateLimitBackoff.Duration, l.RateLimitBackoffMax.Duration)
 	}
 
 	names := map[string]int{}

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/state"
 )
 
 // Options configure the executor; they mirror the [executor] table of
@@ -42,6 +44,16 @@ type Options struct {
 
 	Env     map[string]string // extra environment variables
 	EnvDrop []string          // inherited variables to remove (CLAUDECODE always is)
+
+	// RateLimitPatterns mark a failed run as rate_limited when one matches
+	// an error the agent reported or a line it printed outside its JSON
+	// events. Claude's api_error_status 429 needs no pattern.
+	RateLimitPatterns []*regexp.Regexp
+	// Prices compute a cost from the reported tokens when the agent
+	// reports none.
+	Prices Prices
+	// Now is the clock reset times are read against; nil = time.Now.
+	Now func() time.Time
 }
 
 // Request is one agent run.
@@ -55,6 +67,12 @@ type Request struct {
 	PromptFile string // runs/NNNNNN/prompt.md, already written by the caller
 	SchemaFile string // .runner/state/output.schema.json, holding OutputSchema
 	OnStart    func(pid, pgid int)
+
+	// Retry is 0 for the first agent run of an iteration. A later run of
+	// the same iteration (after a rate limit) appends its output to the
+	// executor.log and events.jsonl of the earlier ones, after a line
+	// saying so; everything Run reads back comes from this run only.
+	Retry int
 }
 
 // Classes of an agent run (Result.Class).
@@ -81,9 +99,27 @@ type Result struct {
 	MessageSource string
 	MessageError  string // why no valid message was found
 
-	LogTail  string // the last lines of executor.log, for the next attempt's history
+	LogTail  string // the last lines of executor.log (codex, claude: its non-JSON lines), for the next attempt's history
 	LogBytes int64  // output received
 	CutBytes int64  // output left out of executor.log by OutputLimit
+
+	// Evidence is what a class other than ok rests on: the Codex error
+	// event, the Claude result subtype and text, or the matching line the
+	// agent printed, prefixed with where it came from.
+	Evidence string
+	// AgentFailed is set when the agent itself failed: a non-zero exit or
+	// a signal, an error it reported (Claude is_error, a Codex turn.failed
+	// or error event), a timeout or idle stop. A run that finished but
+	// gave no valid final message did not fail in this sense.
+	AgentFailed bool
+	// ResetAt is when a usage limit resets, when the agent said so
+	// (Class rate_limited only).
+	ResetAt *time.Time
+	// Usage is what the agent reported it used; nil when it reported
+	// nothing.
+	Usage *state.Usage
+	// PermissionDenials are the tool calls the agent was refused.
+	PermissionDenials []state.PermissionDenial
 }
 
 // Files of an iteration written by Run.
@@ -98,6 +134,7 @@ const (
 	outputFileMax  = 4 << 20 // larger output files are refused
 	logTailLines   = 20
 	errorTailLines = 10
+	clueLines      = 50 // lines printed outside the events searched for evidence
 )
 
 // OutputFile returns the {output_file} of an iteration.
@@ -136,8 +173,23 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	var sink io.Writer = tail
 	var events *os.File
 	var tee *teeWriter
+	logPath := filepath.Join(r.RunDir, LogFileName)
+	var logStart int64 // where this run's output starts in executor.log
+	if r.Retry > 0 {
+		mark := fmt.Sprintf("\n--- runner: agent run %d of iteration %d, after a usage or rate limit ---\n", r.Retry+1, r.Iteration)
+		if err := fsutil.AppendSync(logPath, []byte(mark)); err != nil {
+			return nil, fmt.Errorf("mark the next agent run in the log: %w", err)
+		}
+		if st, err := os.Stat(logPath); err == nil {
+			logStart = st.Size()
+		}
+	}
 	if o.Preset == PresetCodex || o.Preset == PresetClaude {
-		events, err = os.Create(filepath.Join(r.RunDir, EventsFileName))
+		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if r.Retry > 0 {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		}
+		events, err = os.OpenFile(filepath.Join(r.RunDir, EventsFileName), flags, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("create events file: %w", err)
 		}
@@ -146,7 +198,6 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		sink = tee
 	}
 
-	logPath := filepath.Join(r.RunDir, LogFileName)
 	pr := proc.Run(ctx, proc.Spec{
 		Argv:        argv,
 		Dir:         r.Root,
@@ -154,6 +205,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		Stdin:       r.Prompt,
 		Log:         logPath,
 		LogLimit:    o.OutputLimit,
+		LogAppend:   r.Retry > 0,
 		Stdout:      sink,
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
@@ -178,10 +230,17 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	if ioErr != nil {
 		return res, fmt.Errorf("record executor output in %s: %w", r.RunDir, ioErr)
 	}
-	res.LogTail = lastLines(logPath, logTailLines)
+	logEnd := logWindow(logPath, logStart)
+	res.LogTail = lastLinesOf(logEnd, logTailLines)
+	if o.Preset == PresetCodex || o.Preset == PresetClaude {
+		// Their stdout is JSON events, saved in events.jsonl and read into
+		// Error and Evidence; the tail keeps what they printed besides.
+		res.LogTail = strings.Join(outsideLines(logEnd, o.Preset, logTailLines), "\n")
+	}
 
+	stdout := tail.Bytes()
 	outData, readErr := fsutil.ReadLimited(out, outputFileMax, true)
-	f := findMessage(outData, tail.Bytes())
+	f := findMessage(outData, stdout)
 	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
 		// The agent wrote an output file that cannot be used (too large,
 		// not UTF-8): it is still the first source, so it decides.
@@ -192,45 +251,17 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		res.Message = nil
 		res.MessageError = f.err.Error()
 	}
-	res.Class, res.Error = classify(o, pr, f)
+	cx := scanCodex(stdout)
+	v := classify(o, pr, f, cx, outsideLines(logEnd, o.Preset, clueLines))
+	res.Class, res.Error, res.Evidence, res.AgentFailed, res.ResetAt = v.class, v.reason, v.evidence, v.failed, v.resetAt
+	res.Usage = usageOf(f.claude, cx, o.Prices)
+	res.PermissionDenials = denialsOf(f.claude, cx)
 	if res.Class != ClassOK && res.Class != ClassInterrupted {
 		if ev := lastLinesOf(res.LogTail, errorTailLines); ev != "" {
 			res.Error += "; last lines of executor.log:\n" + ev
 		}
 	}
 	return res, nil
-}
-
-// classify decides the class of a run from the way it ended, the Claude
-// result event and the message lookup, and says why it is not ok.
-func classify(o Options, pr proc.Result, f found) (class, reason string) {
-	switch {
-	case pr.Canceled:
-		return ClassInterrupted, "the runner was interrupted; the agent's process group was stopped"
-	case pr.TimedOut:
-		return ClassTimeout, fmt.Sprintf("agent timed out after %s; its process group was killed", o.Timeout)
-	case pr.Idle:
-		return ClassIdle, fmt.Sprintf("agent printed nothing for %s; its process group was killed", o.IdleTimeout)
-	}
-	// A later step classifies usage and rate limits here (ClassRateLimited:
-	// wait and retry without spending an attempt), from the exit code, the
-	// Claude result event / Codex error events and the log tail, before the
-	// generic agent errors below.
-	switch {
-	case pr.Signal != "":
-		return ClassAgentError, fmt.Sprintf("agent was killed by %s", pr.Signal)
-	case pr.ExitCode != 0:
-		return ClassAgentError, fmt.Sprintf("agent exited with status %d", pr.ExitCode)
-	case f.claude != nil && f.claude.IsError:
-		text := ""
-		if f.claude.Result != nil {
-			text = ": " + excerpt([]byte(*f.claude.Result), 300)
-		}
-		return ClassAgentError, fmt.Sprintf("claude reported an error (subtype %q)%s", f.claude.Subtype, text)
-	case f.err != nil:
-		return ClassAgentError, "agent gave no valid final message: " + f.err.Error()
-	}
-	return ClassOK, ""
 }
 
 // buildEnv returns the agent's environment: the runner's, without
@@ -293,8 +324,9 @@ func (t *teeWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// lastLines returns the last n lines of the end of a file ("" if unreadable).
-func lastLines(path string, n int) string {
+// logWindow returns the end of a log file from offset from on, at most
+// 16 KiB of it, starting at a line boundary ("" if unreadable).
+func logWindow(path string, from int64) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -302,20 +334,25 @@ func lastLines(path string, n int) string {
 	defer f.Close()
 	const window = 16 << 10
 	st, err := f.Stat()
-	if err != nil {
+	if err != nil || st.Size() <= from {
 		return ""
 	}
-	off := max(int64(0), st.Size()-window)
+	off := max(from, st.Size()-window)
 	buf := make([]byte, st.Size()-off)
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
 		return ""
 	}
-	if off > 0 {
+	if off > from {
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			buf = buf[i+1:] // drop the partial first line
 		}
 	}
-	return lastLinesOf(strings.ToValidUTF8(string(buf), "\uFFFD"), n)
+	return strings.ToValidUTF8(string(buf), "\uFFFD")
+}
+
+// lastLines returns the last n lines of the end of a file ("" if unreadable).
+func lastLines(path string, n int) string {
+	return lastLinesOf(logWindow(path, 0), n)
 }
 
 // lastLinesOf returns the last n lines of s, ignoring trailing newlines.

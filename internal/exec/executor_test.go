@@ -259,7 +259,7 @@ func TestRunClassifiesAndFindsMessage(t *testing.T) {
 		{"claude preset", "claude", `{"default": {"message": ` + done + `, "deliver": "claude"}}`, "",
 			ClassOK, SourceResultEvent, "all good", nil, ""},
 		{"claude is_error with exit 0", "claude", `{"default": {"deliver": "claude", "is_error": true, "text": "API Error: 500 overloaded"}}`, "",
-			ClassAgentError, SourceResultEvent, "", []string{`claude reported an error (subtype "error_during_execution")`, "API Error: 500 overloaded"},
+			ClassAgentError, SourceResultEvent, "", []string{`claude reported an error (subtype "error_during_execution", is_error true)`, "API Error: 500 overloaded"},
 			"claude result text holds no JSON object"},
 		{"garbage", "command", `{"default": {"deliver": "garbage"}}`, "",
 			ClassAgentError, SourceOutputFile, "", []string{"no valid final message: output file: holds no JSON object"}, "holds no JSON object"},

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -199,6 +200,50 @@ type claudeResult struct {
 	Subtype string
 	IsError bool
 	Result  *string // nil when the event has no result text
+
+	APIErrorStatus int      // api_error_status, 0 when absent
+	Errors         []string // errors of the error subtypes (error_max_turns, ...)
+	CostUSD        *float64 // total_cost_usd
+	Usage          *claudeUsage
+	Denials        []claudeDenial // permission_denials
+}
+
+// claudeUsage is the usage object of a Claude result event. Its
+// input_tokens leave out the cache reads and writes.
+type claudeUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+}
+
+// claudeDenial is one entry of a result event's permission_denials.
+type claudeDenial struct {
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// readExtras reads the informative fields of a result event; each is
+// decoded on its own, and one of an unexpected type is left out.
+func (c *claudeResult) readExtras(obj []byte) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(obj, &fields) != nil {
+		return
+	}
+	var status int
+	if json.Unmarshal(fields["api_error_status"], &status) == nil {
+		c.APIErrorStatus = status
+	}
+	json.Unmarshal(fields["errors"], &c.Errors)
+	var cost float64
+	if json.Unmarshal(fields["total_cost_usd"], &cost) == nil {
+		c.CostUSD = &cost
+	}
+	var u claudeUsage
+	if json.Unmarshal(fields["usage"], &u) == nil {
+		c.Usage = &u
+	}
+	json.Unmarshal(fields["permission_denials"], &c.Denials)
 }
 
 type found struct {
@@ -292,6 +337,7 @@ func lastClaudeResult(data []byte, spans [][2]int) *claudeResult {
 			text := r.Str
 			c.Result = &text
 		}
+		c.readExtras(data[spans[i][0]:spans[i][1]])
 		return c
 	}
 	return nil

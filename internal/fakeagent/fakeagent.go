@@ -62,6 +62,50 @@
 //	exit            exit code
 //
 // Paths are relative to the working directory.
+//
+// # Playing codex and claude
+//
+// With FAKEAGENT_MODE=codex or claude (or MainAs), the fake takes the
+// command line of the real CLI (`codex exec [flags] -`, `claude -p
+// [flags]`) and refuses flags the real one does not know, reads the script
+// from FAKEAGENT_SCRIPT, and prints what the real one prints: for codex the
+// --json event stream (thread.started, turn.started, item.started and
+// item.completed for command_execution, file_change and agent_message
+// items, turn.completed with usage, or error and turn.failed) and the -o
+// file; for claude the stream-json events (system init, assistant and user
+// tool events, then a result event with subtype, is_error, result,
+// total_cost_usd, usage, permission_denials, api_error_status), or the
+// json envelope, or text. These step fields apply:
+//
+//	write           files written and reported (codex file_change, claude
+//	                Write tool); claude refuses them without an edit
+//	                permission, codex with --sandbox read-only
+//	commands        [{command, output, exit_code, declined}]: commands
+//	                reported as run (codex command_execution, claude Bash
+//	                tool, refused without a Bash permission); nothing runs
+//	message         the final message: codex's last agent_message and -o
+//	                file, claude's result text (in a code block)
+//	usage           {input_tokens, cached_input_tokens, output_tokens,
+//	                cost_usd}: codex turn.completed usage; claude usage and
+//	                total_cost_usd
+//	error           the run fails with this text: codex prints an error
+//	                and a turn.failed event, leaves the -o file empty and
+//	                exits 1; claude ends with is_error true and this result
+//	                text, exit code from exit (0 by default, as after an API
+//	                error)
+//	no_events       codex prints no events at all (the error goes to stderr)
+//	subtype         claude result subtype (error_max_turns, ...): is_error
+//	                true, the text in errors instead of result
+//	api_error_status claude's api_error_status
+//	hang            "reconnect": codex with its server unreachable: error
+//	                events "Reconnecting... waiting for network" (and log
+//	                lines on stderr) with growing delays, never exiting;
+//	                "silent": print the start events, then nothing, forever
+//	reset_in        a duration: {reset_at} in error, stderr and text becomes
+//	                the time now + reset_in as the CLI prints it ("7:33 AM",
+//	                "7:33am")
+//	stdout, stderr, sleep, exit, save_prompt, save_args, env, ignore_term
+//	                as above
 package fakeagent
 
 import (
@@ -112,6 +156,34 @@ type Step struct {
 	Text    string          `json:"text,omitempty"`
 
 	Exit int `json:"exit,omitempty"`
+
+	// Used when the fake plays the real codex or claude CLI (see cli.go).
+	Commands       []Command `json:"commands,omitempty"`
+	Usage          *Usage    `json:"usage,omitempty"`
+	Error          string    `json:"error,omitempty"`
+	NoEvents       bool      `json:"no_events,omitempty"`
+	Subtype        string    `json:"subtype,omitempty"`
+	APIErrorStatus int       `json:"api_error_status,omitempty"`
+	Hang           string    `json:"hang,omitempty"`
+	ResetIn        string    `json:"reset_in,omitempty"`
+}
+
+// Command is a shell command a fake codex or claude reports having run
+// (nothing is run).
+type Command struct {
+	Command  string `json:"command"`
+	Output   string `json:"output,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
+	Declined bool   `json:"declined,omitempty"`
+}
+
+// Usage is the token usage a fake codex or claude reports; CostUSD only
+// for claude (total_cost_usd).
+type Usage struct {
+	InputTokens       int64    `json:"input_tokens"`
+	CachedInputTokens int64    `json:"cached_input_tokens,omitempty"`
+	OutputTokens      int64    `json:"output_tokens"`
+	CostUSD           *float64 `json:"cost_usd,omitempty"`
 }
 
 // File is a file a step writes.
@@ -131,9 +203,26 @@ type Grandchild struct {
 const exitUsage = 125
 
 // Main runs the fake agent with the process's arguments, environment and
-// standard streams, and returns its exit code.
+// standard streams, and returns its exit code. FAKEAGENT_MODE=codex or
+// claude makes it play that CLI (see MainAs).
 func Main() int {
-	code, err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	return MainAs(os.Getenv("FAKEAGENT_MODE"))
+}
+
+// MainAs runs the fake agent as mode: "" (the plain scripted agent),
+// "codex" or "claude" (the real CLI's command line, output formats, exit
+// codes and quirks; the script is FAKEAGENT_SCRIPT).
+func MainAs(mode string) int {
+	var code int
+	var err error
+	switch mode {
+	case "":
+		code, err = run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case ModeCodex, ModeClaude:
+		code, err = runCLI(mode, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	default:
+		err = fmt.Errorf("FAKEAGENT_MODE %q: want codex, claude or nothing", mode)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fakeagent: %v\n", err)
 		return exitUsage
@@ -222,6 +311,16 @@ func (st *Step) check() error {
 	}
 	if len(st.Message) > 0 && !json.Valid(st.Message) {
 		return errors.New("message is not valid JSON")
+	}
+	switch st.Hang {
+	case "", "reconnect", "silent":
+	default:
+		return fmt.Errorf("hang %q: want reconnect or silent", st.Hang)
+	}
+	if st.ResetIn != "" {
+		if _, err := time.ParseDuration(st.ResetIn); err != nil {
+			return fmt.Errorf("reset_in: %w", err)
+		}
 	}
 	return nil
 }

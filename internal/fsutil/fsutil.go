@@ -1,6 +1,9 @@
 // Package fsutil holds the small file-system primitives every state file
 // relies on: durable atomic replacement, bounded reads, and cleanup of
 // temporary files left behind by a crash.
+//
+// For crash tests only, the RUNNER_FAILPOINT environment variable makes
+// the process kill itself inside one of these writes (see FailpointEnv).
 package fsutil
 
 import (
@@ -39,6 +42,10 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 			os.Remove(tmp)
 		}
 	}()
+	if failHere(FailTemp, path) {
+		f.Write(data[:len(data)/2])
+		die()
+	}
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -55,6 +62,9 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	ok = true
+	if failHere(FailRename, path) {
+		die()
+	}
 	return SyncDir(dir)
 }
 
@@ -152,12 +162,42 @@ func LineCol(data []byte, offset int) (line, col int) {
 	return line, col
 }
 
-// AppendSync appends data to path (creating it) and fsyncs it. The journal
-// and the append-only notes files use it.
+// AppendSync appends data to path (creating it) and fsyncs it. The
+// append-only notes files use it.
 func AppendSync(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
+	}
+	return appendTo(f, path, data)
+}
+
+// AppendLine appends data, one or more complete lines, to path (creating
+// it) and fsyncs it; the journal uses it. When the file does not end with a
+// newline, its last line was torn by a crash in the middle of an append:
+// that partial line is cut off first, so that every line in the file stays
+// whole and a reader that ignores a torn last line never finds damage in
+// the middle.
+func AppendLine(path string, data []byte) error {
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		return fmt.Errorf("append %s: the data does not end with a newline", path)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("append %s: %w", path, err)
+	}
+	if err := cutTornLine(f); err != nil {
+		f.Close()
+		return fmt.Errorf("append %s: cut a torn last line: %w", path, err)
+	}
+	return appendTo(f, path, data)
+}
+
+// appendTo writes data to f, opened for appending, fsyncs and closes it.
+func appendTo(f *os.File, path string, data []byte) error {
+	if failHere(FailAppend, path) {
+		f.Write(data[:len(data)/2])
+		die()
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
@@ -168,6 +208,41 @@ func AppendSync(path string, data []byte) error {
 		return fmt.Errorf("append %s: fsync: %w", path, err)
 	}
 	return f.Close()
+}
+
+// cutTornLine truncates f after its last newline when it does not end
+// with one.
+func cutTornLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	end := st.Size()
+	if end == 0 {
+		return nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], end-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	buf := make([]byte, 4096)
+	for off := end; off > 0; {
+		n := int64(len(buf))
+		if off < n {
+			n = off
+		}
+		off -= n
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return f.Truncate(off + int64(i) + 1)
+		}
+	}
+	return f.Truncate(0)
 }
 
 // DisplayPath shortens path for messages: relative to the working

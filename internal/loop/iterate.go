@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -181,7 +182,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		return err
 	}
 
-	res, err := executor.Run(ctx, executorOptions(r.cfg), executor.Request{
+	req := executor.Request{
 		Root:       r.p.Root,
 		RunnerDir:  r.p.Dir,
 		RunDir:     runDir,
@@ -198,14 +199,50 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 				r.log.Error("record the agent's process group", "err", err)
 			}
 		},
-	})
-	if err != nil {
-		return r.abort(meta, err)
 	}
-	meta.Agent = &state.AgentMeta{
-		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
-		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
-		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
+	// A run that hits a usage or rate limit spends no attempt: the agent
+	// runs again on the same node after a wait, in the same run folder.
+	opts := executorOptions(r.cfg)
+	var res *executor.Result
+	var waited time.Duration
+	for retry := 0; ; retry++ {
+		req.Retry = retry
+		var err error
+		res, err = executor.Run(ctx, opts, req)
+		if err != nil {
+			return r.abort(meta, err)
+		}
+		var limits []state.RateLimitMeta
+		if meta.Agent != nil {
+			limits = meta.Agent.RateLimits
+		}
+		meta.Agent = agentMeta(res, limits)
+		if res.Usage != nil {
+			if meta.Usage == nil {
+				meta.Usage = &state.Usage{}
+			}
+			meta.Usage.Add(*res.Usage)
+		}
+		if res.Class != executor.ClassRateLimited || ctx.Err() != nil {
+			break
+		}
+		if done, err := r.waitOutRateLimit(ctx, meta, res, retry, &waited); done {
+			return err
+		}
+	}
+	if len(res.PermissionDenials) > 0 {
+		var tools []string
+		for _, d := range res.PermissionDenials {
+			tools = append(tools, d.Tool)
+		}
+		r.log.Warn("the agent was refused tool calls (permission_denials in meta.json); check executor.args",
+			"iteration", n, "node", node.ID, "refused", strings.Join(tools, ", "))
+	}
+	// The usage and the failure count reach run_state.json with the next
+	// save of the in-flight marker, so they are counted exactly once.
+	r.countAgentFailure(res)
+	if meta.Usage != nil {
+		r.rs.Usage.Add(*meta.Usage)
 	}
 	if ctx.Err() != nil {
 		return r.recordInterrupted(meta, "the run was interrupted by a signal while the agent was working")
@@ -223,7 +260,39 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	if err := r.advance(meta, state.EventAgentDone); err != nil {
 		return err
 	}
-	return r.finish(ctx, meta)
+	if err := r.finish(ctx, meta); err != nil {
+		return err
+	}
+	return r.tooManyFailures(meta, res)
+}
+
+// agentMeta is meta.json's record of an agent run, keeping the rate
+// limits earlier runs of the iteration hit.
+func agentMeta(res *executor.Result, limits []state.RateLimitMeta) *state.AgentMeta {
+	return &state.AgentMeta{
+		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
+		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
+		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
+		Evidence: res.Evidence, PermissionDenials: res.PermissionDenials, RateLimits: limits,
+	}
+}
+
+// budgetExceeded returns the end of the run when the usage summed in
+// run_state.json has reached loop.max_cost_usd or loop.max_tokens, so
+// that no iteration starts past them; nil otherwise.
+func (r *Runner) budgetExceeded() *Result {
+	l, u := r.cfg.Loop, r.rs.Usage
+	var msg string
+	switch {
+	case l.MaxCostUSD > 0 && u.CostUSD >= l.MaxCostUSD:
+		msg = fmt.Sprintf("reached loop.max_cost_usd ($%.2f): the agents have cost $%.4f so far", l.MaxCostUSD, u.CostUSD)
+	case l.MaxTokens > 0 && u.Tokens() >= l.MaxTokens:
+		msg = fmt.Sprintf("reached loop.max_tokens (%d): the agents have used %d tokens so far", l.MaxTokens, u.Tokens())
+	default:
+		return nil
+	}
+	return &Result{Reason: MaxIterations, Iterations: r.count,
+		Message: msg + " (the total in state/run_state.json, kept across runs) with work left; raise the limit in .runner/config.toml to go on"}
 }
 
 // abort ends an iteration whose agent could not be started (a missing
@@ -231,19 +300,31 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 // attempt. The node's attempts stay as they are and nothing is left in
 // flight; the run folder keeps the prompt and a meta.json saying why.
 func (r *Runner) abort(meta *state.Meta, cause error) error {
-	meta.Phase = state.PhaseAborted
-	meta.Note = "the agent could not be started: " + cause.Error()
-	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
-		return errors.Join(cause, err)
-	}
-	r.rs.InFlight = nil
-	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
-		return errors.Join(cause, err)
-	}
-	if err := r.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error()}); err != nil {
+	if err := r.setAside(meta, "the agent could not be started: "+cause.Error(), cause); err != nil {
 		return errors.Join(cause, err)
 	}
 	return cause
+}
+
+// setAside ends an iteration without an outcome and without spending an
+// attempt: meta.json says why (note) with phase aborted, nothing is left
+// in flight, the journal gets an aborted record. The usage of the agent
+// runs it had is added to the run state. It returns only a failure to
+// write these.
+func (r *Runner) setAside(meta *state.Meta, note string, cause error) error {
+	meta.Phase = state.PhaseAborted
+	meta.Note = note
+	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
+		return err
+	}
+	r.rs.InFlight = nil
+	if meta.Usage != nil {
+		r.rs.Usage.Add(*meta.Usage)
+	}
+	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+		return err
+	}
+	return r.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error(), Usage: meta.Usage})
 }
 
 // finish runs the guards of an iteration whose agent is done (unless
@@ -294,6 +375,10 @@ func (r *Runner) advance(meta *state.Meta, event string) error {
 	if meta.Agent != nil {
 		rec.AgentClass = meta.Agent.Class
 		rec.Error = meta.Agent.Error
+		rec.Evidence = meta.Agent.Evidence
+	}
+	if event == state.EventAgentDone {
+		rec.Usage = meta.Usage
 	}
 	return r.journal(rec)
 }
@@ -313,10 +398,19 @@ func (r *Runner) ensureSchema() error {
 
 func executorOptions(cfg *config.Config) executor.Options {
 	e := cfg.Executor
+	var patterns []*regexp.Regexp
+	for _, p := range e.RateLimitPatterns {
+		if re, err := regexp.Compile(p); err == nil { // config validation compiled them already
+			patterns = append(patterns, re)
+		}
+	}
 	return executor.Options{
 		Preset: e.Preset, Bin: e.Bin, Args: e.Args, Command: e.Command,
 		Timeout: e.Timeout.Duration, IdleTimeout: e.IdleTimeout.Duration, Grace: e.KillGrace.Duration,
 		OutputLimit: int64(e.OutputLimit), Env: e.Env, EnvDrop: e.EnvDrop,
+		RateLimitPatterns: patterns,
+		Prices:            executor.Prices{Input: e.Prices.Input, CachedInput: e.Prices.CachedInput, Output: e.Prices.Output},
+		Now:               rateLimitClock,
 	}
 }
 

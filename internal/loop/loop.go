@@ -20,7 +20,6 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
-	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -50,8 +49,14 @@ type Options struct {
 	Paths         state.Paths
 	MaxIterations int // 0: loop.max_iterations from the config
 	Once          bool
-	Progress      io.Writer // one line per iteration
-	Log           *log.Logger
+	// Watch keeps the run going when the tree is complete or stuck: it
+	// waits for tree.json or config.toml to change instead of returning.
+	Watch    bool
+	Progress io.Writer // one line per iteration
+	// Notices receives what a person steering the run needs to know: that
+	// it is waiting and why, and edits that do not load. Default: Progress.
+	Notices io.Writer
+	Log     *log.Logger
 }
 
 // Runner is one run of the loop over one repository.
@@ -64,11 +69,30 @@ type Runner struct {
 	count int
 
 	resuming bool // resolving an iteration a previous runner left in flight
+
+	// ctx is the run's context, for the waits inside recording.
+	ctx context.Context
+	// seen is config.toml and tree.json as the runner last read or wrote
+	// them; a wait ends when the files differ from it.
+	seen         inputs
+	recheck      time.Duration // waits re-check inputs this often; 0: recheckWatching
+	invalid      string        // the invalid-input report last printed
+	invalidFiles string        // the files it named
+	waiting      string        // why the run last said it was waiting
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
 // flight, and loops until the tree is complete, stuck, the iteration
-// limit is reached, a stop is requested, or ctx is cancelled.
+// limit is reached, a stop is requested, or ctx is cancelled. With
+// opts.Watch a complete or stuck tree does not end the run: it waits for
+// tree.json or config.toml to change.
+//
+// config.toml and tree.json are re-read at every iteration boundary. The
+// first read is strict (a broken input is an error and nothing is
+// touched); after that, an input that does not load is reported on
+// opts.Notices, left as it is, and waited out, as is a tree.json that
+// does not load when an iteration's outcome is to be recorded into it.
+// Every wait also ends on `runner stop` (Stopped) and on ctx (Interrupted).
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Log == nil {
 		opts.Log = log.New(io.Discard)
@@ -76,7 +100,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
+	if opts.Notices == nil {
+		opts.Notices = opts.Progress
+	}
+	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log, ctx: ctx}
 
 	// Refuse a broken config or tree before touching anything.
 	if err := r.reload(); err != nil {
@@ -109,7 +136,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if r.rs.InFlight != nil {
 		if err := r.resume(ctx); err != nil {
-			return nil, err
+			return r.failed(ctx, err)
 		}
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
@@ -121,25 +148,33 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 		}
-		if _, err := os.Stat(r.p.StopRequest()); err == nil {
-			os.Remove(r.p.StopRequest())
+		if consumeStop(r.p) {
 			return &Result{Reason: Stopped, Iterations: r.count, Message: "stopped on request"}, nil
 		}
-		if err := r.reload(); err != nil {
-			return nil, err
+		t, ok := r.loadInputs(ctx)
+		if !ok {
+			continue // a stop or an interruption, seen at the top
 		}
-		t, err := r.loadTree()
+		ix := tree.NewIndex(t)
+		settled, err := r.settleAttempts(t)
 		if err != nil {
 			return nil, err
 		}
-		ix := tree.NewIndex(t)
-		if err := r.blockExhausted(t, ix); err != nil {
-			return nil, err
+		if !settled {
+			continue // the tree changed on disk meanwhile: read it again
 		}
 		sel := tree.Select(t, ix, r.cfg.Loop.MaxAttempts)
 		if res := r.verdict(sel, ix); res != nil {
 			res.Iterations = r.count
-			return res, nil
+			if !opts.Watch {
+				return res, nil
+			}
+			r.waitWatching(ctx, res.Message)
+			continue
+		}
+		if r.waiting != "" {
+			r.waiting = ""
+			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", sel.Path)
 		}
 		max := limit
 		if max <= 0 {
@@ -149,8 +184,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return &Result{Reason: MaxIterations, Iterations: r.count,
 				Message: fmt.Sprintf("reached max_iterations (%d) with work left; run again to continue", max)}, nil
 		}
+		if res := r.budgetExceeded(); res != nil {
+			return res, nil
+		}
 		if err := r.iterate(ctx, t, ix, sel); err != nil {
-			return nil, err
+			return r.failed(ctx, err)
 		}
 		r.count++
 		if ctx.Err() != nil {
@@ -159,7 +197,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if opts.Once {
 			t, err := r.loadTree()
 			if err != nil {
-				return nil, err
+				// The iteration is recorded; whether the tree is stuck
+				// cannot be told until the person fixes it.
+				r.log.Warn("cannot tell whether the tree is stuck", "err", err)
+				return &Result{Reason: OnceDone, Iterations: r.count, Message: "ran one iteration"}, nil
 			}
 			ix := tree.NewIndex(t)
 			sel := tree.Select(t, ix, r.cfg.Loop.MaxAttempts)
@@ -170,6 +211,20 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return &Result{Reason: OnceDone, Iterations: r.count, Message: "ran one iteration"}, nil
 		}
 	}
+}
+
+// failed turns an error that ended an iteration into the run's end: a
+// stop asked or an interruption while waiting for a fix ends the run like
+// one at a boundary; anything else is an error.
+func (r *Runner) failed(ctx context.Context, err error) (*Result, error) {
+	if errors.Is(err, errStopWhileWaiting) {
+		consumeStop(r.p)
+		return &Result{Reason: Stopped, Iterations: r.count, Message: "stopped on request: " + err.Error()}, nil
+	}
+	if ctx.Err() != nil {
+		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted: " + err.Error()}, nil
+	}
+	return nil, err
 }
 
 // verdict returns a final result when the tree is complete or stuck, or
@@ -209,23 +264,49 @@ func (r *Runner) loadTree() (*tree.Tree, error) {
 	return tree.Load(r.p.Tree())
 }
 
-// blockExhausted marks open leaves whose attempts are used up as blocked.
-func (r *Runner) blockExhausted(t *tree.Tree, ix *tree.Index) error {
+// reasonExhausted is the blocked_reason of a leaf whose attempts are used up.
+const reasonExhausted = "attempts exhausted"
+
+// settleAttempts brings the leaves' status in line with their attempt
+// limits, which a person may have changed: an open leaf whose attempts are
+// used up becomes blocked, and a leaf blocked only because its attempts
+// were used up opens again once its limit (max_attempts, or
+// loop.max_attempts) is raised above them. It saves the tree only if
+// tree.json still holds what was read; otherwise it reports false and the
+// caller reads the person's newer version instead of overwriting it.
+func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 	changed := false
 	walk(t.Root, func(n *tree.Node) {
-		if n.IsLeaf() && n.EffectiveStatus() == tree.StatusOpen && n.Attempts >= n.AttemptLimit(r.cfg.Loop.MaxAttempts) {
+		if !n.IsLeaf() {
+			return
+		}
+		limit := n.AttemptLimit(r.cfg.Loop.MaxAttempts)
+		switch {
+		case n.EffectiveStatus() == tree.StatusOpen && n.Attempts >= limit:
 			n.Status = tree.StatusBlocked
-			n.BlockedReason = "attempts exhausted"
+			n.BlockedReason = reasonExhausted
 			changed = true
+		case n.Status == tree.StatusBlocked && n.BlockedReason == reasonExhausted && n.Attempts < limit:
+			n.Status = ""
+			n.BlockedReason = ""
+			changed = true
+			r.log.Info("reopening a task whose attempt limit was raised", "node", n.ID, "attempts", n.Attempts, "max_attempts", limit)
 		}
 	})
 	if t.Normalize() {
 		changed = true
 	}
 	if !changed {
-		return nil
+		return true, nil
 	}
-	return tree.Save(r.p.Tree(), t)
+	if sumFile(r.p.Tree()) != r.seen.tree {
+		return false, nil
+	}
+	if err := tree.Save(r.p.Tree(), t); err != nil {
+		return false, err
+	}
+	r.seen.tree = sumBytes(tree.Marshal(t))
+	return true, nil
 }
 
 func walk(n *tree.Node, fn func(*tree.Node)) {
@@ -255,17 +336,6 @@ func (r *Runner) cleanTemps() error {
 		}
 	}
 	return nil
-}
-
-// killLeftoverAgent kills the process group a dead runner's agent left.
-func (r *Runner) killLeftoverAgent(in *state.InFlight) {
-	if in.AgentPGID <= 0 || !proc.GroupAlive(in.AgentPGID) {
-		return
-	}
-	r.log.Warn("killing the agent process group left by a previous runner", "pgid", in.AgentPGID, "iteration", in.Iteration)
-	if err := proc.KillGroup(in.AgentPGID, r.cfg.Executor.KillGrace.Duration); err != nil {
-		r.log.Error("could not kill the leftover agent", "pgid", in.AgentPGID, "err", err)
-	}
 }
 
 var errNoNode = errors.New("node no longer in the tree")

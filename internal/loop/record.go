@@ -1,16 +1,24 @@
 package loop
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -57,6 +65,7 @@ func countsAsAttempt(outcome string) bool {
 // recording the same iteration twice (after a crash in the middle of
 // recording) gives the same result.
 func (r *Runner) record(meta *state.Meta) error {
+	r.stopEscapedAgent(meta.Iteration)
 	runDir := r.p.RunDir(meta.Iteration)
 	out := outcome(meta)
 	if meta.Outcome == state.OutcomeInterrupted {
@@ -72,9 +81,9 @@ func (r *Runner) record(meta *state.Meta) error {
 		msg = m
 	}
 
-	t, err := r.loadTree()
+	t, err := r.treeForRecord(meta.Iteration)
 	if err != nil {
-		return fmt.Errorf("record iteration %d: %w; the iteration stays in flight and is recorded once the tree is fixed", meta.Iteration, err)
+		return err
 	}
 	ix := tree.NewIndex(t)
 	node := ix.Node(meta.Node)
@@ -134,14 +143,18 @@ func (r *Runner) record(meta *state.Meta) error {
 		r.rs.LastStatus = meta.AgentStatus
 		r.rs.LastSummary = meta.Summary
 	}
-	r.rs.InFlight = nil
-	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
-		return err
-	}
 
-	finished := time.Now().UTC()
-	meta.FinishedAt = &finished
-	meta.DurationMS = finished.Sub(meta.StartedAt).Milliseconds()
+	// The rest is committed in this order: meta.json, the journal line, and
+	// last run_state.json, whose cleared in_flight marker is what says the
+	// iteration is recorded. A runner killed before that records the
+	// iteration again on its next start: every write above gives the same
+	// result a second time, notes and the journal line are written only if
+	// they are missing, so the outcome is applied exactly once.
+	if meta.FinishedAt == nil {
+		finished := time.Now().UTC()
+		meta.FinishedAt = &finished
+		meta.DurationMS = finished.Sub(meta.StartedAt).Milliseconds()
+	}
 	meta.Phase = state.PhaseRecorded
 	if err := state.SaveMeta(runDir, meta); err != nil {
 		return err
@@ -150,13 +163,67 @@ func (r *Runner) record(meta *state.Meta) error {
 	if out == state.OutcomeInterrupted {
 		event = state.EventInterrupted
 	}
-	if err := r.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
+	if err := r.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
 		Guard: meta.Guard, Outcome: out, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts,
 		Summary: oneLine(r.rs.LastSummary, 300)}); err != nil {
 		return err
 	}
+	r.rs.InFlight = nil
+	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+		return err
+	}
 	r.progress(meta)
 	return nil
+}
+
+// journalOnce appends rec to the journal unless, when resuming, the
+// journal already holds the same event for the same iteration: a runner
+// that records an iteration again after a crash writes its line once.
+func (r *Runner) journalOnce(rec state.Record) error {
+	if r.resuming {
+		has, err := journalHas(r.p.Journal(), rec.Iteration, rec.Event)
+		if err != nil {
+			return err
+		}
+		if has {
+			return nil
+		}
+	}
+	return r.journal(rec)
+}
+
+// journalHas reports whether the journal holds a record of event for
+// iteration. It streams the file; lines that do not decode (a torn last
+// line, a person's edit) are skipped.
+func journalHas(path string, iteration int, event string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	key := []byte(fmt.Sprintf(`"iteration":%d,`, iteration))
+	br := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if bytes.Contains(line, key) {
+			var rec struct {
+				Iteration int    `json:"iteration"`
+				Event     string `json:"event"`
+			}
+			if json.Unmarshal(line, &rec) == nil && rec.Iteration == iteration && rec.Event == event {
+				return true, nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
 }
 
 // apply changes node as the outcome table of SPEC §6 says.
@@ -178,17 +245,30 @@ func (r *Runner) apply(node *tree.Node, meta *state.Meta, msg *executor.Message)
 	}
 }
 
-// appendNotesOnce appends items unless this iteration's entries are
-// already in the file (a crash between appending and recording).
+// appendNotesOnce appends items to a notes file. When resuming, a crash
+// may have come between appending and recording: items whose line is
+// already in the file in full are not appended again (one torn by the
+// crash is).
 func (r *Runner) appendNotesOnce(path, heading string, meta *state.Meta, items []string) error {
 	if len(items) == 0 {
 		return nil
 	}
 	if r.resuming {
-		if data, err := os.ReadFile(path); err == nil &&
-			strings.Contains(string(data), fmt.Sprintf("[iteration %d, node %s]", meta.Iteration, meta.Node)) {
-			return nil
+		data, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("read %s: %w", r.p.Rel(path), err)
 		}
+		have := map[string]bool{}
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			have[line] = strings.HasSuffix(line, "\n")
+		}
+		var missing []string
+		for _, it := range items {
+			if lines := state.NoteLines(meta.Iteration, meta.Node, []string{it}); len(lines) == 1 && !have[lines[0]] {
+				missing = append(missing, it)
+			}
+		}
+		items = missing
 	}
 	return state.AppendNotes(path, heading, meta.Iteration, meta.Node, items)
 }
@@ -246,7 +326,10 @@ func (r *Runner) recordInterrupted(meta *state.Meta, why string) error {
 }
 
 // resume resolves the iteration a previous runner left in flight, by the
-// phase it had reached.
+// phase it had reached (SPEC §8). It first stops whatever the old agent
+// left running. meta.json is written before the in-flight marker moves to
+// a phase, so when meta.json is one phase ahead (the runner died between
+// the two writes) its results are kept rather than thrown away.
 func (r *Runner) resume(ctx context.Context) error {
 	in := r.rs.InFlight
 	r.resuming = true
@@ -257,23 +340,44 @@ func (r *Runner) resume(ctx context.Context) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 	}
+	phase := in.Phase
 	if meta == nil {
-		// The runner died before the run folder was complete.
+		// The runner died before meta.json was first written, so nothing
+		// of this iteration reached the tree: it was the node's next
+		// attempt. meta.json is written at once, so that a crash while
+		// this iteration is being recorded cannot count the attempt twice.
 		if err := os.MkdirAll(runDir, 0o755); err != nil {
-			return err
+			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 		}
 		meta = &state.Meta{Iteration: in.Iteration, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt, Phase: state.PhaseStarted}
-		if t, err := r.loadTree(); err == nil {
-			ix := tree.NewIndex(t)
-			if n := ix.Node(in.Node); n != nil {
-				meta.NodePath = ix.Path(n.ID)
-				meta.Attempt = n.Attempts + 1
-				meta.MaxAttempts = n.AttemptLimit(r.cfg.Loop.MaxAttempts)
-			}
+		t, err := r.treeForRecord(in.Iteration)
+		if err != nil {
+			return err
+		}
+		ix := tree.NewIndex(t)
+		if n := ix.Node(in.Node); n != nil {
+			meta.NodePath = ix.Path(n.ID)
+			meta.Attempt = n.Attempts + 1
+			meta.MaxAttempts = n.AttemptLimit(r.cfg.Loop.MaxAttempts)
+			meta.Attempts = n.Attempts
+		}
+		if err := state.SaveMeta(runDir, meta); err != nil {
+			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+		}
+	} else {
+		if phaseRank(meta.Phase) > phaseRank(phase) {
+			phase = meta.Phase
+		}
+		if in.Phase == state.PhaseStarted && meta.Usage != nil {
+			// run_state.json gets an iteration's usage with the first save
+			// after its agent ran, the one that moves the marker past
+			// started (or the one that records it); that save never
+			// happened, so the usage is counted here, once.
+			r.rs.Usage.Add(*meta.Usage)
 		}
 	}
-	switch in.Phase {
-	case state.PhaseGuardsDone:
+	switch phase {
+	case state.PhaseGuardsDone, state.PhaseRecorded:
 		r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
 		meta.Phase = state.PhaseGuardsDone
 		return r.record(meta)
@@ -281,13 +385,81 @@ func (r *Runner) resume(ctx context.Context) error {
 		r.log.Info("running the guards of an iteration a previous runner left", "iteration", in.Iteration, "node", in.Node)
 		meta.Phase = state.PhaseAgentDone
 		return r.finish(ctx, meta)
+	case state.PhaseAborted:
+		// The agent could not be started: no attempt was spent.
+		r.log.Warn("the previous runner could not start the agent", "iteration", in.Iteration, "node", in.Node, "note", meta.Note)
+		if err := r.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: meta.Note}); err != nil {
+			return err
+		}
+		r.rs.InFlight = nil
+		return state.SaveRunState(r.p.RunState(), r.rs)
 	default:
 		r.log.Warn("the previous runner was interrupted during an iteration; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
 		if meta.Agent == nil {
-			meta.Agent = &state.AgentMeta{Class: "interrupted", LogTail: logTail(filepath.Join(runDir, "executor.log"))}
+			meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: logTail(filepath.Join(runDir, "executor.log"))}
 		}
 		return r.recordInterrupted(meta, fmt.Sprintf("runner pid %d stopped during phase %q", in.RunnerPID, in.Phase))
 	}
+}
+
+// killLeftoverAgent stops what the agent of a dead runner's in-flight
+// iteration left running, so that two agents never work in the same
+// repository. On Linux it kills every process group holding a process
+// whose environment has this repository's RUNNER_DIR and the iteration's
+// RUNNER_ITERATION: that finds the agent also when the runner died before
+// recording its group id, and never hits a group whose id was reused after
+// a reboot. Elsewhere it kills the group recorded in in_flight.
+func (r *Runner) killLeftoverAgent(in *state.InFlight) {
+	var groups []int
+	if runtime.GOOS == "linux" {
+		groups = proc.GroupsWithEnv("RUNNER_DIR="+r.p.Dir, "RUNNER_ITERATION="+strconv.Itoa(in.Iteration))
+		if in.AgentPGID > 1 && !slices.Contains(groups, in.AgentPGID) && proc.GroupAlive(in.AgentPGID) {
+			r.log.Warn("the process group recorded for the previous agent is alive but holds no process of that agent (its id was probably reused); leaving it alone",
+				"pgid", in.AgentPGID, "iteration", in.Iteration)
+		}
+	} else if in.AgentPGID > 1 {
+		groups = []int{in.AgentPGID}
+	}
+	for _, pg := range groups {
+		if !proc.GroupAlive(pg) {
+			continue
+		}
+		r.log.Warn("killing the agent process group left by a previous runner", "pgid", pg, "iteration", in.Iteration)
+		if err := proc.KillGroup(pg, r.cfg.Executor.KillGrace.Duration); err != nil {
+			r.log.Error("could not kill the leftover agent", "pgid", pg, "err", err)
+		}
+	}
+}
+
+// stopEscapedAgent stops what is left of iteration n's agent when the
+// iteration is recorded, so that no agent outlives its iteration: the
+// agent's process group is gone by then, but a process that left the
+// group (setsid, a daemon's double fork) is not. They are found, on Linux
+// only, by this repository's RUNNER_DIR and the iteration's
+// RUNNER_ITERATION in their environment.
+func (r *Runner) stopEscapedAgent(n int) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	for _, pg := range proc.GroupsWithEnv("RUNNER_DIR="+r.p.Dir, "RUNNER_ITERATION="+strconv.Itoa(n)) {
+		r.log.Warn("stopping processes the agent left running outside its process group", "pgid", pg, "iteration", n)
+		if err := proc.KillGroup(pg, r.cfg.Executor.KillGrace.Duration); err != nil {
+			r.log.Error("could not stop the agent's processes", "pgid", pg, "err", err)
+		}
+	}
+}
+
+// phaseRank orders the phases of an iteration.
+func phaseRank(phase string) int {
+	switch phase {
+	case state.PhaseAgentDone:
+		return 1
+	case state.PhaseGuardsDone:
+		return 2
+	case state.PhaseRecorded, state.PhaseAborted:
+		return 3
+	}
+	return 0
 }
 
 // logTail returns the last lines of a log file, bounded.

@@ -21,6 +21,9 @@ const (
 	EventInterrupted = "interrupted"
 	EventReset       = "reset"
 	EventAborted     = "aborted" // the agent could not be started; no attempt spent
+	// EventRateLimited: an agent run hit a usage or rate limit; the runner
+	// waits and runs the agent again without spending an attempt.
+	EventRateLimited = "rate_limited"
 )
 
 // Record is one line of journal.jsonl.
@@ -38,9 +41,13 @@ type Record struct {
 	Attempts    int       `json:"attempts,omitempty"`
 	Summary     string    `json:"summary,omitempty"`
 	Error       string    `json:"error,omitempty"`
+	Evidence    string    `json:"evidence,omitempty"`
+	Usage       *Usage    `json:"usage,omitempty"`
+	WaitMS      int64     `json:"wait_ms,omitempty"`
 }
 
-// AppendJournal appends one record and fsyncs the journal.
+// AppendJournal appends one record and fsyncs the journal. A torn last
+// line a crash left behind is cut off first (fsutil.AppendLine).
 func AppendJournal(path string, r Record) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now().UTC()
@@ -49,12 +56,13 @@ func AppendJournal(path string, r Record) error {
 	if err != nil {
 		return fmt.Errorf("encode journal record: %w", err)
 	}
-	return fsutil.AppendSync(path, append(line, '\n'))
+	return fsutil.AppendLine(path, append(line, '\n'))
 }
 
-// ReadJournal reads every complete record. A torn last line (a crash in
-// the middle of an append) is ignored; a damaged line elsewhere is an
-// error naming its line number.
+// ReadJournal reads every complete record. A last line without its
+// newline was torn by a crash in the middle of an append and is ignored,
+// even when what remains happens to decode (the next append cuts it off);
+// a damaged line elsewhere is an error naming its line number.
 func ReadJournal(path string) ([]Record, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -67,15 +75,14 @@ func ReadJournal(path string) ([]Record, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	lineNo := 0
-	complete := len(data) > 0 && data[len(data)-1] == '\n'
 	lines := bytes.Count(data, []byte{'\n'})
 	for sc.Scan() {
 		lineNo++
+		if lineNo > lines {
+			break // torn last line
+		}
 		var r Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			if lineNo > lines || (!complete && lineNo == lines+1) {
-				break // torn last line
-			}
 			return out, fmt.Errorf("read %s: line %d: %v", path, lineNo, err)
 		}
 		out = append(out, r)

@@ -42,6 +42,9 @@ type Meta struct {
 	NodeStatus  string      `json:"node_status,omitempty"`
 	Attempts    int         `json:"attempts"`
 	Note        string      `json:"note,omitempty"`
+	// Usage sums what every agent run of the iteration reported (a run
+	// retried after a rate limit included); nil when nothing was reported.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // PromptMeta summarises the prompt sent.
@@ -61,6 +64,32 @@ type AgentMeta struct {
 	MessageSource string   `json:"message_source,omitempty"`
 	MessageError  string   `json:"message_error,omitempty"`
 	LogTail       string   `json:"log_tail,omitempty"`
+
+	// Evidence is what the classification rests on when the class is not
+	// ok: the Codex error event, the Claude result subtype, or the
+	// matching line the agent printed.
+	Evidence string `json:"evidence,omitempty"`
+	// PermissionDenials are the tool calls the agent was refused (Claude's
+	// permission_denials, Codex's declined commands).
+	PermissionDenials []PermissionDenial `json:"permission_denials,omitempty"`
+	// RateLimits lists the runs of this iteration that hit a usage or rate
+	// limit and were retried after a wait, oldest first.
+	RateLimits []RateLimitMeta `json:"rate_limits,omitempty"`
+}
+
+// PermissionDenial is one tool call the agent was refused.
+type PermissionDenial struct {
+	Tool  string `json:"tool"`
+	Input string `json:"input,omitempty"` // the call's input, shortened
+}
+
+// RateLimitMeta is one agent run that hit a usage or rate limit.
+type RateLimitMeta struct {
+	At       time.Time  `json:"at"`
+	ExitCode int        `json:"exit_code"`
+	Evidence string     `json:"evidence"`
+	ResetAt  *time.Time `json:"reset_at,omitempty"` // when the agent said the limit resets
+	WaitMS   int64      `json:"wait_ms"`            // the wait that followed
 }
 
 // GuardMeta is one guard's result.

@@ -43,6 +43,13 @@ type RunState struct {
 	LastGuard   string    `json:"last_guard"`
 	InFlight    *InFlight `json:"in_flight"`
 	UpdatedAt   time.Time `json:"updated_at"`
+
+	// Usage sums what every agent run reported since the state began;
+	// loop.max_cost_usd and loop.max_tokens are checked against it.
+	Usage Usage `json:"usage"`
+	// ConsecutiveErrors counts the agent runs in a row, across nodes, that
+	// failed (loop.max_consecutive_errors); a run that finishes resets it.
+	ConsecutiveErrors int `json:"consecutive_errors"`
 }
 
 // InFlight describes the iteration under way.

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The crash tests run the test binary itself as their agent: `runner`
+// starts it with crashAgentEnv=1 (through executor.env, so the runner
+// itself never sees the variable), and init turns the process into the
+// crash agent before any test machinery starts.
+//
+// The crash agent behaves like a busy coding agent with a few bad habits:
+// it reads the prompt, sometimes leaves a grandchild (`sleep`) holding its
+// stdout, prints, works for a random short while, appends to a file in the
+// repository, and delivers "done" (sometimes "retry") with two
+// assumptions.
+// It also checks the promise it relies on: when it starts, no other
+// process of the same test (same crashTokenEnv) may be alive; if one is,
+// it writes the offenders to overlap.txt in crashLogEnv. Every agent and
+// grandchild it starts is listed in agents.txt there as
+// "pid pgid iteration node role".
+const (
+	crashAgentEnv = "RUNNER_CRASH_AGENT"
+	crashTokenEnv = "CRASH_TOKEN" // unique per test; every agent process carries it
+	crashLogEnv   = "CRASH_LOG"   // directory for agents.txt and overlap.txt
+
+	// crashSteadyEnv=1 takes the chance out: always a grandchild, no
+	// pause, always "done".
+	crashSteadyEnv = "CRASH_STEADY"
+	// crashDaemonEnv=1 also starts a `sleep` in a session of its own, out
+	// of the agent's process group, as a daemon would.
+	crashDaemonEnv = "CRASH_DAEMON"
+)
+
+func init() {
+	if os.Getenv(crashAgentEnv) == "1" {
+		os.Exit(crashAgent())
+	}
+}
+
+func crashAgent() int {
+	logDir := os.Getenv(crashLogEnv)
+	token := os.Getenv(crashTokenEnv)
+	iteration := os.Getenv("RUNNER_ITERATION")
+	node := os.Getenv("RUNNER_NODE_ID")
+	if logDir == "" || token == "" || iteration == "" || node == "" {
+		fmt.Fprintln(os.Stderr, "crash agent: missing environment")
+		return 125
+	}
+	if others := liveWithEnv(crashTokenEnv + "=" + token); len(others) > 0 {
+		appendLine(filepath.Join(logDir, "overlap.txt"),
+			fmt.Sprintf("iteration %s (node %s, pid %d) started while these agent processes were alive: %v", iteration, node, os.Getpid(), others))
+	}
+	pgid, _ := syscall.Getpgid(0)
+	appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s agent", os.Getpid(), pgid, iteration, node))
+
+	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, "crash agent: read the prompt:", err)
+		return 1
+	}
+	steady := os.Getenv(crashSteadyEnv) == "1"
+	if steady || rand.IntN(3) == 0 {
+		// A grandchild in the agent's group that keeps stdout open.
+		gc := exec.Command("sleep", "30")
+		gc.Stdout, gc.Stderr = os.Stdout, os.Stderr
+		if err := gc.Start(); err == nil {
+			appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s grandchild", gc.Process.Pid, pgid, iteration, node))
+		}
+	}
+	if os.Getenv(crashDaemonEnv) == "1" {
+		// A daemon: a session and process group of its own, no pipes.
+		d := exec.Command("sleep", "60")
+		d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := d.Start(); err == nil {
+			appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s daemon", d.Process.Pid, d.Process.Pid, iteration, node))
+		}
+	}
+	fmt.Printf("crash agent working on %s in iteration %s\n%s\n", node, iteration, strings.Repeat("busy ", 200))
+	if !steady {
+		time.Sleep(time.Duration(rand.IntN(60)) * time.Millisecond)
+	}
+	appendLine(filepath.Join("work", node+".txt"), "iteration "+iteration)
+
+	status := "done"
+	if !steady && rand.IntN(5) == 0 {
+		status = "retry"
+	}
+	msg, _ := json.Marshal(map[string]any{
+		"status":      status,
+		"summary":     fmt.Sprintf("crash agent: %s in iteration %s", status, iteration),
+		"assumptions": []string{"crash agent assumption one", "crash agent assumption two"},
+	})
+	if err := os.WriteFile(os.Getenv("RUNNER_OUTPUT_FILE"), append(msg, '\n'), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "crash agent:", err)
+		return 1
+	}
+	return 0
+}
+
+func appendLine(path, line string) {
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash agent:", err)
+		return
+	}
+	f.WriteString(line + "\n")
+	f.Close()
+}
+
+// liveWithEnv lists the live processes, other than this one, whose
+// environment holds entry (Linux: /proc/PID/environ; zombies do not
+// count). Elsewhere it finds nothing.
+func liveWithEnv(entry string) []int {
+	names, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, dir := range names {
+		pid, err := strconv.Atoi(filepath.Base(dir))
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile(dir + "/environ")
+		if err != nil || !containsEntry(env, entry) {
+			continue
+		}
+		stat, err := os.ReadFile(dir + "/stat")
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func containsEntry(environ []byte, entry string) bool {
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		if kv == entry {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,497 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// The end-to-end tests in the crash_*_test.go files start the real
+// command line as separate processes, because they kill it: the test
+// binary plays `runner` when started under that name (testscript.Main in
+// TestMain dispatches on argv[0]), and plays the crash agent under
+// crashAgentEnv (see crash_agent_test.go).
+
+// crashRepo is a repository the crash tests drive.
+type crashRepo struct {
+	t     *testing.T
+	root  string
+	p     state.Paths
+	log   string // CRASH_LOG: agents.txt, overlap.txt
+	token string // CRASH_TOKEN of every agent process of this repository
+}
+
+// tomlString quotes s for TOML (a JSON string is a valid TOML basic string
+// for what the tests write).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func randomToken(t *testing.T) string {
+	t.Helper()
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// newCrashRepo creates a repository whose agent is the crash agent, with
+// the given tree and extra config (appended to a config that has no
+// attempt or iteration limit worth mentioning). agentEnv adds entries
+// ("NAME = \"value\"") to the agent's environment.
+func newCrashRepo(t *testing.T, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the crash tests read /proc to find surviving processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	extraEnv := ""
+	for _, e := range agentEnv {
+		extraEnv += ", " + e
+	}
+	root := t.TempDir()
+	r := &crashRepo{t: t, root: root, p: state.NewPaths(root), log: t.TempDir(), token: randomToken(t)}
+	config := fmt.Sprintf(`[executor]
+preset = "command"
+command = [%s]
+timeout = "60s"
+kill_grace = "500ms"
+env = { %s = "1", %s = %s, %s = %s%s }
+
+[loop]
+max_iterations = 100000
+max_attempts = 100000
+%s`, tomlString(exe), crashAgentEnv, crashTokenEnv, tomlString(r.token), crashLogEnv, tomlString(r.log), extraEnv, extraConfig)
+	r.write(".runner/config.toml", config)
+	r.write(".runner/tree.json", treeJSON)
+	t.Cleanup(func() { r.killSurvivors() })
+	return r
+}
+
+func (r *crashRepo) write(rel, content string) {
+	r.t.Helper()
+	path := filepath.Join(r.root, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// runnerCmd returns `runner --dir ROOT args...` as a separate process,
+// with extra environment entries.
+func (r *crashRepo) runnerCmd(env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	r.t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	cmd := &exec.Cmd{
+		Path: exe,
+		Args: append([]string{"runner", "--dir", r.root}, args...),
+		Dir:  r.root,
+		Env:  append(append(os.Environ(), "NO_COLOR=1"), env...),
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+// runnerResult is how one runner process ended.
+type runnerResult struct {
+	code   int  // exit code; -1 when killed by a signal
+	killed bool // ended by SIGKILL
+	took   time.Duration
+	out    string
+	state  *os.ProcessState
+}
+
+// runRunner starts a runner and waits for it for at most limit, failing
+// the test when it takes longer. With killAfter > 0 it sends SIGKILL once
+// killAfter has passed.
+func (r *crashRepo) runRunner(limit, killAfter time.Duration, env []string, args ...string) runnerResult {
+	r.t.Helper()
+	cmd, out := r.runnerCmd(env, args...)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	var killTimer <-chan time.Time
+	if killAfter > 0 {
+		killTimer = time.After(killAfter)
+	}
+	deadline := time.After(limit)
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-killTimer:
+			cmd.Process.Signal(syscall.SIGKILL)
+			killTimer = nil
+		case <-deadline:
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			r.t.Fatalf("runner %v did not finish within %s; output:\n%s", args, limit, out)
+		}
+	}
+	res := runnerResult{code: cmd.ProcessState.ExitCode(), took: time.Since(start), out: out.String(), state: cmd.ProcessState}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		res.killed = true
+	}
+	return res
+}
+
+// agentProcesses lists the live processes (zombies excluded) carrying
+// this repository's agent token.
+func (r *crashRepo) agentProcesses() []int {
+	return liveWithEnv(crashTokenEnv + "=" + r.token)
+}
+
+// waitNoAgents waits (bounded) until no agent process is alive and
+// reports the survivors otherwise.
+func (r *crashRepo) waitNoAgents(within time.Duration) []int {
+	deadline := time.Now().Add(within)
+	for {
+		left := r.agentProcesses()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *crashRepo) killSurvivors() {
+	for _, pid := range r.agentProcesses() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// overlaps returns what the crash agents reported in overlap.txt.
+func (r *crashRepo) overlaps() string {
+	data, _ := os.ReadFile(filepath.Join(r.log, "overlap.txt"))
+	return string(data)
+}
+
+// agentStart is one line of agents.txt.
+type agentStart struct {
+	pid, pgid, iteration int
+	node, role           string
+}
+
+func (r *crashRepo) agentStarts() []agentStart {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.log, "agents.txt"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []agentStart
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 5 {
+			continue // a line torn by a kill of the agent
+		}
+		var a agentStart
+		a.pid, _ = strconv.Atoi(f[0])
+		a.pgid, _ = strconv.Atoi(f[1])
+		a.iteration, _ = strconv.Atoi(f[2])
+		a.node, a.role = f[3], f[4]
+		out = append(out, a)
+	}
+	return out
+}
+
+// stateSnapshot is every state file of a repository, each checked to
+// parse.
+type stateSnapshot struct {
+	tree    *tree.Tree
+	rs      *state.RunState
+	journal []state.Record
+	metas   map[int]*state.Meta // by iteration; nil: the run folder has no meta.json
+	temps   []string            // temporary files left by atomic writes
+}
+
+// checkState reads every state file and fails the test when one does not
+// parse: a crash at any instant must leave each one whole.
+func (r *crashRepo) checkState(when string) *stateSnapshot {
+	r.t.Helper()
+	fail := func(format string, args ...any) {
+		r.t.Helper()
+		r.t.Fatalf("%s: "+format, append([]any{when}, args...)...)
+	}
+	s := &stateSnapshot{metas: map[int]*state.Meta{}}
+	var err error
+	if s.tree, err = tree.Load(r.p.Tree()); err != nil {
+		fail("tree.json: %v", err)
+	}
+	if s.rs, err = state.LoadRunState(r.p.RunState()); err != nil {
+		fail("run_state.json: %v", err)
+	}
+	if s.journal, err = state.ReadJournal(r.p.Journal()); err != nil {
+		fail("journal: %v", err)
+	}
+	for _, notes := range []string{r.p.Assumptions(), r.p.Questions()} {
+		if _, err := fsutil.ReadLimited(notes, 16<<20, true); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fail("%v", err)
+		}
+	}
+	entries, err := os.ReadDir(r.p.RunsDir())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fail("%v", err)
+	}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(r.p.RunsDir(), e.Name())
+		m, err := state.LoadMeta(dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			s.metas[n] = nil
+		case err != nil:
+			fail("run %d: %v", n, err)
+		default:
+			s.metas[n] = m
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, "output.json")); err == nil {
+			if _, err := executor.ParseMessage(data); err != nil {
+				fail("run %d: output.json: %v", n, err)
+			}
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, "context.json")); err == nil && !json.Valid(data) {
+			fail("run %d: context.json is not valid JSON", n)
+		}
+	}
+	filepath.WalkDir(r.p.Dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), fsutil.TempPrefix) {
+			s.temps = append(s.temps, r.p.Rel(path))
+		}
+		return nil
+	})
+	// Only the iteration in flight may lack its meta.json.
+	for n, m := range s.metas {
+		if m == nil && (s.rs.InFlight == nil || s.rs.InFlight.Iteration != n) {
+			fail("run %d has no meta.json and is not in flight (in_flight %+v)", n, s.rs.InFlight)
+		}
+	}
+	return s
+}
+
+// checkFinal checks a finished run: nothing in flight, no temporary file,
+// every leaf done, and every iteration recorded exactly once, consistently
+// in the journal, its meta.json, the tree's attempts and the notes. It
+// returns the number of iterations and of interrupted iterations.
+func (r *crashRepo) checkFinal() (iterations, interrupted int) {
+	r.t.Helper()
+	s := r.checkState("after the last run")
+	t := r.t
+	if s.rs.InFlight != nil {
+		t.Errorf("in_flight = %+v after a complete run, want null", s.rs.InFlight)
+	}
+	if len(s.temps) > 0 {
+		t.Errorf("temporary files left: %v", s.temps)
+	}
+
+	// The journal: one started and one final record per iteration, in
+	// increasing order of iteration.
+	type perIter struct {
+		started, final int
+		rec            state.Record
+	}
+	iters := map[int]*perIter{}
+	last := 0
+	for _, rec := range s.journal {
+		if rec.Iteration == 0 {
+			continue
+		}
+		it := iters[rec.Iteration]
+		if it == nil {
+			if rec.Iteration < last {
+				t.Errorf("journal: iteration %d appears after iteration %d: numbers are reused", rec.Iteration, last)
+			}
+			last = rec.Iteration
+			it = &perIter{}
+			iters[rec.Iteration] = it
+		}
+		switch rec.Event {
+		case state.EventStarted:
+			it.started++
+		case state.EventRecorded, state.EventInterrupted, state.EventAborted:
+			it.final++
+			it.rec = rec
+		}
+	}
+	for n, m := range s.metas {
+		it := iters[n]
+		if it == nil || it.final != 1 {
+			t.Errorf("run %d: want exactly one recorded/interrupted journal record, got %+v", n, it)
+			continue
+		}
+		if it.started > 1 {
+			t.Errorf("run %d: %d started records", n, it.started)
+		}
+		if m == nil || (m.Phase != state.PhaseRecorded && m.Phase != state.PhaseAborted) {
+			t.Errorf("run %d: meta.json not recorded: %+v", n, m)
+			continue
+		}
+		if m.Outcome != it.rec.Outcome || m.Node != it.rec.Node {
+			t.Errorf("run %d: meta.json says %s/%s, the journal %s/%s", n, m.Node, m.Outcome, it.rec.Node, it.rec.Outcome)
+		}
+	}
+	for n, it := range iters {
+		if _, ok := s.metas[n]; !ok {
+			t.Errorf("journal iteration %d has no run folder", n)
+		}
+		if it.final > 1 {
+			t.Errorf("iteration %d recorded %d times", n, it.final)
+		}
+	}
+	if max := maxKey(s.metas); s.rs.Iteration != max {
+		t.Errorf("run_state.iteration = %d, want the last run %d", s.rs.Iteration, max)
+	}
+
+	// Per node: done exactly once, attempts = iterations that spent one.
+	spent := map[string]int{}
+	doneRecords := map[string]int{}
+	notes, _ := os.ReadFile(r.p.Assumptions())
+	for n, it := range iters {
+		rec := it.rec
+		switch rec.Outcome {
+		case state.OutcomeInterrupted, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeGuardFailed:
+			spent[rec.Node]++
+		case state.OutcomeDone:
+			doneRecords[rec.Node]++
+		}
+		if rec.Outcome == state.OutcomeInterrupted {
+			interrupted++
+		}
+		want := 1 // every message holds these two assumptions
+		if rec.Outcome == state.OutcomeInterrupted || rec.Outcome == state.OutcomeExecutorError {
+			want = 0
+		}
+		for _, which := range []string{"one", "two"} {
+			line := fmt.Sprintf("- [iteration %d, node %s] crash agent assumption %s\n", n, rec.Node, which)
+			if got := bytes.Count(notes, []byte(line)); got != want {
+				t.Errorf("assumptions.md holds %q %d times, want %d (outcome %s)", line, got, want, rec.Outcome)
+			}
+		}
+	}
+	ix := tree.NewIndex(s.tree)
+	walkTree(s.tree.Root, func(n *tree.Node) {
+		if !n.IsLeaf() {
+			return
+		}
+		if n.EffectiveStatus() != tree.StatusDone {
+			t.Errorf("node %s is %s, want done", ix.Path(n.ID), n.EffectiveStatus())
+		}
+		if doneRecords[n.ID] != 1 {
+			t.Errorf("node %s recorded done %d times, want once", n.ID, doneRecords[n.ID])
+		}
+		if n.Attempts != spent[n.ID] {
+			t.Errorf("node %s has attempts %d, but %d iterations spent one", n.ID, n.Attempts, spent[n.ID])
+		}
+	})
+
+	// The agent ran at most once per iteration: a recorded result is
+	// never run again.
+	seen := map[int]int{}
+	for _, a := range r.agentStarts() {
+		if a.role != "agent" {
+			continue
+		}
+		if seen[a.iteration]++; seen[a.iteration] > 1 {
+			t.Errorf("iteration %d ran the agent twice", a.iteration)
+		}
+		if _, ok := s.metas[a.iteration]; !ok {
+			t.Errorf("the agent ran for iteration %d, which has no run folder", a.iteration)
+		}
+	}
+	if o := r.overlaps(); o != "" {
+		t.Errorf("two agents worked at once:\n%s", o)
+	}
+	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+		t.Errorf("agent processes survived: %v", left)
+	}
+	return len(iters), interrupted
+}
+
+func maxKey[V any](m map[int]V) int {
+	max := 0
+	for k := range m {
+		if k > max {
+			max = k
+		}
+	}
+	return max
+}
+
+func walkTree(n *tree.Node, fn func(*tree.Node)) {
+	fn(n)
+	for _, c := range n.Children {
+		walkTree(c, fn)
+	}
+}
+
+// chainTree returns a tree of n leaves under a root, in groups of four,
+// each leaf depending on the one before it in its group.
+func chainTree(prefix string, n int) string {
+	type node struct {
+		ID        string   `json:"id"`
+		Title     string   `json:"title"`
+		Goal      string   `json:"goal,omitempty"`
+		DependsOn []string `json:"depends_on,omitempty"`
+		Children  []*node  `json:"children,omitempty"`
+	}
+	root := &node{ID: prefix, Title: "Crash test " + prefix}
+	var group *node
+	for i := 0; i < n; i++ {
+		if i%4 == 0 {
+			group = &node{ID: fmt.Sprintf("%s-g%d", prefix, i/4), Title: "Group"}
+			root.Children = append(root.Children, group)
+		}
+		leaf := &node{ID: fmt.Sprintf("%s-%03d", prefix, i), Title: fmt.Sprintf("Step %d", i), Goal: "Append a line to work/ID.txt."}
+		if i%4 != 0 {
+			leaf.DependsOn = []string{fmt.Sprintf("%s-%03d", prefix, i-1)}
+		}
+		group.Children = append(group.Children, leaf)
+	}
+	data, _ := json.MarshalIndent(map[string]any{"version": 1, "root": root}, "", "  ")
+	return string(data) + "\n"
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// TestHostileAgents runs `runner run --once` against agents that misbehave
+// and checks that the runner regains control within the agent timeout
+// plus the grace period plus a margin, records the right outcome, and
+// leaves no process of the agent's group behind.
+func TestHostileAgents(t *testing.T) {
+	const (
+		timeout = 2 * time.Second
+		grace   = time.Second
+		margin  = 10 * time.Second // process start-up and recording, on a loaded machine
+	)
+	bigGoal := strings.Repeat("Read this long goal to the end. ", (1<<20)/32+1) // over 1 MiB
+	tests := []struct {
+		name     string
+		script   string
+		extra    string // more [executor] lines
+		treeGoal string
+		outcome  string
+		class    string
+		check    func(t *testing.T, r *crashRepo, res runnerResult)
+	}{
+		{
+			name:    "ignores SIGTERM and sleeps past the timeout",
+			script:  `{"default": {"ignore_term": true, "stdout": "ready\n", "sleep": "60s", "message": {"status": "done", "summary": "late"}}}`,
+			outcome: state.OutcomeExecutorError, class: "timeout",
+		},
+		{
+			name:    "sleeps past the timeout",
+			script:  `{"default": {"stdout": "ready\n", "sleep": "60s", "message": {"status": "done", "summary": "late"}}}`,
+			outcome: state.OutcomeExecutorError, class: "timeout",
+		},
+		{
+			name:    "backgrounds a grandchild holding stdout",
+			script:  `{"default": {"grandchild": {"sleep": "60s", "pid_file": "gc.pid"}, "message": {"status": "done", "summary": "left a sleeper"}}}`,
+			outcome: state.OutcomeDone, class: "ok",
+			check: func(t *testing.T, r *crashRepo, res runnerResult) {
+				// The agent itself exits at once: only the grandchild's
+				// SIGTERM and a little start-up may be waited for.
+				if res.took > grace+margin {
+					t.Errorf("took %s for an agent that exits at once", res.took)
+				}
+			},
+		},
+		{
+			name:    "prints 300 MB",
+			script:  `{"default": {"filler": 314572800, "message": {"status": "done", "summary": "printed a lot"}}}`,
+			extra:   `output_limit = "1MiB"`,
+			outcome: state.OutcomeDone, class: "ok",
+			check: func(t *testing.T, r *crashRepo, res runnerResult) {
+				log := filepath.Join(r.p.RunDir(1), "executor.log")
+				st, err := os.Stat(log)
+				if err != nil || st.Size() > 1<<20 {
+					t.Errorf("executor.log: %v, %v; want at most 1 MiB", st, err)
+				}
+				m := regexp.MustCompile(`\[runner: (\d+) bytes of output cut here\]`).FindStringSubmatch(readFile(t, log))
+				if m == nil {
+					t.Errorf("executor.log has no cut marker")
+				} else if cut, _ := strconv.Atoi(m[1]); cut < 299<<20 {
+					t.Errorf("executor.log's cut marker says %d bytes; the agent printed 300 MB", cut)
+				}
+				ru, ok := res.state.SysUsage().(*syscall.Rusage)
+				if !ok {
+					return
+				}
+				// ru_maxrss (KiB) of the runner, or of its largest child.
+				rss := ru.Maxrss << 10
+				t.Logf("peak resident memory while the agent printed 300 MB: %d MiB", rss>>20)
+				if rss > 100<<20 {
+					t.Errorf("peak resident memory %d MiB; the runner must not hold the output", rss>>20)
+				}
+			},
+		},
+		{
+			name:     "reads a 1 MiB prompt only after printing",
+			script:   `{"default": {"stdin": "last", "filler": 2097152, "save_prompt": "prompt.seen", "message": {"status": "done", "summary": "read it"}}}`,
+			treeGoal: bigGoal,
+			outcome:  state.OutcomeDone, class: "ok",
+			check: func(t *testing.T, r *crashRepo, res runnerResult) {
+				sent := readFile(t, filepath.Join(r.p.RunDir(1), "prompt.md"))
+				seen := readFile(t, filepath.Join(r.root, "prompt.seen"))
+				if len(sent) < 1<<20 || seen != sent {
+					t.Errorf("the agent read %d bytes of the %d-byte prompt", len(seen), len(sent))
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			treeJSON := oneTask
+			config := fmt.Sprintf("timeout = %q\nkill_grace = %q\n%s", timeout, grace, tt.extra)
+			if tt.treeGoal != "" {
+				goal, _ := json.Marshal(tt.treeGoal)
+				treeJSON = `{"version": 1, "root": {"id": "job", "title": "Job", "children": [{"id": "only", "title": "The only task", "goal": ` + string(goal) + `}]}}`
+			}
+			r := fakeAgentRepo(t, treeJSON, tt.script, config)
+			if tt.treeGoal != "" {
+				appendConfig(t, r, "\n[prompt]\nbudget = \"4MiB\"\n")
+			}
+			res := r.runRunner(time.Minute, 0, nil, "run", "--once")
+			t.Logf("the runner took %s", res.took)
+			if res.code != 0 {
+				t.Fatalf("exit %d, want 0:\n%s", res.code, res.out)
+			}
+			if bound := timeout + grace + margin; res.took > bound {
+				t.Errorf("the runner took %s; want control back within %s", res.took, bound)
+			}
+			m, err := state.LoadMeta(r.p.RunDir(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Outcome != tt.outcome || m.Agent == nil || m.Agent.Class != tt.class {
+				t.Errorf("outcome %s, agent %+v; want %s, class %s", m.Outcome, m.Agent, tt.outcome, tt.class)
+			}
+			if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+				t.Errorf("processes of the agent's group survived: %v", left)
+			}
+			if tt.check != nil {
+				tt.check(t, r, res)
+			}
+		})
+	}
+}
+
+func appendConfig(t *testing.T, r *crashRepo, text string) {
+	t.Helper()
+	f, err := os.OpenFile(r.p.Config(), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}

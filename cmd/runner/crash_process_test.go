@@ -1,0 +1,289 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// oneTask is a tree with a single task.
+const oneTask = `{"version": 1, "root": {"id": "job", "title": "Job", "children": [{"id": "only", "title": "The only task"}]}}`
+
+// fakeAgentRepo creates a repository whose agent is the scripted fake
+// agent (internal/fakeagent) with the given script and extra [executor]
+// lines; the agent and its children carry the repository's token.
+func fakeAgentRepo(t *testing.T, treeJSON, script, executorExtra string) *crashRepo {
+	t.Helper()
+	if _, err := exec.LookPath("fakeagent"); err != nil {
+		t.Skipf("fakeagent is not installed by TestMain: %v", err)
+	}
+	r := newCrashRepo(t, treeJSON, "")
+	r.write("agent.json", script)
+	r.write(".runner/config.toml", fmt.Sprintf(`[executor]
+preset = "command"
+command = ["fakeagent", %s]
+env = { %s = %s }
+%s
+
+[loop]
+max_iterations = 10
+max_attempts = 5
+`, tomlString(filepath.Join(r.root, "agent.json")), crashTokenEnv, tomlString(r.token), executorExtra))
+	return r
+}
+
+// startRunner starts `runner run` in the background; the returned
+// function waits for it, at most limit.
+func (r *crashRepo) startRunner(args ...string) (*exec.Cmd, func(limit time.Duration) runnerResult) {
+	r.t.Helper()
+	cmd, out := r.runnerCmd(nil, append([]string{"run"}, args...)...)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	r.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+	})
+	return cmd, func(limit time.Duration) runnerResult {
+		r.t.Helper()
+		select {
+		case <-done:
+		case <-time.After(limit):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			r.t.Fatalf("runner did not finish within %s; output:\n%s", limit, out)
+		}
+		res := runnerResult{code: cmd.ProcessState.ExitCode(), took: time.Since(start), out: out.String(), state: cmd.ProcessState}
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.killed = ws.Signal() == syscall.SIGKILL
+		}
+		return res
+	}
+}
+
+// waitUntil polls cond every 20 ms for at most limit.
+func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// agentRunning reports whether iteration 1's agent printed "ready".
+func (r *crashRepo) agentRunning() bool {
+	data, _ := os.ReadFile(filepath.Join(r.p.RunDir(1), "executor.log"))
+	return strings.Contains(string(data), "ready")
+}
+
+// stubbornScript: the first attempt ignores SIGTERM and sleeps; the
+// second is done at once.
+const stubbornScript = `{"steps": [
+  {"attempt": 1, "ignore_term": true, "stdout": "ready\n", "write": [{"path": "half.txt", "content": "partial\n"}], "sleep": "60s"}],
+ "default": {"message": {"status": "done", "summary": "finished the task"}}}`
+
+// TestSignalInterruptsRun sends SIGINT or SIGTERM to a runner whose agent
+// ignores SIGTERM: the agent's group gets SIGTERM, then SIGKILL after the
+// grace period; the iteration is recorded as interrupted (an attempt);
+// the lock is released; the exit status is 130. The next run retries the
+// task and tells the agent the working tree may hold partial changes.
+func TestSignalInterruptsRun(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			const grace = time.Second
+			r := fakeAgentRepo(t, oneTask, stubbornScript, `timeout = "5m"`+"\n"+`kill_grace = "1s"`)
+			cmd, wait := r.startRunner()
+			waitUntil(t, "the agent to start", time.Minute, r.agentRunning)
+			sent := time.Now()
+			cmd.Process.Signal(sig)
+			res := wait(time.Minute)
+			took := time.Since(sent)
+			if res.code != 130 {
+				t.Fatalf("exit %d, want 130:\n%s", res.code, res.out)
+			}
+			// The agent ignores SIGTERM, so it dies only at SIGKILL.
+			if bound := grace + 5*time.Second; took > bound || took < grace {
+				t.Errorf("the runner exited %s after the signal; want between the grace period (%s) and %s", took, grace, bound)
+			}
+			if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+				t.Errorf("agent processes survived the interrupt: %v", left)
+			}
+			if held, holder, err := state.LockHolder(r.p); err != nil || held {
+				t.Errorf("lock after exit: held %v by %q (%v); want released", held, holder, err)
+			}
+			s := r.checkState("after the interrupt")
+			if s.rs.InFlight != nil || s.rs.LastStatus != "interrupted" {
+				t.Errorf("run state %+v; want nothing in flight and last_status interrupted", s.rs)
+			}
+			if n := s.tree.Root.Children[0]; n.Attempts != 1 {
+				t.Errorf("attempts = %d after an interrupted iteration, want 1", n.Attempts)
+			}
+			if !hasEvent(s.journal, 1, state.EventInterrupted) {
+				t.Errorf("journal has no interrupted record for iteration 1: %+v", s.journal)
+			}
+
+			res = r.runRunner(time.Minute, 0, nil, "run")
+			if res.code != 0 {
+				t.Fatalf("the next run: exit %d:\n%s", res.code, res.out)
+			}
+			history := readFile(t, filepath.Join(r.p.ContextDir(), "history.md"))
+			if !strings.Contains(history, "interrupted") || !strings.Contains(history, "partial changes") {
+				t.Errorf("history.md of the retry does not say the attempt was interrupted and left partial changes:\n%s", history)
+			}
+			prompt := readFile(t, filepath.Join(r.p.RunDir(2), "prompt.md"))
+			if !strings.Contains(prompt, "partial changes") {
+				t.Errorf("the retry's prompt does not carry the interrupted history")
+			}
+		})
+	}
+}
+
+func hasEvent(journal []state.Record, iteration int, event string) bool {
+	for _, rec := range journal {
+		if rec.Iteration == iteration && rec.Event == event {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLockOneRunnerPerRepository: a second `runner run` exits 1 at once,
+// naming the pid of the runner holding the lock; after that runner is
+// killed with SIGKILL the next one takes the lock at once, records the
+// interrupted iteration and finishes the work.
+func TestLockOneRunnerPerRepository(t *testing.T) {
+	r := fakeAgentRepo(t, oneTask, stubbornScript, `kill_grace = "1s"`)
+	first, wait := r.startRunner()
+	waitUntil(t, "the agent to start", time.Minute, r.agentRunning)
+
+	second := r.runRunner(time.Minute, 0, nil, "run")
+	t.Logf("the second runner exited after %s", second.took)
+	if second.code != 1 {
+		t.Fatalf("second runner: exit %d, want 1:\n%s", second.code, second.out)
+	}
+	if want := fmt.Sprintf("pid %d", first.Process.Pid); !strings.Contains(second.out, want) {
+		t.Errorf("second runner's message does not name the holder (%s):\n%s", want, second.out)
+	}
+	// It does not wait for the lock: the bound only allows for a slow
+	// process start on a loaded machine.
+	if second.took > 3*time.Second {
+		t.Errorf("second runner took %s to give up; it must not wait for the lock", second.took)
+	}
+	if got := readFile(t, r.p.Lock()); !strings.Contains(got, strconv.Itoa(first.Process.Pid)) {
+		t.Errorf("the second runner changed the lock file: %q", got)
+	}
+
+	first.Process.Signal(syscall.SIGKILL)
+	if res := wait(30 * time.Second); !res.killed {
+		t.Fatalf("first runner was not killed: %+v", res)
+	}
+	// The lock is taken without waiting, so a runner that did not get it
+	// would exit 1 at once: exit 0 means the kernel freed it at the kill.
+	res := r.runRunner(time.Minute, 0, nil, "run")
+	if res.code != 0 || strings.Contains(res.out, "lock") {
+		t.Fatalf("third runner: exit %d:\n%s", res.code, res.out)
+	}
+	if _, err := os.Stat(r.p.Lock()); err != nil {
+		t.Errorf("the lock file must never be deleted: %v", err)
+	}
+	s := r.checkState("after the third runner")
+	if !hasEvent(s.journal, 1, state.EventInterrupted) || !hasEvent(s.journal, 2, state.EventRecorded) {
+		t.Errorf("journal: want iteration 1 interrupted and iteration 2 recorded: %+v", s.journal)
+	}
+	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+		t.Errorf("agent processes survived: %v", left)
+	}
+}
+
+// TestLeftoverAgentKilledOnStart: a runner died right after starting its
+// agent, before recording the agent's process group. The next runner
+// finds the agent's processes by their RUNNER_DIR and RUNNER_ITERATION
+// and kills their group before anything else, while a live process group
+// whose id was recorded but is not this repository's agent (an id reused
+// after a reboot) is left alone.
+func TestLeftoverAgentKilledOnStart(t *testing.T) {
+	r := fakeAgentRepo(t, oneTask, `{"default": {"message": {"status": "done", "summary": "done"}}}`, `kill_grace = "500ms"`)
+	start := func(env ...string) *exec.Cmd {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go cmd.Wait()
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+		return cmd
+	}
+	agent := start("RUNNER_DIR="+r.p.Dir, "RUNNER_ITERATION=1", crashTokenEnv+"="+r.token)
+	stranger := start("RUNNER_DIR=" + r.p.Dir + "-elsewhere")
+	if err := os.MkdirAll(r.p.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A runner (pid 1: surely not ours) died in iteration 1 with the
+	// stranger's group recorded as its agent's.
+	rs := &state.RunState{InFlight: &state.InFlight{Iteration: 1, Node: "only", Phase: state.PhaseStarted,
+		RunnerPID: 1, AgentPGID: stranger.Process.Pid, StartedAt: time.Now().UTC()}}
+	if err := state.SaveRunState(r.p.RunState(), rs); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the planted agent to run", 10*time.Second, func() bool { return len(r.agentProcesses()) >= 2 })
+
+	res := r.runRunner(time.Minute, 0, nil, "run")
+	if res.code != 0 {
+		t.Fatalf("runner: exit %d:\n%s", res.code, res.out)
+	}
+	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+		t.Errorf("the leftover agent (group %d) survived: %v", agent.Process.Pid, left)
+	}
+	if syscall.Kill(-stranger.Process.Pid, 0) != nil {
+		t.Errorf("the runner killed process group %d, which is not its agent", stranger.Process.Pid)
+	}
+	if !strings.Contains(res.out, "holds no process of that agent") {
+		t.Errorf("the runner did not say why it left group %d alone:\n%s", stranger.Process.Pid, res.out)
+	}
+	s := r.checkState("after the resume")
+	if !hasEvent(s.journal, 1, state.EventInterrupted) || s.tree.Root.Children[0].Attempts != 1 {
+		t.Errorf("iteration 1 was not recorded as an interrupted attempt: %+v", s.journal)
+	}
+}
+
+// TestAgentDaemonStoppedWithIteration: an agent that starts a daemon
+// outside its process group (setsid) does not leave it running past the
+// iteration.
+func TestAgentDaemonStoppedWithIteration(t *testing.T) {
+	r := newCrashRepo(t, oneTask, "", crashSteadyEnv+` = "1"`, crashDaemonEnv+` = "1"`)
+	res := r.runRunner(time.Minute, 0, nil, "run", "--once")
+	if res.code != 0 {
+		t.Fatalf("exit %d:\n%s", res.code, res.out)
+	}
+	daemons := 0
+	for _, a := range r.agentStarts() {
+		if a.role == "daemon" {
+			daemons++
+		}
+	}
+	if daemons != 1 {
+		t.Fatalf("the agent started %d daemons, want 1", daemons)
+	}
+	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+		t.Errorf("the agent's daemon outlived its iteration: %v", left)
+	}
+	if !strings.Contains(res.out, "outside its process group") {
+		t.Errorf("the runner did not say it stopped the daemon:\n%s", res.out)
+	}
+}

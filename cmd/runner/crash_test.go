@@ -1,0 +1,238 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// The crash tests check SPEC §8's promise end to end, against the real
+// command line run as a separate process and killed with SIGKILL: every
+// agent attempt runs at least once, every result is recorded exactly once,
+// no state file is ever torn, no temporary file is left, and no agent
+// process outlives its runner's successor. The agent is the crash agent
+// (crash_agent_test.go); the checks are in crash_helpers_test.go.
+//
+// RUNNER_CRASH_KILLS sets how many kills TestCrashRandomKills makes
+// (default 16); raise it for a long run:
+//
+//	RUNNER_CRASH_KILLS=1000 go test -run TestCrashRandomKills -timeout 2h -v ./cmd/runner
+const crashKillsEnv = "RUNNER_CRASH_KILLS"
+
+// runLimit bounds every runner process of the crash tests.
+const runLimit = 2 * time.Minute
+
+const crashGuard = `
+[[guard]]
+name = "work"
+run = "test -d work"
+timeout = "30s"
+`
+
+// TestCrashAtEveryWrite kills `runner run` inside each durable write of a
+// whole iteration in turn (with the failpoint hook, RUNNER_FAILPOINT=*@N:
+// a half-written temporary file, a rename not yet made durable, a torn
+// journal line), checks that every state file still parses, then lets a
+// new runner finish and checks that the iteration was recorded exactly
+// once. The sweep ends at the first N past the run's last write.
+//
+// The same sweep is then made over a runner that is resolving an
+// iteration a killed runner left in each phase (started, agent_done,
+// guards_done): the recovery itself is killed at every write.
+func TestCrashAtEveryWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a few hundred runner processes")
+	}
+	preludes := []struct {
+		name     string
+		failAt   string // failpoint of the first run, which leaves the iteration in flight
+		phase    string // the phase it must leave
+		minKills int    // write points the sweep must find, at the least
+	}{
+		{"first run", "", "", 20},
+		{"resume started", "rename:run_state.json@1", state.PhaseStarted, 8},
+		{"resume agent_done", "rename:run_state.json@3", state.PhaseAgentDone, 8},
+		{"resume guards_done", "rename:run_state.json@4", state.PhaseGuardsDone, 8},
+	}
+	for _, pre := range preludes {
+		t.Run(pre.name, func(t *testing.T) {
+			kills := sweepWrites(t, pre.failAt, pre.phase)
+			t.Logf("killed the runner at %d distinct write points", kills)
+			if kills < pre.minKills {
+				t.Errorf("only %d write points; the failpoint hook is not reached", kills)
+			}
+		})
+	}
+}
+
+// sweepWrites runs the sweep: for N = 1, 2, ... a fresh repository with
+// one task, a first run killed at failAt (none when empty) that must
+// leave the iteration in phase, a run killed at its N-th write point, and
+// a last run that must finish. It returns the number of kills made.
+func sweepWrites(t *testing.T, failAt, phase string) int {
+	const wave = 4 // cases run side by side
+	var (
+		mu       sync.Mutex
+		finished bool // a case ran to the end without reaching its kill point
+		kills    int
+	)
+	for first := 1; !finished; first += wave {
+		if first > 400 {
+			t.Fatal("the sweep did not reach the end of the run after 400 kill points")
+		}
+		t.Run(fmt.Sprintf("points %d-%d", first, first+wave-1), func(t *testing.T) {
+			for n := first; n < first+wave; n++ {
+				t.Run(strconv.Itoa(n), func(t *testing.T) {
+					t.Parallel()
+					r := newCrashRepo(t, `{"version": 1, "root": {"id": "job", "title": "Job", "children": [
+  {"id": "only", "title": "The only task"}]}}`, crashGuard, crashSteadyEnv+` = "1"`)
+					if failAt != "" {
+						res := r.runRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=" + failAt}, "run")
+						s := r.checkState("after the first kill")
+						if !res.killed || s.rs.InFlight == nil || s.rs.InFlight.Phase != phase {
+							t.Fatalf("the run with %s=%s left in_flight %+v (killed %v), want phase %s:\n%s",
+								fsutil.FailpointEnv, failAt, s.rs.InFlight, res.killed, phase, res.out)
+						}
+					}
+					fp := fsutil.FailpointEnv + "=*@" + strconv.Itoa(n)
+					res := r.runRunner(runLimit, 0, []string{fp}, "run")
+					kept := 0 // an iteration whose agent's result was saved when the runner died
+					switch {
+					case res.killed:
+						mu.Lock()
+						kills++
+						mu.Unlock()
+						s := r.checkState(fmt.Sprintf("killed at write point %d", n))
+						if in := s.rs.InFlight; in != nil {
+							if m := s.metas[in.Iteration]; m != nil && (m.Phase == state.PhaseAgentDone || m.Phase == state.PhaseGuardsDone ||
+								(m.Phase == state.PhaseRecorded && m.Outcome != state.OutcomeInterrupted)) {
+								kept = in.Iteration
+							}
+						}
+					case res.code == 0:
+						mu.Lock()
+						finished = true
+						mu.Unlock()
+					default:
+						t.Fatalf("runner with %s: exit %d, want a kill or 0:\n%s", fp, res.code, res.out)
+					}
+					if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
+						t.Fatalf("the runner after the kill at point %d: exit %d:\n%s", n, res.code, res.out)
+					}
+					r.checkFinal()
+					if kept > 0 {
+						// The agent's saved result is used, never thrown away.
+						if m, err := state.LoadMeta(r.p.RunDir(kept)); err != nil || m.Outcome == state.OutcomeInterrupted {
+							t.Errorf("iteration %d had its agent's result saved when the runner died, yet was recorded as %v (%v)", kept, m, err)
+						}
+					}
+				})
+			}
+		})
+		if t.Failed() {
+			break
+		}
+	}
+	return kills
+}
+
+// TestCrashRandomKills runs `runner run` on a multi-node tree and kills it
+// with SIGKILL at random moments, half of the time at a random write point
+// (the failpoint hook) and otherwise after a random delay, including
+// while it resumes from the previous kill. Between kills every state file
+// must parse. When the tree is complete before all kills are made, more
+// tasks are added. At the end a runner finishes the work and every
+// iteration must be recorded exactly once.
+func TestCrashRandomKills(t *testing.T) {
+	want := 16
+	if v := os.Getenv(crashKillsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive number", crashKillsEnv, v)
+		}
+		want = n
+	}
+	if testing.Short() && want > 4 {
+		want = 4
+	}
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("RUNNER_CRASH_SEED"); v != "" {
+		seed, _ = strconv.ParseUint(v, 10, 64)
+	}
+	t.Logf("seed %d (RUNNER_CRASH_SEED replays it)", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+
+	r := newCrashRepo(t, chainTree("crash", 8), crashGuard)
+	start := time.Now()
+	kills, failpointKills, batches := 0, 0, 0
+	points := []string{fsutil.FailTemp, fsutil.FailRename, fsutil.FailAppend}
+	files := map[string][]string{
+		fsutil.FailTemp:   {"", "run_state.json", "tree.json", "meta.json", "output.json"},
+		fsutil.FailRename: {"", "run_state.json", "tree.json", "meta.json"},
+		fsutil.FailAppend: {"", "journal.jsonl", "assumptions.md"},
+	}
+	for kills < want {
+		var env []string
+		delay := time.Duration(rng.IntN(400)) * time.Millisecond
+		if rng.IntN(2) == 0 {
+			point := points[rng.IntN(len(points))]
+			fp := point
+			if f := files[point][rng.IntN(len(files[point]))]; f != "" {
+				fp += ":" + f
+			}
+			fp += "@" + strconv.Itoa(1+rng.IntN(6))
+			env = append(env, fsutil.FailpointEnv+"="+fp)
+			delay += 400 * time.Millisecond // a point not reached still ends in a kill
+		}
+		res := r.runRunner(runLimit, delay, env, "run")
+		switch {
+		case res.killed:
+			kills++
+			if res.took < delay {
+				failpointKills++
+			}
+			r.checkState(fmt.Sprintf("after kill %d (%v, %s)", kills, env, delay))
+		case res.code == 0:
+			// The tree is complete: give it more work.
+			batches++
+			addTasks(t, r, fmt.Sprintf("more%d", batches), 4)
+		default:
+			t.Fatalf("runner exit %d after %s (%v), want a kill or 0:\n%s", res.code, res.took, env, res.out)
+		}
+	}
+	if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
+		t.Fatalf("the last runner: exit %d:\n%s", res.code, res.out)
+	}
+	iterations, interrupted := r.checkFinal()
+	t.Logf("%d kills (%d inside a state write), %d iterations, %d interrupted, %d task batches added, %s",
+		kills, failpointKills, iterations, interrupted, batches, time.Since(start).Round(time.Second))
+	if interrupted == 0 {
+		t.Errorf("%d kills and not one interrupted iteration: the kills missed the agent", kills)
+	}
+}
+
+// addTasks adds a group of n chained tasks to the repository's tree, as a
+// person would while no runner runs.
+func addTasks(t *testing.T, r *crashRepo, id string, n int) {
+	t.Helper()
+	tr, err := tree.Load(r.p.Tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := tree.Parse("more.json", []byte(chainTree(id, n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Root.Children = append(tr.Root.Children, more.Root.Children...)
+	if err := tree.Save(r.p.Tree(), tr); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,190 @@
+package executor
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// codexStream is what the runner reads from the JSONL events of
+// `codex exec --json`: thread.started, turn.started, item.started,
+// item.updated and item.completed (with items such as agent_message,
+// command_execution, file_change), turn.completed (with usage),
+// turn.failed and error.
+type codexStream struct {
+	// Failure is the message of a turn.failed event, or of an error event
+	// that no turn.completed followed (Codex also reports a stream error
+	// it recovers from as an error event); "" when the turn did not fail.
+	Failure      string
+	FailureEvent string // "turn.failed" or "error"
+	// LastError is the message of the last error event, recovered from or
+	// not.
+	LastError string
+	// Usage is the usage of the last turn.completed event: Codex reports
+	// the thread's running total there.
+	Usage *codexUsage
+	// Declined lists the commands Codex's approval policy refused.
+	Declined []string
+	// Events counts the lines that were Codex events.
+	Events int
+}
+
+type codexUsage struct {
+	InputTokens       int64 `json:"input_tokens"`
+	CachedInputTokens int64 `json:"cached_input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+}
+
+// codexEvent is the part of a Codex event the runner reads.
+type codexEvent struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Error   *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Usage *codexUsage `json:"usage"`
+	Item  *struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+		Status  string `json:"status"`
+	} `json:"item"`
+}
+
+// codexTypes are the event types that make a line a Codex event.
+var codexTypes = map[string]bool{
+	"thread.started": true, "turn.started": true, "turn.completed": true, "turn.failed": true,
+	"item.started": true, "item.updated": true, "item.completed": true, "error": true,
+}
+
+// scanCodex reads the Codex events among the lines of stdout. A first
+// line cut by the tail window, text lines and other JSON are skipped.
+func scanCodex(stdout []byte) codexStream {
+	var s codexStream
+	var pendingError string
+	for _, line := range bytes.Split(stdout, []byte{'\n'}) {
+		line = bytes.TrimSpace(line)
+		if len(line) < 2 || line[0] != '{' || !bytes.Contains(line, []byte(`"type"`)) {
+			continue
+		}
+		var ev codexEvent
+		if json.Unmarshal(line, &ev) != nil || !codexTypes[ev.Type] {
+			continue
+		}
+		s.Events++
+		switch ev.Type {
+		case "error":
+			pendingError = ev.Message
+			if pendingError == "" {
+				pendingError = "error event without a message"
+			}
+			s.LastError = pendingError
+		case "turn.failed":
+			msg := "turn failed"
+			if ev.Error != nil && ev.Error.Message != "" {
+				msg = ev.Error.Message
+			}
+			s.Failure, s.FailureEvent = msg, "turn.failed"
+			pendingError = ""
+		case "turn.completed":
+			pendingError = ""
+			if ev.Usage != nil {
+				u := *ev.Usage
+				s.Usage = &u
+			}
+		case "item.completed":
+			if ev.Item != nil && ev.Item.Type == "command_execution" && ev.Item.Status == "declined" {
+				s.Declined = append(s.Declined, ev.Item.Command)
+			}
+		}
+	}
+	if pendingError != "" && s.Failure == "" {
+		s.Failure, s.FailureEvent = pendingError, "error"
+	}
+	return s
+}
+
+// usageOf returns the usage an agent run reported: the Claude result
+// event's (tokens and total_cost_usd), else the last Codex turn.completed
+// (tokens only), with the cost computed from prices when the agent gave
+// none. Nil when nothing was reported.
+func usageOf(c *claudeResult, cx codexStream, p Prices) *state.Usage {
+	var u state.Usage
+	switch {
+	case c != nil && (c.Usage != nil || c.CostUSD != nil):
+		if cu := c.Usage; cu != nil {
+			u.InputTokens = cu.InputTokens + cu.CacheCreationInputTokens + cu.CacheReadInputTokens
+			u.CachedInputTokens = cu.CacheReadInputTokens
+			u.OutputTokens = cu.OutputTokens
+		}
+		if c.CostUSD != nil {
+			u.CostUSD, u.CostSource = *c.CostUSD, state.CostReported
+		}
+	case cx.Usage != nil:
+		u.InputTokens = cx.Usage.InputTokens
+		u.CachedInputTokens = min(cx.Usage.CachedInputTokens, cx.Usage.InputTokens)
+		u.OutputTokens = cx.Usage.OutputTokens
+	default:
+		return nil
+	}
+	if u.CostSource == "" && p.IsSet() {
+		u.CostUSD = p.Cost(u)
+		u.CostSource = state.CostComputed
+	}
+	return &u
+}
+
+// Prices are US dollars per million tokens (config [executor.prices]).
+type Prices struct {
+	Input, CachedInput, Output float64
+}
+
+// IsSet reports whether any price is set.
+func (p Prices) IsSet() bool { return p.Input != 0 || p.CachedInput != 0 || p.Output != 0 }
+
+// Cost prices u: uncached input at Input, cached input at CachedInput,
+// output at Output.
+func (p Prices) Cost(u state.Usage) float64 {
+	uncached := u.InputTokens - u.CachedInputTokens
+	return (float64(uncached)*p.Input + float64(u.CachedInputTokens)*p.CachedInput + float64(u.OutputTokens)*p.Output) / 1e6
+}
+
+// denialsOf lists the tool calls the agent was refused.
+func denialsOf(c *claudeResult, cx codexStream) []state.PermissionDenial {
+	var out []state.PermissionDenial
+	if c != nil {
+		for _, d := range c.Denials {
+			in := ""
+			if len(d.ToolInput) > 0 && string(d.ToolInput) != "null" {
+				in = shorten(compactJSON(d.ToolInput), 200)
+			}
+			out = append(out, state.PermissionDenial{Tool: d.ToolName, Input: in})
+		}
+	}
+	for _, cmd := range cx.Declined {
+		out = append(out, state.PermissionDenial{Tool: "command_execution", Input: shorten(cmd, 200)})
+	}
+	return out
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// shorten puts s on one line and cuts it to about n bytes.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

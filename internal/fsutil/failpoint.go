@@ -1,0 +1,120 @@
+package fsutil
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// FailpointEnv names the environment variable of the crash-testing hook.
+//
+// It is a testing hook, not a feature: the crash tests set it to make a
+// runner kill itself with SIGKILL at an exact instant inside a state write,
+// which a kill sent from outside only hits by luck. Its value is
+//
+//	POINT[:FILE][@N]
+//
+// POINT is where the process dies:
+//
+//	temp    in WriteFileAtomic, after half of the data went to the temporary
+//	        file (before its fsync and rename): a torn temporary file is left
+//	rename  in WriteFileAtomic, after the rename and before the directory
+//	        fsync: the new content is in place
+//	append  in AppendSync and AppendLine, after half of the data was
+//	        written: a torn last line is left
+//	*       any of the above
+//
+// FILE, when given, restricts the hook to files with that base name
+// ("run_state.json"). N (default 1) makes the process die at the N-th
+// matching point rather than the first. The variable is read once when the
+// program starts and removed from its environment, so that the agents and
+// guards it starts do not inherit it. A malformed value makes the program
+// exit with status 2 at start.
+const FailpointEnv = "RUNNER_FAILPOINT"
+
+// Failpoint names.
+const (
+	FailTemp   = "temp"
+	FailRename = "rename"
+	FailAppend = "append"
+)
+
+type failpointSpec struct {
+	point string // FailTemp, FailRename, FailAppend or "*"
+	file  string // base name, "" = any
+	n     int64
+}
+
+var (
+	failpoint     *failpointSpec
+	failpointHits atomic.Int64
+)
+
+func init() {
+	v, ok := os.LookupEnv(FailpointEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(FailpointEnv)
+	spec, err := parseFailpoint(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s=%q: %v\n", FailpointEnv, v, err)
+		os.Exit(2)
+	}
+	failpoint = spec
+}
+
+func parseFailpoint(v string) (*failpointSpec, error) {
+	s := &failpointSpec{n: 1}
+	if i := strings.LastIndexByte(v, '@'); i >= 0 {
+		n, err := strconv.ParseInt(v[i+1:], 10, 64)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("the count after @ must be a positive integer")
+		}
+		s.n, v = n, v[:i]
+	}
+	s.point, s.file, _ = strings.Cut(v, ":")
+	switch s.point {
+	case FailTemp, FailRename, FailAppend, "*":
+	default:
+		return nil, fmt.Errorf("unknown point %q: want temp, rename, append or *", s.point)
+	}
+	if strings.ContainsAny(s.file, `/\`) {
+		return nil, fmt.Errorf("file %q: give a base name, not a path", s.file)
+	}
+	return s, nil
+}
+
+// failHere reports whether the process must die at this point of a write
+// to path. Only the crash-testing hook ever makes it true.
+func failHere(point, path string) bool {
+	fp := failpoint
+	if fp == nil {
+		return false
+	}
+	if (fp.point != "*" && fp.point != point) || (fp.file != "" && fp.file != baseName(path)) {
+		return false
+	}
+	return failpointHits.Add(1) == fp.n
+}
+
+// die kills the process with SIGKILL (on Windows, TerminateProcess): no
+// deferred function, no buffered write, nothing else runs.
+func die() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Kill()
+	}
+	for {
+		time.Sleep(time.Hour) // the signal arrives before this returns
+	}
+}
+
+func baseName(path string) string {
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}

@@ -1,0 +1,244 @@
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/watch"
+)
+
+// How often a waiting runner re-checks its inputs without being told to:
+// a fallback for file systems whose change notifications are unreliable,
+// and the only check when notifications cannot be set up at all.
+const (
+	recheckWatching = 5 * time.Second
+	recheckPolling  = time.Second
+)
+
+// errStopWhileWaiting reports that `runner stop` was asked while the
+// runner waited for a person to fix an input it could not record into.
+var errStopWhileWaiting = errors.New("stop requested while waiting for a fix")
+
+// fileSum identifies the content of a file: a digest of its bytes, or the
+// reason it could not be read.
+type fileSum struct {
+	sum [sha256.Size]byte
+	err string
+}
+
+func sumBytes(data []byte) fileSum { return fileSum{sum: sha256.Sum256(data)} }
+
+func sumFile(path string) fileSum {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileSum{err: err.Error()}
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fileSum{err: err.Error()}
+	}
+	var s fileSum
+	h.Sum(s.sum[:0])
+	return s
+}
+
+// inputs identifies the content of config.toml and tree.json as the
+// runner last read or wrote them. A waiting runner goes on only when the
+// files differ from it, so neither its own writes nor an event that
+// changed nothing (a chmod, a save of identical bytes) wakes it.
+type inputs struct {
+	config, tree fileSum
+}
+
+func (r *Runner) fingerprint() inputs {
+	return inputs{config: sumFile(r.p.Config()), tree: sumFile(r.p.Tree())}
+}
+
+// waitEnd says why a wait ended.
+type waitEnd int
+
+const (
+	inputsChanged waitEnd = iota
+	stopAsked
+	cancelled
+)
+
+func (r *Runner) stopRequested() bool {
+	_, err := os.Stat(r.p.StopRequest())
+	return err == nil
+}
+
+// waitForChange blocks until config.toml or tree.json differs from seen,
+// `runner stop` is asked, or ctx ends. It watches the files' directories
+// (an editor's save renames a new file over the old one), and re-checks
+// every few seconds in case a notification is lost.
+func (r *Runner) waitForChange(ctx context.Context, seen inputs) waitEnd {
+	var changes <-chan []string
+	recheck := recheckWatching
+	if r.recheck > 0 {
+		recheck = r.recheck
+	}
+	w, err := watch.New([]string{r.p.Config(), r.p.Tree(), r.p.StopRequest()}, watch.Options{
+		OnError: func(err error) { r.log.Warn("watching .runner for changes", "err", err) },
+	})
+	if err != nil {
+		r.log.Warn("cannot watch .runner for changes; checking every second instead", "err", err)
+		recheck = recheckPolling
+	} else {
+		defer w.Close()
+		changes = w.Changes()
+	}
+	tick := time.NewTicker(recheck)
+	defer tick.Stop()
+	for {
+		// The watch is set up before this check, so a change made at any
+		// moment after the caller read the files is seen here or wakes
+		// the select below.
+		// A change wins over a stop so that an iteration waiting to be
+		// recorded gets recorded when both come together.
+		switch {
+		case ctx.Err() != nil:
+			return cancelled
+		case r.fingerprint() != seen:
+			r.log.Debug("inputs changed; reading them again")
+			return inputsChanged
+		case r.stopRequested():
+			return stopAsked
+		}
+		select {
+		case <-ctx.Done():
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// loadInputs re-reads config.toml and tree.json at an iteration boundary.
+// When either does not load (typically a person's edit that does not
+// validate), it says so, leaves the files exactly as they are, and waits
+// until they change; ok is false when a stop was asked or ctx ended while
+// it waited.
+func (r *Runner) loadInputs(ctx context.Context) (t *tree.Tree, ok bool) {
+	for {
+		seen := r.fingerprint()
+		cfg, cfgErr := config.Load(r.p.Config())
+		t, treeErr := r.loadTree()
+		if cfgErr == nil && treeErr == nil {
+			r.cfg = cfg
+			r.seen = seen
+			r.inputsValid()
+			return t, true
+		}
+		var bad []badInput
+		if cfgErr != nil {
+			bad = append(bad, badInput{r.p.Config(), cfgErr})
+		}
+		if treeErr != nil {
+			bad = append(bad, badInput{r.p.Tree(), treeErr})
+		}
+		r.reportInvalid("", bad)
+		if r.waitForChange(ctx, seen) != inputsChanged {
+			return nil, false
+		}
+	}
+}
+
+// treeForRecord loads tree.json to record iteration n into it. A tree that
+// does not load is reported and waited out like at a boundary: the
+// iteration stays in flight (its results are saved) until the tree is
+// fixed. When a stop is asked or the run is interrupted meanwhile, the
+// error says so and the next `runner run` records the iteration.
+func (r *Runner) treeForRecord(n int) (*tree.Tree, error) {
+	for {
+		seen := r.fingerprint()
+		t, err := r.loadTree()
+		if err == nil {
+			r.inputsValid()
+			return t, nil
+		}
+		ctx := r.ctx
+		if ctx == nil || ctx.Err() != nil {
+			return nil, fmt.Errorf("record iteration %d: %w; the iteration stays in flight and is recorded once the tree is fixed", n, err)
+		}
+		r.reportInvalid(fmt.Sprintf("cannot record iteration %d", n), []badInput{{r.p.Tree(), err}})
+		switch r.waitForChange(ctx, seen) {
+		case stopAsked:
+			return nil, fmt.Errorf("record iteration %d: %w; the iteration stays in flight and the next `runner run` records it once %s is valid",
+				n, errStopWhileWaiting, r.p.Rel(r.p.Tree()))
+		case cancelled:
+			return nil, fmt.Errorf("record iteration %d: interrupted while waiting for %s to be fixed; the iteration stays in flight and the next `runner run` records it",
+				n, r.p.Rel(r.p.Tree()))
+		}
+	}
+}
+
+type badInput struct {
+	path string
+	err  error
+}
+
+// reportInvalid tells the person which files do not load and why, once
+// per distinct problem.
+func (r *Runner) reportInvalid(what string, bad []badInput) {
+	var b strings.Builder
+	var names []string
+	for _, in := range bad {
+		names = append(names, r.p.Rel(in.path))
+		fmt.Fprintf(&b, "runner: %s does not load", r.p.Rel(in.path))
+		if what != "" {
+			fmt.Fprintf(&b, " (%s)", what)
+		}
+		b.WriteString("; it is left exactly as it is and the run waits for a fix (`runner stop` ends the run):\n")
+		for _, line := range strings.Split(strings.TrimRight(in.err.Error(), "\n"), "\n") {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	if b.String() == r.invalid {
+		return
+	}
+	r.invalid = b.String()
+	r.invalidFiles = strings.Join(names, " and ")
+	fmt.Fprint(r.opts.Notices, r.invalid)
+}
+
+// inputsValid notes that the inputs load again after a reported problem.
+func (r *Runner) inputsValid() {
+	if r.invalid == "" {
+		return
+	}
+	r.invalid = ""
+	fmt.Fprintf(r.opts.Notices, "runner: %s: valid again; going on\n", r.invalidFiles)
+}
+
+// waitWatching prints why the run is idle (once per distinct reason) and
+// waits for the inputs to change.
+func (r *Runner) waitWatching(ctx context.Context, why string) {
+	if why != r.waiting {
+		r.waiting = why
+		fmt.Fprintf(r.opts.Notices, "runner: %s; waiting for %s or %s to change (`runner stop` to exit)\n",
+			why, r.p.Rel(r.p.Tree()), r.p.Rel(r.p.Config()))
+	}
+	r.waitForChange(ctx, r.seen)
+}
+
+// consumeStop removes a stop request, reporting whether there was one.
+func consumeStop(p state.Paths) bool {
+	if _, err := os.Stat(p.StopRequest()); err != nil {
+		return false
+	}
+	os.Remove(p.StopRequest())
+	return true
+}
