@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/charmbracelet/log"
+	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/state"
@@ -131,7 +132,14 @@ func (g *globals) setupLogger() error {
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("--log-level %q: want debug, info, warn or error", g.LogLevel)}
 	}
-	l := log.NewWithOptions(g.streams.Err, log.Options{Level: lvl, ReportTimestamp: true, TimeFormat: "15:04:05"})
+	// The logger gets a writer that does not look like a terminal: given
+	// the terminal itself, its renderer asks the terminal for its colours
+	// and waits seconds for an answer some terminals never send. Colour is
+	// then switched on explicitly when stderr is a terminal.
+	l := log.NewWithOptions(plainWriter{g.streams.Err}, log.Options{Level: lvl, ReportTimestamp: true, TimeFormat: "15:04:05"})
+	if isTerminal(g.streams.Err) && os.Getenv("NO_COLOR") == "" {
+		l.SetColorProfile(termenv.ANSI256)
+	}
 	switch g.LogFormat {
 	case "text":
 		l.SetFormatter(log.TextFormatter)
@@ -190,3 +198,9 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// plainWriter hides the file behind a writer, so that libraries do not
+// probe it as a terminal.
+type plainWriter struct{ w io.Writer }
+
+func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
