@@ -41,9 +41,11 @@ on. It ends on "runner stop" (exit 0) or Ctrl-C (exit 130).
 EXIT STATUS
   0    the tree is complete, or a stop was requested (--once: one iteration ran)
   1    error: bad config or tree at start, lock held by another runner, I/O
-       failure (a bad edit made once the run is going is waited out instead)
+       failure, agent program missing, loop.max_consecutive_errors reached, a
+       rate limit outlasting loop.max_wait (a bad edit made once the run is
+       going is waited out instead)
   3    stuck: blocked tasks, nothing selectable
-  4    max_iterations reached with work left
+  4    max_iterations, max_cost_usd or max_tokens reached with work left
   130  interrupted`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
