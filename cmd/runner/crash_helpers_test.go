@@ -495,3 +495,23 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// lockHolders lists the processes that have the lock file open (Linux),
+// for the message of a test that found the lock taken.
+func lockHolders(lock string) string {
+	var b strings.Builder
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err != nil || target != lock {
+			continue
+		}
+		pid := strings.Split(fd, "/")[2]
+		cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+		fmt.Fprintf(&b, "  pid %s: %q; stat %s\n", pid, strings.ReplaceAll(string(cmdline), "\x00", " "), strings.TrimSpace(string(stat)))
+	}
+	if b.Len() == 0 {
+		return "  (no process has it open)\n"
+	}
+	return b.String()
+}

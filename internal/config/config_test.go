@@ -65,6 +65,7 @@ func TestDefaultValues(t *testing.T) {
 		{"max_attempts", c.Loop.MaxAttempts, 3},
 		{"on_blocked", c.Loop.OnBlocked, "stop"},
 		{"max_consecutive_errors", c.Loop.MaxConsecutiveErrors, 3},
+		{"keep_runs", c.Loop.KeepRuns, 0},
 		{"rate_limit_backoff", c.Loop.RateLimitBackoff.Duration, time.Minute},
 		{"rate_limit_backoff_max", c.Loop.RateLimitBackoffMax.Duration, 30 * time.Minute},
 		{"rate_limit_patterns", c.Executor.RateLimitPatterns, DefaultRateLimitPatterns},
@@ -120,6 +121,7 @@ max_tokens = 1000000
 max_consecutive_errors = 0
 rate_limit_backoff = "10s"
 rate_limit_backoff_max = "5m"
+keep_runs = 50
 
 [scrub]
 enabled = false
@@ -146,7 +148,8 @@ regex = 'itk_[a-z0-9]{8}'
 		Prompt: Prompt{Budget: 64 * KiB},
 		Loop: Loop{MaxIterations: 7, MaxAttempts: 2, OnBlocked: "continue",
 			MaxWait: Duration{time.Hour}, MaxCostUSD: 12.5, MaxTokens: 1000000,
-			MaxConsecutiveErrors: 0, RateLimitBackoff: Duration{10 * time.Second}, RateLimitBackoffMax: Duration{5 * time.Minute}},
+			MaxConsecutiveErrors: 0, RateLimitBackoff: Duration{10 * time.Second}, RateLimitBackoffMax: Duration{5 * time.Minute},
+			KeepRuns: 50},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
 	}
@@ -228,6 +231,7 @@ func TestValidationRules(t *testing.T) {
 		{"bad rate limit pattern", "[executor]\nrate_limit_patterns = [\"ok\", \"(x\"]\n", 2, "executor.rate_limit_patterns[1]", "does not compile"},
 		{"empty rate limit pattern", "[executor]\nrate_limit_patterns = [\"a*\"]\n", 2, "executor.rate_limit_patterns[0]", "matches the empty string"},
 		{"negative consecutive errors", "[loop]\nmax_consecutive_errors = -1\n", 2, "loop.max_consecutive_errors", "0 or more"},
+		{"negative keep_runs", "[loop]\nkeep_runs = -1\n", 2, "loop.keep_runs", "0 or more"},
 		{"zero backoff", "[loop]\nrate_limit_backoff = \"0s\"\n", 2, "loop.rate_limit_backoff", "greater than zero"},
 		{"backoff max below base", "[loop]\nrate_limit_backoff = \"5m\"\nrate_limit_backoff_max = \"1m\"\n", 3, "loop.rate_limit_backoff_max", "must not be shorter"},
 		{"guard without name", "[[guard]]\nrun = \"true\"\n", 1, "guard[0].name", "needs a name"},

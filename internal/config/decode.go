@@ -21,7 +21,7 @@ var (
 	pricesKeys   = []string{"input", "cached_input", "output"}
 	guardKeys    = []string{"name", "run", "timeout", "output_limit"}
 	promptKeys   = []string{"budget"}
-	loopKeys     = []string{"max_iterations", "max_attempts", "on_blocked", "max_wait", "max_cost_usd", "max_tokens", "max_consecutive_errors", "rate_limit_backoff", "rate_limit_backoff_max"}
+	loopKeys     = []string{"max_iterations", "max_attempts", "on_blocked", "max_wait", "max_cost_usd", "max_tokens", "max_consecutive_errors", "rate_limit_backoff", "rate_limit_backoff_max", "keep_runs"}
 	scrubKeys    = []string{"enabled", "rules", "allow"}
 	scrubRuleKey = []string{"name", "regex"}
 )
@@ -302,6 +302,8 @@ func (d *decoder) loop(path string, t map[string]any, l *Loop) {
 			d.duration(p, v, &l.RateLimitBackoff)
 		case "rate_limit_backoff_max":
 			d.duration(p, v, &l.RateLimitBackoffMax)
+		case "keep_runs":
+			d.integer(p, v, &l.KeepRuns)
 		default:
 			d.unknown(path, k, loopKeys)
 		}

@@ -126,6 +126,9 @@ func (d *decoder) validate(c *Config) {
 	if l.MaxConsecutiveErrors < 0 {
 		d.addf("loop.max_consecutive_errors", "must be 0 or more (0 = off), got %d", l.MaxConsecutiveErrors)
 	}
+	if l.KeepRuns < 0 {
+		d.addf("loop.keep_runs", "must be 0 or more (0 = keep every run folder), got %d", l.KeepRuns)
+	}
 	d.positive("loop.rate_limit_backoff", l.RateLimitBackoff, `"1m"`)
 	d.positive("loop.rate_limit_backoff_max", l.RateLimitBackoffMax, `"30m"`)
 	if l.RateLimitBackoffMax.Duration > 0 && l.RateLimitBackoffMax.Duration < l.RateLimitBackoff.Duration {

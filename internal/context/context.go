@@ -17,7 +17,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -317,7 +316,11 @@ func normalizeNewlines(s string) string {
 
 // Write empties dir (creating it when missing; every entry is removed) and
 // writes goal.md, plus history.md and failure.md when their contents are not
-// empty. Each file is replaced atomically.
+// empty. A file that is written again is overwritten in place rather than
+// removed and created, and nothing is fsynced: the files are rewritten
+// before every iteration (and read by the agent only once they are
+// written), so none needs to survive a crash, and reusing them spares the
+// file system a file deleted and one created per iteration.
 func Write(dir string, f Files) error {
 	if dir == "" {
 		return errors.New("write context files: no directory given")
@@ -325,27 +328,55 @@ func Write(dir string, f Files) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write context files: create %s: %w", dir, err)
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("write context files: list %s: %w", dir, err)
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("write context files: empty %s: %w", dir, err)
-		}
-	}
 	files := []struct{ name, data string }{
 		{GoalFile, f.Goal},
 		{HistoryFile, f.History},
 		{FailureFile, f.Failure},
 	}
+	keep := map[string]bool{}
 	for i, file := range files {
-		if i > 0 && file.data == "" {
+		if i == 0 || file.data != "" {
+			keep[file.name] = true
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("write context files: list %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if keep[e.Name()] && e.Type().IsRegular() {
 			continue
 		}
-		if err := fsutil.WriteFileAtomic(filepath.Join(dir, file.name), []byte(file.data), 0o644); err != nil {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("write context files: empty %s: %w", dir, err)
+		}
+	}
+	for _, file := range files {
+		if !keep[file.name] {
+			continue
+		}
+		if err := overwrite(filepath.Join(dir, file.name), []byte(file.data)); err != nil {
 			return fmt.Errorf("write context files: %w", err)
 		}
+	}
+	return nil
+}
+
+// overwrite replaces the content of path in place, creating it if needed.
+func overwrite(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

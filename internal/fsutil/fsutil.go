@@ -24,8 +24,37 @@ const TempPrefix = ".tmp-"
 // WriteFileAtomic replaces path with data so that a crash at any instant
 // leaves either the old or the new content, never a torn file: it writes a
 // temporary file in the same directory, fsyncs it, renames it over path and
-// fsyncs the directory.
+// fsyncs the directory. It is ReplaceFile with Durable.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return ReplaceFile(path, data, perm, Durable)
+}
+
+// Durability says how much of a write survives a crash of the machine (a
+// power loss, a kernel panic). Every level survives a crash of the process
+// itself: what a process wrote is in the kernel's cache, which the next
+// process reads.
+type Durability int
+
+const (
+	// Durable: when the write returns, the new content is on disk under
+	// its name (the file and its directory are fsynced).
+	Durable Durability = iota
+	// FileSynced: the new content is on disk before it takes the name, but
+	// the directory is not fsynced, so after a machine crash the file may
+	// still hold the previous content (or, for a new name, be absent).
+	// A later SyncDir of the same directory makes it Durable.
+	FileSynced
+	// NotSynced: nothing is fsynced. A machine crash may leave the file
+	// with its previous content, absent, or empty; the kernel writes it to
+	// disk within its writeback delay (about 30 seconds on Linux).
+	NotSynced
+)
+
+// ReplaceFile replaces path with data through a temporary file in the same
+// directory renamed over path, so that no reader and no crash of the
+// process ever sees a torn file, and makes the result as durable as d
+// says.
+func ReplaceFile(path string, data []byte, perm os.FileMode, d Durability) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -52,8 +81,10 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := f.Chmod(perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", path, err)
+	if d != NotSynced {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("write %s: fsync: %w", path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -64,6 +95,9 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	ok = true
 	if failHere(FailRename, path) {
 		die()
+	}
+	if d != Durable {
+		return nil
 	}
 	return SyncDir(dir)
 }
@@ -113,20 +147,52 @@ var ErrTooLarge = errors.New("file too large")
 // is refused without reading the rest of it. When text is true the content
 // must also be valid UTF-8. Errors name the file and the reason.
 func ReadLimited(path string, limit int64, text bool) ([]byte, error) {
+	return ReadLimitedInto(nil, path, limit, text)
+}
+
+// ReadLimitedInto is ReadLimited reading into buf's storage when it is
+// large enough (the result then shares it), so that a caller reading the
+// same file again and again can reuse one buffer: pass the last result.
+// When buf is not nil and too small, the new buffer leaves room for the
+// file to grow by an eighth.
+func ReadLimitedInto(buf []byte, path string, limit int64, text bool) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", DisplayPath(path), err)
+	// The buffer is sized from the file's size, so a large file is read
+	// into one allocation of its size instead of a buffer grown by
+	// doubling; a file that grows meanwhile still ends at limit+1 bytes.
+	size := int64(512)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = min(st.Size(), limit) + 1
 	}
-	if n > limit {
+	data := buf[:0]
+	if int64(cap(data)) < size {
+		if buf != nil {
+			// A reused buffer gets room for the file to grow a little.
+			size += size / 8
+		}
+		data = make([]byte, 0, size)
+	}
+	r := io.LimitReader(f, limit+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", DisplayPath(path), err)
+		}
+	}
+	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("read %s: %w: more than %d bytes; shrink it or raise the limit", DisplayPath(path), ErrTooLarge, limit)
 	}
-	data := buf.Bytes()
 	if text && !utf8.Valid(data) {
 		off := firstInvalidUTF8(data)
 		line, col := LineCol(data, off)
@@ -179,6 +245,15 @@ func AppendSync(path string, data []byte) error {
 // whole and a reader that ignores a torn last line never finds damage in
 // the middle.
 func AppendLine(path string, data []byte) error {
+	return AppendLineAs(path, data, Durable)
+}
+
+// AppendLineAs is AppendLine with a choice of durability: with NotSynced
+// the file is not fsynced, and the lines reach the disk with the next
+// fsync of the file (an fsync writes every earlier append) or the kernel's
+// writeback. Durable and FileSynced both fsync the file; neither fsyncs
+// its directory, which matters only for the append that creates the file.
+func AppendLineAs(path string, data []byte, d Durability) error {
 	if len(data) == 0 || data[len(data)-1] != '\n' {
 		return fmt.Errorf("append %s: the data does not end with a newline", path)
 	}
@@ -190,7 +265,23 @@ func AppendLine(path string, data []byte) error {
 		f.Close()
 		return fmt.Errorf("append %s: cut a torn last line: %w", path, err)
 	}
+	if d == NotSynced {
+		return appendNoSync(f, path, data)
+	}
 	return appendTo(f, path, data)
+}
+
+// appendNoSync writes data to f, opened for appending, and closes it.
+func appendNoSync(f *os.File, path string, data []byte) error {
+	if failHere(FailAppend, path) {
+		f.Write(data[:len(data)/2])
+		die()
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("append %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // appendTo writes data to f, opened for appending, fsyncs and closes it.

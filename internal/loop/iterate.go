@@ -18,6 +18,7 @@ import (
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/scrub"
 	"github.com/runner-cli/runner/internal/state"
@@ -40,6 +41,15 @@ type Prepared struct {
 // where the previous iteration left off. It writes nothing; `runner prompt`
 // uses it to show the next prompt without running anything.
 func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState) (*Prepared, error) {
+	scrubber, err := newScrubber(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(p, cfg, scrubber, t, ix, node, rs)
+}
+
+// prepare is Prepare with the scrubber built from cfg.
+func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState) (*Prepared, error) {
 	prev := contextfiles.Previous{
 		Iteration: rs.Iteration,
 		Node:      rs.LastNode,
@@ -51,10 +61,6 @@ func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, no
 		prev.RunDir = p.RunDir(rs.Iteration)
 	}
 	files, err := contextfiles.Render(node, prev, failureLimit)
-	if err != nil {
-		return nil, err
-	}
-	scrubber, err := newScrubber(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +103,22 @@ func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, no
 		pack.Redactions[rule] += n
 	}
 	return &Prepared{Files: files, Pack: pack}, nil
+}
+
+// scrubberFor returns the scrubber for cfg, reusing the one built for the
+// previous iteration when the settings it is built from are the same:
+// compiling the rules is a good part of an iteration's own work.
+func (r *Runner) scrubberFor(cfg *config.Config) (*scrub.Scrubber, error) {
+	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, cfg.Executor.Env)
+	if r.cache.scrubber != nil && r.cache.scrubberKey == key {
+		return r.cache.scrubber, nil
+	}
+	s, err := newScrubber(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.cache.scrubber, r.cache.scrubberKey = s, key
+	return s, nil
 }
 
 // newScrubber builds the secret scrubber from [scrub] and the
@@ -143,11 +165,13 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	}
 	start := time.Now().UTC()
 	r.rs.InFlight = &state.InFlight{Iteration: n, Node: node.ID, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start}
+	// Durable before anything else: from here on, a crash makes this
+	// iteration an interrupted attempt and its number is never reused.
 	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
 		return err
 	}
 	limit := node.AttemptLimit(r.cfg.Loop.MaxAttempts)
-	if err := r.journal(state.Record{Iteration: n, Node: node.ID, Event: state.EventStarted, Attempts: node.Attempts}); err != nil {
+	if err := r.journalLazy(state.Record{Iteration: n, Node: node.ID, Event: state.EventStarted, Attempts: node.Attempts}); err != nil {
 		return err
 	}
 	runDir := r.p.RunDir(n)
@@ -160,24 +184,31 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		Phase: state.PhaseStarted, StartedAt: start,
 	}
 
-	prep, err := Prepare(r.p, r.cfg, t, ix, node, r.rs)
+	scrubber, err := r.scrubberFor(r.cfg)
+	if err != nil {
+		return err
+	}
+	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.rs)
 	if err != nil {
 		return err
 	}
 	if err := contextfiles.Write(r.p.ContextDir(), prep.Files); err != nil {
 		return err
 	}
+	// prompt.md and context.json are records for people: atomic, not
+	// fsynced (see BENCHMARKS.md, "Durable writes").
 	promptFile := filepath.Join(runDir, "prompt.md")
-	if err := fsutil.WriteFileAtomic(promptFile, []byte(prep.Pack.Text), 0o644); err != nil {
+	if err := fsutil.ReplaceFile(promptFile, []byte(prep.Pack.Text), 0o644, fsutil.NotSynced); err != nil {
 		return err
 	}
 	if err := writeProvenance(runDir, n, node.ID, prep.Pack); err != nil {
 		return err
 	}
+	// meta.json is first written when the agent is done: until then the
+	// in-flight marker says everything a resuming runner needs, and a
+	// runner that finds no meta.json rebuilds it from the marker and the
+	// tree (see resume).
 	meta.Prompt = state.PromptMeta{Bytes: len(prep.Pack.Text), Budget: prep.Pack.Budget, Dropped: dropped(prep.Pack)}
-	if err := state.SaveMeta(runDir, meta); err != nil {
-		return err
-	}
 	if err := r.ensureSchema(); err != nil {
 		return err
 	}
@@ -193,16 +224,24 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		SchemaFile: r.p.Schema(),
 		OnStart: func(pid, pgid int) {
 			// The process group is recorded so that a runner started after
-			// a crash can kill an agent this one leaves behind.
+			// a crash of this process can kill an agent this one leaves
+			// behind. A crash of the machine kills the agent too, so the
+			// record needs no fsync of the directory: it is never torn, and
+			// at worst the previous version (without the group) survives.
 			r.rs.InFlight.AgentPGID = pgid
-			if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+			if r.cache.agentIteration != n {
+				// The first agent run of the iteration: whatever it and
+				// later runs leave behind has a later process id.
+				r.cache.agentIteration, r.cache.agentMark = n, proc.MarkPIDs(pid)
+			}
+			if err := state.SaveRunStateAs(r.p.RunState(), r.rs, fsutil.FileSynced); err != nil {
 				r.log.Error("record the agent's process group", "err", err)
 			}
 		},
 	}
 	// A run that hits a usage or rate limit spends no attempt: the agent
 	// runs again on the same node after a wait, in the same run folder.
-	opts := executorOptions(r.cfg)
+	opts := r.executorOptions()
 	var res *executor.Result
 	var waited time.Duration
 	for retry := 0; ; retry++ {
@@ -248,7 +287,15 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		return r.recordInterrupted(meta, "the run was interrupted by a signal while the agent was working")
 	}
 	if res.Message != nil {
-		if err := writeJSONFile(filepath.Join(runDir, "output.json"), res.Message); err != nil {
+		// The message goes into meta.json too, which is made durable
+		// before anything depends on it; output.json is the copy for
+		// people and is not fsynced.
+		raw, err := json.Marshal(res.Message)
+		if err != nil {
+			return fmt.Errorf("encode the agent's message: %w", err)
+		}
+		meta.Message = raw
+		if err := writeJSONFile(filepath.Join(runDir, "output.json"), res.Message, fsutil.NotSynced); err != nil {
 			return err
 		}
 		if res.Class == executor.ClassOK {
@@ -257,13 +304,27 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		meta.Summary = res.Message.Summary
 	}
 	meta.Phase = state.PhaseAgentDone
-	if err := r.advance(meta, state.EventAgentDone); err != nil {
+	if r.guardsWillRun(meta) {
+		if err := r.advance(meta, state.EventAgentDone); err != nil {
+			return err
+		}
+	} else if err := r.journalLazy(r.phaseRecord(meta, state.EventAgentDone)); err != nil {
+		// Nothing runs before the outcome is recorded: recording starts
+		// with a durable meta.json holding the agent's results, which a
+		// resuming runner reads ahead of the in-flight marker, so moving
+		// the marker first would only cost two more durable writes.
 		return err
 	}
 	if err := r.finish(ctx, meta); err != nil {
 		return err
 	}
 	return r.tooManyFailures(meta, res)
+}
+
+// guardsWillRun reports whether the guards run for an iteration whose
+// agent is done: only when it says done and guards are configured.
+func (r *Runner) guardsWillRun(meta *state.Meta) bool {
+	return meta.AgentStatus == "done" && len(r.cfg.Guards) > 0
 }
 
 // agentMeta is meta.json's record of an agent run, keeping the rate
@@ -332,7 +393,7 @@ func (r *Runner) setAside(meta *state.Meta, note string, cause error) error {
 func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 	if meta.Phase == state.PhaseAgentDone {
 		meta.Guard = state.GuardSkipped
-		if meta.AgentStatus == "done" && len(r.cfg.Guards) > 0 {
+		if r.guardsWillRun(meta) {
 			runDir := r.p.RunDir(meta.Iteration)
 			results, verdict, err := guard.Run(ctx, r.p.Root, guardSpecs(r.cfg), filepath.Join(runDir, "guard.log"),
 				filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration)
@@ -348,29 +409,38 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 				meta.Guards = append(meta.Guards, state.GuardMeta{Name: g.Name, ExitCode: g.ExitCode, DurationMS: g.DurationMS, Status: g.Status, Error: g.Error})
 			}
 			meta.Guard = verdict
-		} else if meta.AgentStatus == "done" {
+			meta.Phase = state.PhaseGuardsDone
+			if err := r.advance(meta, state.EventGuardsDone); err != nil {
+				return err
+			}
+			return r.record(meta)
+		}
+		if meta.AgentStatus == "done" {
 			meta.Guard = state.GuardPass
 			meta.Note = "no guards configured: done is trusted"
 		}
+		// No guard ran: as after the agent (see iterate), recording makes
+		// the results durable before it changes anything.
 		meta.Phase = state.PhaseGuardsDone
-		if err := r.advance(meta, state.EventGuardsDone); err != nil {
+		if err := r.journalLazy(r.phaseRecord(meta, state.EventGuardsDone)); err != nil {
 			return err
 		}
 	}
 	return r.record(meta)
 }
 
-// advance saves meta and moves the in-flight marker to meta.Phase.
+// advance moves the iteration to meta.Phase: meta.json, then the
+// in-flight marker, each durably (guards are about to run, or have run),
+// then the journal line, which the journal's next fsync makes durable.
 func (r *Runner) advance(meta *state.Meta, event string) error {
-	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
+	if err := r.commitPhase(meta); err != nil {
 		return err
 	}
-	if r.rs.InFlight != nil {
-		r.rs.InFlight.Phase = meta.Phase
-	}
-	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
-		return err
-	}
+	return r.journalLazy(r.phaseRecord(meta, event))
+}
+
+// phaseRecord is the journal record of an iteration reaching a phase.
+func (r *Runner) phaseRecord(meta *state.Meta, event string) state.Record {
 	rec := state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, Phase: meta.Phase, AgentStatus: meta.AgentStatus, Guard: meta.Guard}
 	if meta.Agent != nil {
 		rec.AgentClass = meta.Agent.Class
@@ -380,11 +450,32 @@ func (r *Runner) advance(meta *state.Meta, event string) error {
 	if event == state.EventAgentDone {
 		rec.Usage = meta.Usage
 	}
-	return r.journal(rec)
+	return rec
 }
 
+// saveMetaDurably writes meta.json durably, and the first time for an
+// iteration also the run folder's own entry in runs/, which was created
+// without an fsync.
+func (r *Runner) saveMetaDurably(meta *state.Meta) error {
+	if r.cache.syncedRun != meta.Iteration {
+		if err := fsutil.SyncDir(r.p.RunsDir()); err != nil {
+			return err
+		}
+		r.cache.syncedRun = meta.Iteration
+	}
+	return state.SaveMeta(r.p.RunDir(meta.Iteration), meta)
+}
+
+// journal appends a record durably.
 func (r *Runner) journal(rec state.Record) error {
 	return state.AppendJournal(r.p.Journal(), rec)
+}
+
+// journalLazy appends a record without an fsync: it reaches the disk with
+// the next durable record (the one that ends each iteration) or the
+// kernel's writeback. Used for records nothing depends on after a crash.
+func (r *Runner) journalLazy(rec state.Record) error {
+	return state.AppendJournalAs(r.p.Journal(), rec, fsutil.NotSynced)
 }
 
 // ensureSchema keeps state/output.schema.json equal to the schema the
@@ -396,14 +487,30 @@ func (r *Runner) ensureSchema() error {
 	return fsutil.WriteFileAtomic(r.p.Schema(), []byte(executor.OutputSchema), 0o644)
 }
 
-func executorOptions(cfg *config.Config) executor.Options {
-	e := cfg.Executor
-	var patterns []*regexp.Regexp
-	for _, p := range e.RateLimitPatterns {
-		if re, err := regexp.Compile(p); err == nil { // config validation compiled them already
+// executorOptions returns the options of the executor for the current
+// config, compiling the rate limit patterns only when they changed.
+func (r *Runner) executorOptions() executor.Options {
+	key := strings.Join(r.cfg.Executor.RateLimitPatterns, "\x00")
+	if r.cache.patterns == nil || r.cache.patternsKey != key {
+		r.cache.patterns, r.cache.patternsKey = compilePatterns(r.cfg.Executor.RateLimitPatterns), key
+	}
+	return executorOptionsWith(r.cfg, r.cache.patterns)
+}
+
+// compilePatterns compiles rate limit patterns; config validation already
+// refused any that does not compile.
+func compilePatterns(list []string) []*regexp.Regexp {
+	patterns := make([]*regexp.Regexp, 0, len(list))
+	for _, p := range list {
+		if re, err := regexp.Compile(p); err == nil {
 			patterns = append(patterns, re)
 		}
 	}
+	return patterns
+}
+
+func executorOptionsWith(cfg *config.Config, patterns []*regexp.Regexp) executor.Options {
+	e := cfg.Executor
 	return executor.Options{
 		Preset: e.Preset, Bin: e.Bin, Args: e.Args, Command: e.Command,
 		Timeout: e.Timeout.Duration, IdleTimeout: e.IdleTimeout.Duration, Grace: e.KillGrace.Duration,
@@ -453,7 +560,7 @@ func writeProvenance(runDir string, n int, node string, pack *prompt.Pack) error
 	return writeJSONFile(filepath.Join(runDir, "context.json"), Provenance{
 		InjectionID: injectionID(now), Timestamp: now, Iteration: n, Node: node,
 		Budget: pack.Budget, Sections: pack.Sections, TotalBytes: len(pack.Text), Redactions: red,
-	})
+	}, fsutil.NotSynced)
 }
 
 // injectionID is INJ-YYYYMMDD-HHMMSS-xxxxxx with six random hex digits.
@@ -463,12 +570,12 @@ func injectionID(t time.Time) string {
 	return "INJ-" + t.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-func writeJSONFile(path string, v any) error {
+func writeJSONFile(path string, v any, d fsutil.Durability) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return fsutil.WriteFileAtomic(path, append(data, '\n'), 0o644)
+	return fsutil.ReplaceFile(path, append(data, '\n'), 0o644, d)
 }
 
 func oneLine(s string, max int) string {

@@ -70,6 +70,8 @@ type Runner struct {
 
 	resuming bool // resolving an iteration a previous runner left in flight
 
+	cache runCache // work kept between iterations (record.go)
+
 	// ctx is the run's context, for the waits inside recording.
 	ctx context.Context
 	// seen is config.toml and tree.json as the runner last read or wrote
@@ -261,7 +263,7 @@ func (r *Runner) reload() error {
 }
 
 func (r *Runner) loadTree() (*tree.Tree, error) {
-	return tree.Load(r.p.Tree())
+	return r.cache.trees.load(r.p.Tree())
 }
 
 // reasonExhausted is the blocked_reason of a leaf whose attempts are used up.

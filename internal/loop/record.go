@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/scrub"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -74,30 +77,35 @@ func (r *Runner) record(meta *state.Meta) error {
 	meta.Outcome = out
 	var msg *executor.Message
 	if out != state.OutcomeExecutorError && out != state.OutcomeInterrupted {
-		m, err := readMessage(runDir)
+		m, err := readMessage(runDir, meta)
 		if err != nil {
 			return err
 		}
 		msg = m
 	}
 
-	t, err := r.treeForRecord(meta.Iteration)
+	t, err := r.loadTree()
 	if err != nil {
-		return err
+		// Waiting for a person to fix tree.json may take long: the results
+		// are saved and the in-flight marker moved to their phase first,
+		// so that an interrupted wait loses nothing.
+		if err := r.commitPhase(meta); err != nil {
+			return err
+		}
+		if t, err = r.treeForRecord(meta.Iteration); err != nil {
+			return err
+		}
 	}
-	ix := tree.NewIndex(t)
-	node := ix.Node(meta.Node)
+	node := findNode(t.Root, meta.Node)
 	if node != nil && out == state.OutcomeDecomposed && len(node.Children) == 0 {
 		// Children that do not fit the tree (an id already used, say) make
 		// the message invalid: an executor error the next attempt is told about.
-		if err := t.AddChildren(ix, node.ID, msg.Children); err != nil {
+		if err := t.AddChildren(nil, node.ID, msg.Children); err != nil {
 			out = state.OutcomeExecutorError
 			meta.Outcome = out
 			meta.Agent.Class = executor.ClassAgentError
 			meta.Agent.Error = "invalid decomposition: " + err.Error()
 			msg = nil
-		} else {
-			ix = tree.NewIndex(t)
 		}
 	}
 	if node == nil {
@@ -106,24 +114,8 @@ func (r *Runner) record(meta *state.Meta) error {
 	} else {
 		r.apply(node, meta, msg)
 		t.Normalize()
-		if err := tree.Save(r.p.Tree(), t); err != nil {
-			return err
-		}
 		meta.NodeStatus = string(node.EffectiveStatus())
 		meta.Attempts = node.Attempts
-	}
-
-	if msg != nil {
-		if err := r.appendNotesOnce(r.p.Assumptions(), "Assumptions", meta, msg.Assumptions); err != nil {
-			return err
-		}
-		questions := msg.Questions
-		if out == state.OutcomeBlocked {
-			questions = append([]string{"blocked: " + msg.Summary}, questions...)
-		}
-		if err := r.appendNotesOnce(r.p.Questions(), "Open Questions", meta, questions); err != nil {
-			return err
-		}
 	}
 
 	r.rs.Iteration = meta.Iteration
@@ -144,20 +136,43 @@ func (r *Runner) record(meta *state.Meta) error {
 		r.rs.LastSummary = meta.Summary
 	}
 
-	// The rest is committed in this order: meta.json, the journal line, and
-	// last run_state.json, whose cleared in_flight marker is what says the
-	// iteration is recorded. A runner killed before that records the
-	// iteration again on its next start: every write above gives the same
-	// result a second time, notes and the journal line are written only if
-	// they are missing, so the outcome is applied exactly once.
+	// The outcome is committed in this order, each write durable before
+	// the next: meta.json (phase recorded), tree.json, the notes, the
+	// journal line, and last run_state.json, whose cleared in_flight
+	// marker is what says the iteration is recorded. A runner killed
+	// before that records the iteration again on its next start, from
+	// meta.json (which holds everything the agent and the guards
+	// produced, even when the marker still says an earlier phase): every
+	// write gives the same result a second time, notes and the journal
+	// line are written only if they are missing, so the outcome is
+	// applied exactly once.
 	if meta.FinishedAt == nil {
 		finished := time.Now().UTC()
 		meta.FinishedAt = &finished
 		meta.DurationMS = finished.Sub(meta.StartedAt).Milliseconds()
 	}
 	meta.Phase = state.PhaseRecorded
-	if err := state.SaveMeta(runDir, meta); err != nil {
+	if err := r.saveMetaDurably(meta); err != nil {
 		return err
+	}
+	if node != nil {
+		data, err := tree.SaveData(r.p.Tree(), t)
+		if err != nil {
+			return err
+		}
+		r.cache.trees.remember(data, t)
+	}
+	if msg != nil {
+		if err := r.appendNotesOnce(r.p.Assumptions(), "Assumptions", meta, msg.Assumptions); err != nil {
+			return err
+		}
+		questions := msg.Questions
+		if out == state.OutcomeBlocked {
+			questions = append([]string{"blocked: " + msg.Summary}, questions...)
+		}
+		if err := r.appendNotesOnce(r.p.Questions(), "Open Questions", meta, questions); err != nil {
+			return err
+		}
 	}
 	event := state.EventRecorded
 	if out == state.OutcomeInterrupted {
@@ -173,7 +188,32 @@ func (r *Runner) record(meta *state.Meta) error {
 		return err
 	}
 	r.progress(meta)
+	r.pruneRuns(meta.Iteration)
 	return nil
+}
+
+// commitPhase makes the phase meta has reached durable: meta.json, then
+// the in-flight marker.
+func (r *Runner) commitPhase(meta *state.Meta) error {
+	if err := r.saveMetaDurably(meta); err != nil {
+		return err
+	}
+	if r.rs.InFlight != nil && r.rs.InFlight.Iteration == meta.Iteration {
+		r.rs.InFlight.Phase = meta.Phase
+	}
+	return state.SaveRunState(r.p.RunState(), r.rs)
+}
+
+// findNode returns the first node with the given id in depth-first
+// order, as tree.Index does, without building an index.
+func findNode(root *tree.Node, id string) *tree.Node {
+	var found *tree.Node
+	walk(root, func(n *tree.Node) {
+		if found == nil && n.ID == id {
+			found = n
+		}
+	})
+	return found
 }
 
 // journalOnce appends rec to the journal unless, when resuming, the
@@ -273,7 +313,16 @@ func (r *Runner) appendNotesOnce(path, heading string, meta *state.Meta, items [
 	return state.AppendNotes(path, heading, meta.Iteration, meta.Node, items)
 }
 
-func readMessage(runDir string) (*executor.Message, error) {
+// readMessage returns the agent's message: the copy in meta.json, or for
+// a meta.json written without one, output.json.
+func readMessage(runDir string, meta *state.Meta) (*executor.Message, error) {
+	if len(meta.Message) > 0 {
+		m, err := executor.ParseMessage(meta.Message)
+		if err != nil {
+			return nil, fmt.Errorf("parse the message in %s: %w", state.MetaFile(runDir), err)
+		}
+		return m, nil
+	}
 	path := filepath.Join(runDir, "output.json")
 	data, err := fsutil.ReadLimited(path, 16<<20, true)
 	if err != nil {
@@ -441,7 +490,13 @@ func (r *Runner) stopEscapedAgent(n int) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	for _, pg := range proc.GroupsWithEnv("RUNNER_DIR="+r.p.Dir, "RUNNER_ITERATION="+strconv.Itoa(n)) {
+	// Only processes started since this iteration's agent need a look; a
+	// runner resuming the iteration knows no such point and looks at all.
+	var since proc.PIDMark
+	if r.cache.agentIteration == n {
+		since = r.cache.agentMark
+	}
+	for _, pg := range proc.GroupsWithEnvSince(since, "RUNNER_DIR="+r.p.Dir, "RUNNER_ITERATION="+strconv.Itoa(n)) {
 		r.log.Warn("stopping processes the agent left running outside its process group", "pgid", pg, "iteration", n)
 		if err := proc.KillGroup(pg, r.cfg.Executor.KillGrace.Duration); err != nil {
 			r.log.Error("could not stop the agent's processes", "pgid", pg, "err", err)
@@ -506,4 +561,68 @@ func (r *Runner) progress(m *state.Meta) {
 	dur := time.Duration(m.DurationMS) * time.Millisecond
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s guards: %-7s → %s (%s)\n",
 		m.Iteration, m.NodePath, agent, m.Guard, next, dur.Round(100*time.Millisecond))
+}
+
+// runCache is what a Runner keeps between iterations to avoid repeating
+// work: the last tree.json read or written, the run folder whose entry in
+// runs/ is known to be durable, the run folders pruning knows about, and
+// where the last agent's process ids start.
+type runCache struct {
+	trees     treeCache
+	syncedRun int
+	runs      []int // run folder numbers, oldest first; nil until listed
+
+	// Where process ids stood when the agent of agentIteration started.
+	agentIteration int
+	agentMark      proc.PIDMark
+
+	// The compiled secret scrubber and rate limit patterns, with the
+	// settings they were built from.
+	scrubber    *scrub.Scrubber
+	scrubberKey string
+	patterns    []*regexp.Regexp
+	patternsKey string
+}
+
+// treeCache remembers the tree.json the runner last read or wrote, by the
+// size and a 64-bit hash of its bytes and parsed, so that reading the
+// file again when it has not changed costs a hash and a Clone instead of
+// a parse. The hash (hash/maphash, seeded at random for each process)
+// tells contents apart with a chance of a false match of about 2^-64.
+type treeCache struct {
+	size int
+	sum  uint64
+	tree *tree.Tree // owned by the cache; handed out as clones
+	buf  []byte     // reused to read the file
+}
+
+// cacheSeed seeds the tree cache's hash for the life of the process.
+var cacheSeed = maphash.MakeSeed()
+
+// load reads and parses the tree file at path, like tree.Load.
+func (c *treeCache) load(path string) (*tree.Tree, error) {
+	// Parse keeps nothing of the bytes it reads, so one buffer serves
+	// every read.
+	data, err := fsutil.ReadLimitedInto(c.buf, path, tree.MaxFileSize, true)
+	if err != nil {
+		return nil, err
+	}
+	c.buf = data
+	sum := maphash.Bytes(cacheSeed, data)
+	if c.tree != nil && len(data) == c.size && sum == c.sum {
+		return c.tree.Clone(), nil
+	}
+	t, err := tree.Parse(fsutil.DisplayPath(path), data)
+	if err != nil {
+		c.tree = nil
+		return nil, err
+	}
+	c.size, c.sum, c.tree = len(data), sum, t.Clone()
+	return t, nil
+}
+
+// remember records that the file now holds data, the canonical form of
+// t. The cache keeps t itself: the caller must not change it afterwards.
+func (c *treeCache) remember(data []byte, t *tree.Tree) {
+	c.size, c.sum, c.tree = len(data), maphash.Bytes(cacheSeed, data), t
 }

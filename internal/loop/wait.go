@@ -2,9 +2,9 @@ package loop
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"strings"
@@ -28,14 +28,22 @@ const (
 // runner waited for a person to fix an input it could not record into.
 var errStopWhileWaiting = errors.New("stop requested while waiting for a fix")
 
-// fileSum identifies the content of a file: a digest of its bytes, or the
+// fileSum identifies the content of a file: its size and a 64-bit hash
+// of its bytes (hash/maphash, seeded at random for each process, so that
+// two different contents match by chance about once in 2^64), or the
 // reason it could not be read.
 type fileSum struct {
-	sum [sha256.Size]byte
-	err string
+	size int64
+	sum  uint64
+	err  string
 }
 
-func sumBytes(data []byte) fileSum { return fileSum{sum: sha256.Sum256(data)} }
+// sumSeed seeds fileSum's hash for the life of the process.
+var sumSeed = maphash.MakeSeed()
+
+func sumBytes(data []byte) fileSum {
+	return fileSum{size: int64(len(data)), sum: maphash.Bytes(sumSeed, data)}
+}
 
 func sumFile(path string) fileSum {
 	f, err := os.Open(path)
@@ -43,13 +51,13 @@ func sumFile(path string) fileSum {
 		return fileSum{err: err.Error()}
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	var h maphash.Hash
+	h.SetSeed(sumSeed)
+	n, err := io.Copy(&h, f)
+	if err != nil {
 		return fileSum{err: err.Error()}
 	}
-	var s fileSum
-	h.Sum(s.sum[:0])
-	return s
+	return fileSum{size: n, sum: h.Sum64()}
 }
 
 // inputs identifies the content of config.toml and tree.json as the

@@ -5,3 +5,14 @@ package proc
 // GroupsWithEnv finds process groups by environment on Linux only (it
 // reads /proc/PID/environ); elsewhere it returns nil.
 func GroupsWithEnv(env ...string) []int { return nil }
+
+// PIDMark is where the kernel's allocation of process ids stood when a
+// process was started; only Linux uses it.
+type PIDMark struct{}
+
+// MarkPIDs returns an empty mark outside Linux.
+func MarkPIDs(pid int) PIDMark { return PIDMark{} }
+
+// GroupsWithEnvSince finds process groups by environment on Linux only;
+// elsewhere it returns nil.
+func GroupsWithEnvSince(mark PIDMark, env ...string) []int { return nil }

@@ -5,7 +5,9 @@ package proc
 import "sync"
 
 // TailBuffer is an io.Writer that keeps only the last Max bytes written to
-// it, in a fixed ring allocated on first use. It is safe for concurrent use.
+// it. The bytes are kept in a slice that grows with what is written, up to
+// Max, and then in a fixed ring of Max bytes, so a command that prints
+// little costs little. It is safe for concurrent use.
 type TailBuffer struct {
 	mu    sync.Mutex
 	max   int
@@ -28,8 +30,27 @@ func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.total += int64(n)
-	if t.ring == nil {
-		t.ring = make([]byte, t.max)
+	if len(t.ring) < t.max {
+		// Not full yet: ring holds everything written so far, in order.
+		if need := len(t.ring) + n; need < t.max {
+			if need > cap(t.ring) {
+				grown := make([]byte, len(t.ring), min(t.max, max(2*need, 512)))
+				copy(grown, t.ring)
+				t.ring = grown
+			}
+			t.ring = append(t.ring, p...)
+			t.pos = len(t.ring)
+			return n, nil
+		}
+		full := make([]byte, t.max)
+		if n < t.max {
+			copy(full, t.ring[len(t.ring)-(t.max-n):])
+			copy(full[t.max-n:], p)
+		} else {
+			copy(full, p[n-t.max:])
+		}
+		t.ring, t.pos = full, 0
+		return n, nil
 	}
 	if len(p) >= t.max {
 		copy(t.ring, p[len(p)-t.max:])

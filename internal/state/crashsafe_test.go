@@ -3,9 +3,12 @@ package state
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,5 +86,57 @@ func TestAppendNotesStartsOnItsOwnLine(t *testing.T) {
 	}
 	if got := NoteLines(3, "b", []string{"x  y", " ", "z"}); strings.Join(got, "") != "- [iteration 3, node b] x y\n- [iteration 3, node b] z\n" {
 		t.Errorf("NoteLines = %q", got)
+	}
+}
+
+// TestAcquireLockDeadHolder: the runner named in the lock file is dead but
+// a child it was starting still shares the lock for a moment; the next
+// runner takes the lock as soon as the child lets it go. A live holder is
+// refused at once, naming its pid.
+func TestAcquireLockDeadHolder(t *testing.T) {
+	p := NewPaths(t.TempDir())
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hold := func(pid int) *os.File {
+		t.Helper()
+		f, err := os.OpenFile(p.Lock(), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		f.Truncate(0)
+		f.WriteAt([]byte(fmt.Sprintf("pid %d since 2026-11-22T07:15:00Z\n", pid)), 0)
+		return f
+	}
+
+	live := hold(os.Getpid())
+	if _, err := AcquireLock(p); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("AcquireLock with a live holder = %v; want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	if holderDead(live) {
+		t.Fatal("holderDead says this process is dead")
+	}
+	live.Close()
+
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	child := hold(gone.Process.Pid) // the dead runner's child, still holding the lock
+	if !holderDead(child) {
+		t.Fatalf("holderDead says the reaped pid %d is alive", gone.Process.Pid)
+	}
+	letGo := time.AfterFunc(100*time.Millisecond, func() { child.Close() })
+	defer letGo.Stop()
+	l, err := AcquireLock(p)
+	if err != nil {
+		t.Fatalf("AcquireLock did not wait out the dead holder's child: %v", err)
+	}
+	defer l.Release()
+	if got, _ := os.ReadFile(p.Lock()); !strings.Contains(string(got), fmt.Sprintf("pid %d ", os.Getpid())) {
+		t.Errorf("lock file = %q, want this process as the holder", got)
 	}
 }

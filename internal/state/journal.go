@@ -49,6 +49,13 @@ type Record struct {
 // AppendJournal appends one record and fsyncs the journal. A torn last
 // line a crash left behind is cut off first (fsutil.AppendLine).
 func AppendJournal(path string, r Record) error {
+	return AppendJournalAs(path, r, fsutil.Durable)
+}
+
+// AppendJournalAs appends one record, fsyncing the journal unless d is
+// fsutil.NotSynced: such a record reaches the disk with the next record
+// that is fsynced (see fsutil.AppendLineAs).
+func AppendJournalAs(path string, r Record, d fsutil.Durability) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now().UTC()
 	}
@@ -56,7 +63,7 @@ func AppendJournal(path string, r Record) error {
 	if err != nil {
 		return fmt.Errorf("encode journal record: %w", err)
 	}
-	return fsutil.AppendLine(path, append(line, '\n'))
+	return fsutil.AppendLineAs(path, append(line, '\n'), d)
 }
 
 // ReadJournal reads every complete record. A last line without its

@@ -19,14 +19,29 @@ type Lock struct {
 	f *os.File
 }
 
+// deadHolderWait bounds how long AcquireLock waits for a lock whose
+// recorded holder is dead.
+const deadHolderWait = 2 * time.Second
+
 // AcquireLock takes the lock without waiting. When another process holds
 // it the error wraps ErrLocked and names the holder's pid.
+//
+// One case waits, briefly: the runner named in the file is dead, yet the
+// lock is still held. A child it was starting when it died shares the
+// lock's open file until that child runs its program (the descriptor is
+// close-on-exec) or dies of the runner's death (Pdeathsig), which takes
+// milliseconds; the lock is taken as soon as the child lets it go.
 func AcquireLock(p Paths) (*Lock, error) {
 	f, err := os.OpenFile(p.Lock(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", p.Rel(p.Lock()), err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	for deadline := time.Now().Add(deadHolderWait); errors.Is(err, syscall.EWOULDBLOCK) && time.Now().Before(deadline) && holderDead(f); {
+		time.Sleep(10 * time.Millisecond)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		holder := readHolder(f)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
@@ -40,6 +55,13 @@ func AcquireLock(p Paths) (*Lock, error) {
 		f.Sync()
 	}
 	return &Lock{f: f}, nil
+}
+
+// holderDead reports whether the pid written in the lock file names a
+// process that no longer exists.
+func holderDead(f *os.File) bool {
+	pid := HolderPID(readHolder(f))
+	return pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 func readHolder(f *os.File) string {

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,6 +46,10 @@ type Meta struct {
 	// Usage sums what every agent run of the iteration reported (a run
 	// retried after a rate limit included); nil when nothing was reported.
 	Usage *Usage `json:"usage,omitempty"`
+	// Message is the agent's final message, as in output.json: meta.json
+	// is made durable before the outcome is applied, so a runner that
+	// records the iteration after a crash reads the message from here.
+	Message json.RawMessage `json:"message,omitempty"`
 }
 
 // PromptMeta summarises the prompt sent.
@@ -104,8 +109,14 @@ type GuardMeta struct {
 // MetaFile is the meta.json path inside a run folder.
 func MetaFile(runDir string) string { return runDir + string(os.PathSeparator) + "meta.json" }
 
-// SaveMeta writes meta.json atomically.
-func SaveMeta(runDir string, m *Meta) error { return writeJSON(MetaFile(runDir), m) }
+// SaveMeta writes meta.json atomically and durably (the run folder itself
+// is not fsynced in runs/: see SyncDir).
+func SaveMeta(runDir string, m *Meta) error { return SaveMetaAs(runDir, m, fsutil.Durable) }
+
+// SaveMetaAs writes meta.json atomically, as durably as d says.
+func SaveMetaAs(runDir string, m *Meta, d fsutil.Durability) error {
+	return writeJSON(MetaFile(runDir), m, d)
+}
 
 // LoadMeta reads a run folder's meta.json.
 func LoadMeta(runDir string) (*Meta, error) {
@@ -119,6 +130,35 @@ func LoadMeta(runDir string) (*Meta, error) {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return &m, nil
+}
+
+// LatestRun returns the highest iteration number that has a run folder,
+// or 0, like LastRun, without listing runs/ when the run state says where
+// to look: from its last or in-flight iteration it probes the folders
+// above for any it does not know. It lists runs/ only when that folder is
+// missing or the run state does not load.
+func LatestRun(p Paths) (int, error) {
+	rs, err := LoadRunState(p.RunState())
+	if err != nil {
+		return LastRun(p)
+	}
+	n := rs.Iteration
+	if rs.InFlight != nil && rs.InFlight.Iteration > n {
+		n = rs.InFlight.Iteration
+	}
+	if n == 0 {
+		return LastRun(p)
+	}
+	if st, err := os.Stat(p.RunDir(n)); err != nil || !st.IsDir() {
+		return LastRun(p)
+	}
+	for {
+		st, err := os.Stat(p.RunDir(n + 1))
+		if err != nil || !st.IsDir() {
+			return n, nil
+		}
+		n++
+	}
 }
 
 // LastRun returns the highest iteration number that has a run folder, or 0.

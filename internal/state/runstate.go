@@ -96,15 +96,20 @@ func LoadRunState(path string) (*RunState, error) {
 
 // SaveRunState replaces run_state.json atomically and durably.
 func SaveRunState(path string, s *RunState) error {
-	s.Version = RunStateVersion
-	s.UpdatedAt = time.Now().UTC()
-	return writeJSON(path, s)
+	return SaveRunStateAs(path, s, fsutil.Durable)
 }
 
-func writeJSON(path string, v any) error {
+// SaveRunStateAs replaces run_state.json atomically, as durably as d says.
+func SaveRunStateAs(path string, s *RunState, d fsutil.Durability) error {
+	s.Version = RunStateVersion
+	s.UpdatedAt = time.Now().UTC()
+	return writeJSON(path, s, d)
+}
+
+func writeJSON(path string, v any, d fsutil.Durability) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return fsutil.WriteFileAtomic(path, append(data, '\n'), 0o644)
+	return fsutil.ReplaceFile(path, append(data, '\n'), 0o644, d)
 }

@@ -3,6 +3,7 @@ package tree
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -158,10 +159,16 @@ func appendNode(b []byte, root *Node) []byte {
 	return b
 }
 
+// newlineSpaces is a newline followed by enough spaces for most indents.
+var newlineSpaces = "\n" + strings.Repeat(" ", 256)
+
 // appendIndent starts a new line indented by indent spaces.
 func appendIndent(b []byte, indent int) []byte {
-	b = append(b, '\n')
-	for range indent {
+	if indent < len(newlineSpaces) {
+		return append(b, newlineSpaces[:1+indent]...)
+	}
+	b = append(b, newlineSpaces...)
+	for range indent - (len(newlineSpaces) - 1) {
 		b = append(b, ' ')
 	}
 	return b
@@ -192,6 +199,14 @@ func appendStrings(b []byte, indent int, list []string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainByte marks the ASCII bytes a JSON string holds as they are.
+var plainByte = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString quotes s as encoding/json does without HTML escaping:
 // '"', '\\' and control characters escaped, invalid UTF-8 replaced by
 // \ufffd, U+2028 and U+2029 escaped.
@@ -201,7 +216,7 @@ func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if plainByte[c] {
 				i++
 				continue
 			}
@@ -248,8 +263,15 @@ func appendString(b []byte, s string) []byte {
 // Save validates t and writes it canonically to path, atomically and
 // durably, with mode 0644. An invalid tree is never written.
 func Save(path string, t *Tree) error {
+	_, err := SaveData(path, t)
+	return err
+}
+
+// SaveData is Save, also returning the bytes written.
+func SaveData(path string, t *Tree) ([]byte, error) {
 	if err := t.Validate(""); err != nil {
-		return fmt.Errorf("save %s: refusing to write an invalid tree:\n%w", path, err)
+		return nil, fmt.Errorf("save %s: refusing to write an invalid tree:\n%w", path, err)
 	}
-	return fsutil.WriteFileAtomic(path, Marshal(t), 0o644)
+	data := Marshal(t)
+	return data, fsutil.WriteFileAtomic(path, data, 0o644)
 }

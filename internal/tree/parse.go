@@ -3,6 +3,7 @@ package tree
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,9 +27,14 @@ func Load(path string) (*Tree, error) {
 // All problems are reported at once as a *ValidationError, each naming
 // file (used only in messages), node path and line and column. Empty
 // lists ("acceptance": []) read as absent.
+//
+// The file is converted into nodes as it is read, in one pass, without an
+// intermediate tree of JSON values. A syntax error anywhere is the only
+// problem reported.
 func Parse(file string, data []byte) (*Tree, error) {
-	c := &collector{file: file, data: data}
-	top, err := strictjson.Parse(data, MaxJSONDepth)
+	c := &collector{file: file, data: data, byNode: true}
+	p := &treeParser{c: c, s: strictjson.NewScanner(data, MaxJSONDepth), fl: &flat{pos: true}}
+	t, err := p.document()
 	if err != nil {
 		var se *strictjson.SyntaxError
 		if errors.As(err, &se) {
@@ -36,203 +42,298 @@ func Parse(file string, data []byte) (*Tree, error) {
 		}
 		return nil, fmt.Errorf("parse %s: %w", file, err)
 	}
-	if top.Kind != strictjson.Object {
-		c.addf(-1, top.Offset, `the file must hold a JSON object with "version" and "root", found %s`, top.Kind)
-		return nil, c.err()
-	}
-	t := &Tree{}
-	var root *strictjson.Value
-	for _, m := range top.Members {
-		v := m.Value
-		switch m.Key {
-		case "version":
-			n, msg := intValue(v)
-			if msg != "" {
-				c.add(-1, v.Offset, `field "version" `+msg)
-				continue
-			}
-			t.Version = n
-			if n != Version {
-				c.addf(-1, v.Offset, "unsupported version %d (this runner reads version %d)", n, Version)
-			}
-		case "root":
-			if v.Kind != strictjson.Object {
-				c.addf(-1, v.Offset, `field "root" must be an object, found %s`, v.Kind)
-				continue
-			}
-			root = v
-		default:
-			msg := unknownField(m.Key, topKeys, topAliases)
-			if _, isNodeKey := lookupKey(m.Key, nodeKeys); isNodeKey {
-				msg += `; node fields belong inside "root"`
-			}
-			c.add(-1, m.KeyOffset, msg)
-		}
-	}
-	if top.Get("version") == nil {
-		c.add(-1, top.Offset, `missing required field "version"`)
-	}
-	if root == nil {
-		if top.Get("root") == nil {
-			c.add(-1, top.Offset, `missing required field "root"`)
-		}
-		return nil, c.err()
-	}
-	fl := &flat{pos: true}
-	c.fl = fl
-	t.Root = c.convert(fl, root)
-	fl.finish()
-	c.checkRelations(fl)
-	if !c.empty() {
+	if t == nil || !c.empty() {
 		return nil, c.err()
 	}
 	return t, nil
 }
 
-// convert builds the nodes below the root object v, checking each field,
-// in depth-first pre-order with an explicit stack.
-func (c *collector) convert(fl *flat, v *strictjson.Value) *Node {
-	type item struct {
-		v         *strictjson.Value
-		n         *Node
-		parent, k int32
-	}
-	root := &Node{}
-	stack := []item{{v, root, -1, -1}}
-	var kids []item
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := it.n
-		i := fl.add(n, it.parent, "")
-		fl.objOffs = append(fl.objOffs, int32(it.v.Offset))
-		idOff := it.v.Offset
-		fl.depOffStart = append(fl.depOffStart, int32(len(fl.depOffs)))
-		var present, bad fieldSet
-		typeErr := func(f fieldSet, v *strictjson.Value, want string) {
-			bad |= f
-			c.addf(i, v.Offset, "field %q must be %s, found %s", f.key(), want, v.Kind)
-		}
-		kids = kids[:0]
-		for _, m := range it.v.Members {
-			v := m.Value
-			f, known := lookupKey(m.Key, nodeKeys)
-			if !known {
-				c.add(i, m.KeyOffset, unknownField(m.Key, nodeKeys, nodeAliases))
-				continue
-			}
-			present |= f
-			switch f {
-			case fID, fTitle, fGoal, fStatus, fBlockedReason:
-				if v.Kind != strictjson.String {
-					typeErr(f, v, "a string")
-					continue
-				}
-				switch f {
-				case fID:
-					n.ID = v.Str
-					idOff = v.Offset
-				case fTitle:
-					n.Title = v.Str
-				case fGoal:
-					n.Goal = v.Str
-				case fStatus:
-					n.Status = Status(v.Str)
-				case fBlockedReason:
-					n.BlockedReason = v.Str
-				}
-			case fAcceptance, fDependsOn:
-				if v.Kind != strictjson.Array {
-					typeErr(f, v, "a list of strings")
-					continue
-				}
-				var list []string
-				if len(v.Array) > 0 {
-					list = make([]string, 0, len(v.Array))
-				}
-				for k, e := range v.Array {
-					if e.Kind != strictjson.String {
-						bad |= f
-						c.addf(i, e.Offset, "field %q item %d must be a string, found %s", f.key(), k+1, e.Kind)
-						continue
-					}
-					list = append(list, e.Str)
-					if f == fDependsOn {
-						fl.depOffs = append(fl.depOffs, int32(e.Offset))
-					}
-				}
-				if f == fAcceptance {
-					n.Acceptance = list
-				} else {
-					n.DependsOn = list
-				}
-			case fMaxAttempts, fAttempts:
-				num, msg := intValue(v)
-				if msg != "" {
-					bad |= f
-					c.addf(i, v.Offset, "field %q %s", f.key(), msg)
-					continue
-				}
-				if f == fAttempts {
-					n.Attempts = num
-				} else {
-					n.MaxAttempts = &num
-				}
-			case fChildren:
-				if v.Kind != strictjson.Array {
-					typeErr(f, v, "a list of nodes")
-					continue
-				}
-				if len(v.Array) > 0 {
-					n.Children = make([]*Node, 0, len(v.Array))
-				}
-				for k, e := range v.Array {
-					if e.Kind != strictjson.Object {
-						c.addf(i, e.Offset, `field "children" item %d must be an object, found %s`, k+1, e.Kind)
-						continue
-					}
-					ch := &Node{}
-					n.Children = append(n.Children, ch)
-					kids = append(kids, item{e, ch, i, int32(k)})
-				}
-				if len(n.Children) == 0 {
-					n.Children = nil
-				}
-			}
-		}
-		fl.idOffs = append(fl.idOffs, int32(idOff))
-		fl.seg[i] = segment(n.ID, it.parent, it.k)
-		checkFields(n, present, bad, func(f fieldSet, msg string) {
-			off := it.v.Offset
-			if m := it.v.Get(f.key()); m != nil {
-				off = m.Offset
-			}
-			c.add(i, off, msg)
-		})
-		// The node is converted: drop its parsed values (its children
-		// are held by the stack) so the memory can be reused.
-		it.v.Members = nil
-		for k := len(kids) - 1; k >= 0; k-- {
-			stack = append(stack, kids[k])
-		}
-	}
-	fl.depOffStart = append(fl.depOffStart, int32(len(fl.depOffs)))
-	return root
+// treeParser converts a tree file into nodes while the scanner reads it.
+type treeParser struct {
+	c  *collector
+	s  *strictjson.Scanner
+	fl *flat
+	// Scratch lists by nesting level, copied out at their exact length.
+	strs [][]string
+	kids [][]*Node
 }
 
-// intValue reads a whole number; msg says what is wrong otherwise.
-func intValue(v *strictjson.Value) (n int, msg string) {
-	if v.Kind != strictjson.Number {
-		return 0, "must be a whole number, found " + v.Kind.String()
-	}
-	if strings.ContainsAny(v.Str, ".eE") {
-		return 0, "must be a whole number, found " + v.Str
-	}
-	n, err := strconv.Atoi(v.Str)
+// document reads the whole file. It returns a syntax error, or the tree
+// with problems left in the collector (nil when there is no root to
+// check further).
+func (p *treeParser) document() (*Tree, error) {
+	c, s := p.c, p.s
+	kind, topOff, err := s.Peek()
 	if err != nil {
-		return 0, "is out of range: " + quote(v.Str)
+		return nil, err
 	}
-	return n, ""
+	if kind != strictjson.Object {
+		if err := s.Skip(); err != nil {
+			return nil, err
+		}
+		if err := s.End(); err != nil {
+			return nil, err
+		}
+		c.addf(-1, topOff, `the file must hold a JSON object with "version" and "root", found %s`, kind)
+		return nil, nil
+	}
+	t := &Tree{}
+	var sawVersion, sawRoot, rootOK bool
+	err = s.Object(func(key []byte, keyOff int) error {
+		switch string(key) {
+		case "version":
+			sawVersion = true
+			n, msg, off, err := p.int()
+			if err != nil {
+				return err
+			}
+			if msg != "" {
+				c.add(-1, off, `field "version" `+msg)
+				return nil
+			}
+			t.Version = n
+			if n != Version {
+				c.addf(-1, off, "unsupported version %d (this runner reads version %d)", n, Version)
+			}
+		case "root":
+			sawRoot = true
+			kind, off, err := s.Peek()
+			if err != nil {
+				return err
+			}
+			if kind != strictjson.Object {
+				c.addf(-1, off, `field "root" must be an object, found %s`, kind)
+				return nil
+			}
+			rootOK = true
+			t.Root = &Node{}
+			return p.node(t.Root, -1, -1, off, 0)
+		default:
+			k := string(key)
+			msg := unknownField(k, topKeys, topAliases)
+			if _, isNodeKey := lookupKey(k, nodeKeys[:]); isNodeKey {
+				msg += `; node fields belong inside "root"`
+			}
+			c.add(-1, keyOff, msg)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.End(); err != nil {
+		return nil, err
+	}
+	if !sawVersion {
+		c.add(-1, topOff, `missing required field "version"`)
+	}
+	if !rootOK {
+		if !sawRoot {
+			c.add(-1, topOff, `missing required field "root"`)
+		}
+		return nil, nil
+	}
+	p.fl.finish()
+	c.fl = p.fl
+	c.checkRelations(p.fl)
+	return t, nil
+}
+
+// node reads the object at off into n, checking each field, and the
+// nodes below it. parent is the index of the node holding it (-1 for the
+// root), k its place among the parent's children, level its nesting in
+// scratch lists.
+func (p *treeParser) node(n *Node, parent, k int32, off int, level int) error {
+	c, s, fl := p.c, p.s, p.fl
+	i := fl.add(n, parent, "")
+	fl.objOffs = append(fl.objOffs, int32(off))
+	fl.idOffs = append(fl.idOffs, int32(off))
+	fl.depOffStart = append(fl.depOffStart, int32(len(fl.depOffs)))
+	var present, bad fieldSet
+	var valOff [numNodeKeys]int32 // by field bit: where the field's value starts
+	typeErr := func(f fieldSet, off int, kind strictjson.Kind, want string) {
+		bad |= f
+		c.addf(i, off, "field %q must be %s, found %s", f.key(), want, kind)
+	}
+	err := s.Object(func(key []byte, keyOff int) error {
+		f, known := lookupKeyBytes(key)
+		if !known {
+			c.add(i, keyOff, unknownField(string(key), nodeKeys[:], nodeAliases))
+			return nil
+		}
+		present |= f
+		kind, voff, err := s.Peek()
+		if err != nil {
+			return err
+		}
+		valOff[f.bit()] = int32(voff)
+		switch f {
+		case fID, fTitle, fGoal, fStatus, fBlockedReason:
+			if kind != strictjson.String {
+				typeErr(f, voff, kind, "a string")
+				return nil
+			}
+			str, err := s.String()
+			if err != nil {
+				return err
+			}
+			switch f {
+			case fID:
+				n.ID = str
+				fl.idOffs[i] = int32(voff)
+			case fTitle:
+				n.Title = str
+			case fGoal:
+				n.Goal = str
+			case fStatus:
+				n.Status = internStatus(str)
+			case fBlockedReason:
+				n.BlockedReason = str
+			}
+		case fAcceptance, fDependsOn:
+			if kind != strictjson.Array {
+				typeErr(f, voff, kind, "a list of strings")
+				return nil
+			}
+			for len(p.strs) <= level {
+				p.strs = append(p.strs, nil)
+			}
+			list := p.strs[level][:0]
+			if f == fDependsOn {
+				fl.depOffStart[i] = int32(len(fl.depOffs))
+			}
+			err := s.Array(func(k int) error {
+				ek, eoff, err := s.Peek()
+				if err != nil {
+					return err
+				}
+				if ek != strictjson.String {
+					bad |= f
+					c.addf(i, eoff, "field %q item %d must be a string, found %s", f.key(), k+1, ek)
+					return nil
+				}
+				str, err := s.String()
+				if err != nil {
+					return err
+				}
+				list = append(list, str)
+				if f == fDependsOn {
+					fl.depOffs = append(fl.depOffs, int32(eoff))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			var out []string
+			if len(list) > 0 {
+				out = slices.Clone(list)
+			}
+			clear(list)
+			p.strs[level] = list[:0]
+			if f == fAcceptance {
+				n.Acceptance = out
+			} else {
+				n.DependsOn = out
+			}
+		case fMaxAttempts, fAttempts:
+			num, msg, _, err := p.int()
+			if err != nil {
+				return err
+			}
+			if msg != "" {
+				bad |= f
+				c.addf(i, voff, "field %q %s", f.key(), msg)
+				return nil
+			}
+			if f == fAttempts {
+				n.Attempts = num
+			} else {
+				n.MaxAttempts = &num
+			}
+		case fChildren:
+			if kind != strictjson.Array {
+				typeErr(f, voff, kind, "a list of nodes")
+				return nil
+			}
+			for len(p.kids) <= level {
+				p.kids = append(p.kids, nil)
+			}
+			kids := p.kids[level][:0]
+			err := s.Array(func(k int) error {
+				ek, eoff, err := s.Peek()
+				if err != nil {
+					return err
+				}
+				if ek != strictjson.Object {
+					c.addf(i, eoff, `field "children" item %d must be an object, found %s`, k+1, ek)
+					return nil
+				}
+				ch := &Node{}
+				kids = append(kids, ch)
+				return p.node(ch, i, int32(k), eoff, level+1)
+			})
+			if err != nil {
+				return err
+			}
+			if len(kids) > 0 {
+				n.Children = slices.Clone(kids)
+			}
+			clear(kids)
+			p.kids[level] = kids[:0]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fl.seg[i] = segment(n.ID, parent, k)
+	checkFields(n, present, bad, func(f fieldSet, msg string) {
+		at := off
+		if present&f != 0 {
+			at = int(valOff[f.bit()])
+		}
+		c.add(i, at, msg)
+	})
+	return nil
+}
+
+// int reads a whole number; msg says what is wrong otherwise (the value
+// is read either way), off is where the value starts.
+func (p *treeParser) int() (n int, msg string, off int, err error) {
+	kind, off, err := p.s.Peek()
+	if err != nil {
+		return 0, "", off, err
+	}
+	if kind != strictjson.Number {
+		return 0, "must be a whole number, found " + kind.String(), off, nil
+	}
+	lit, err := p.s.Number()
+	if err != nil {
+		return 0, "", off, err
+	}
+	if strings.ContainsAny(lit, ".eE") {
+		return 0, "must be a whole number, found " + lit, off, nil
+	}
+	n, err = strconv.Atoi(lit)
+	if err != nil {
+		return 0, "is out of range: " + quote(lit), off, nil
+	}
+	return n, "", off, nil
+}
+
+// internStatus returns the valid statuses without allocating a string
+// per node.
+func internStatus(s string) Status {
+	switch Status(s) {
+	case StatusOpen:
+		return StatusOpen
+	case StatusDone:
+		return StatusDone
+	case StatusBlocked:
+		return StatusBlocked
+	}
+	return Status(s)
 }
 
 var topKeys = []string{"version", "root"}
@@ -251,6 +352,16 @@ var (
 		"state": "status", "reason": "blocked_reason", "tries": "attempts",
 	}
 )
+
+// lookupKeyBytes finds key among the node keys without allocating.
+func lookupKeyBytes(key []byte) (fieldSet, bool) {
+	for i, k := range nodeKeys {
+		if string(key) == k {
+			return 1 << i, true
+		}
+	}
+	return 0, false
+}
 
 // lookupKey finds key among keys, returning its fieldSet bit.
 func lookupKey(key string, keys []string) (fieldSet, bool) {

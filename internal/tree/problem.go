@@ -2,6 +2,8 @@ package tree
 
 import (
 	"bytes"
+	"cmp"
+	"container/heap"
 	"fmt"
 	"slices"
 	"strconv"
@@ -83,9 +85,13 @@ type rawProblem struct {
 	see    int32 // a node the message refers back to ("first used at"), or -1
 	seeOff int
 	phase  int
+	rank   int64 // order of discovery within the phase (see collector.rankOf)
 }
 
-// collector gathers problems for one file.
+// collector gathers problems for one file. When there are more than
+// MaxProblems, it keeps the first MaxProblems in the order of discovery
+// of a walk that reports, node by node in pre-order, each node's problems
+// before those of the next one; the rest are only counted.
 type collector struct {
 	file string
 	data []byte // the source text; nil when validating structs
@@ -95,6 +101,42 @@ type collector struct {
 	// phase orders problems: those of single fields (0) come before those
 	// between nodes (1); within a phase they are sorted by position.
 	phase int
+	// byNode ranks the problems of phase 0 by node before the order they
+	// were found in: Parse reads a node's children before the members that
+	// follow "children", and its missing fields last, yet reports them as
+	// if each node were read whole before the next.
+	byNode bool
+	seq    int64
+}
+
+// rankOf is the rank a problem of node found now gets.
+func (c *collector) rankOf(node int32) int64 {
+	c.seq++
+	if c.byNode && c.phase == 0 {
+		return int64(node+1)<<40 | c.seq
+	}
+	return c.seq
+}
+
+// problemAfter orders problems by phase, then rank.
+func problemAfter(a, b *rawProblem) bool {
+	if a.phase != b.phase {
+		return a.phase > b.phase
+	}
+	return a.rank > b.rank
+}
+
+// full reports whether no problem of this phase and rank can be kept any
+// more, counting it as one more.
+func (c *collector) full(rank int64) bool {
+	if len(c.list) < MaxProblems {
+		return false
+	}
+	if !problemAfter(&c.list[0], &rawProblem{phase: c.phase, rank: rank}) {
+		c.more++
+		return true
+	}
+	return false
 }
 
 func (c *collector) add(node int32, off int, msg string) {
@@ -102,22 +144,52 @@ func (c *collector) add(node int32, off int, msg string) {
 }
 
 func (c *collector) addf(node int32, off int, format string, args ...any) {
-	if len(c.list) >= MaxProblems {
-		c.more++
+	rank := c.rankOf(node)
+	if c.full(rank) {
 		return
 	}
-	c.add(node, off, fmt.Sprintf(format, args...))
+	c.keep(rawProblem{node: node, off: off, msg: fmt.Sprintf(format, args...), see: -1, seeOff: -1, rank: rank})
 }
 
 func (c *collector) addSee(node int32, off int, msg string, see int32, seeOff int) {
-	if len(c.list) >= MaxProblems {
-		c.more++
+	rank := c.rankOf(node)
+	if c.full(rank) {
 		return
 	}
+	c.keep(rawProblem{node: node, off: off, msg: msg, see: see, seeOff: seeOff, rank: rank})
+}
+
+// keep adds p, dropping the last kept problem when MaxProblems are kept.
+// Once full, list is a heap whose first element is the last problem.
+func (c *collector) keep(p rawProblem) {
 	if c.data == nil {
-		off, seeOff = -1, -1
+		p.off, p.seeOff = -1, -1
 	}
-	c.list = append(c.list, rawProblem{node: node, off: off, msg: msg, see: see, seeOff: seeOff, phase: c.phase})
+	p.phase = c.phase
+	if len(c.list) < MaxProblems {
+		c.list = append(c.list, p)
+		if len(c.list) == MaxProblems {
+			heap.Init((*problemHeap)(&c.list))
+		}
+		return
+	}
+	c.more++
+	c.list[0] = p
+	heap.Fix((*problemHeap)(&c.list), 0)
+}
+
+// problemHeap keeps the last problem (by phase and rank) first.
+type problemHeap []rawProblem
+
+func (h problemHeap) Len() int           { return len(h) }
+func (h problemHeap) Less(i, j int) bool { return problemAfter(&h[i], &h[j]) }
+func (h problemHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *problemHeap) Push(x any)        { *h = append(*h, x.(rawProblem)) }
+func (h *problemHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func (c *collector) empty() bool { return len(c.list) == 0 }
@@ -127,6 +199,14 @@ func (c *collector) err() error {
 	if len(c.list) == 0 {
 		return nil
 	}
+	// Discovery order first, so that problems at the same position stay
+	// in the order they were found.
+	slices.SortFunc(c.list, func(a, b rawProblem) int {
+		if a.phase != b.phase {
+			return a.phase - b.phase
+		}
+		return cmp.Compare(a.rank, b.rank)
+	})
 	slices.SortStableFunc(c.list, func(a, b rawProblem) int {
 		if a.phase != b.phase {
 			return a.phase - b.phase

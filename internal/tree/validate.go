@@ -2,6 +2,7 @@ package tree
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -57,10 +58,16 @@ const (
 	fChildren
 )
 
+// numNodeKeys is len(nodeKeys).
+const numNodeKeys = 10
+
 // nodeKeys are the JSON keys of a node, in canonical order, indexed by the
 // bit position of their fieldSet value.
-var nodeKeys = []string{"id", "title", "goal", "acceptance", "depends_on", "max_attempts",
+var nodeKeys = [numNodeKeys]string{"id", "title", "goal", "acceptance", "depends_on", "max_attempts",
 	"status", "attempts", "blocked_reason", "children"}
+
+// bit is the bit position of a single field.
+func (f fieldSet) bit() int { return bits.TrailingZeros16(uint16(f)) }
 
 func (f fieldSet) key() string {
 	for i, k := range nodeKeys {
@@ -209,6 +216,13 @@ func (fl *flat) depOff(i int32, k int) int {
 // walk endless); without one the tree must already be valid.
 func flattenNodes(root *Node, c *collector) *flat {
 	fl := &flat{}
+	n := countNodes(root, 1<<22)
+	if n > 0 {
+		fl.nodes = make([]*Node, 0, n)
+		fl.parent = make([]int32, 0, n)
+		fl.level = make([]int32, 0, n)
+		fl.seg = make([]string, 0, n)
+	}
 	type item struct {
 		n         *Node
 		parent, k int32
@@ -216,7 +230,8 @@ func flattenNodes(root *Node, c *collector) *flat {
 	stack := []item{{root, -1, -1}}
 	var seen map[*Node]struct{}
 	if c != nil {
-		seen = map[*Node]struct{}{root: {}}
+		seen = make(map[*Node]struct{}, n)
+		seen[root] = struct{}{}
 	}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
@@ -243,6 +258,26 @@ func flattenNodes(root *Node, c *collector) *flat {
 	}
 	fl.finish()
 	return fl
+}
+
+// countNodes counts the nodes below root, for sizing; it gives up (0) past
+// limit visits, which only a tree whose nodes form a pointer cycle reaches.
+func countNodes(root *Node, limit int) int {
+	stack := []*Node{root}
+	n := 0
+	for len(stack) > 0 {
+		nd := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n++; n > limit {
+			return 0
+		}
+		for _, ch := range nd.Children {
+			if ch != nil {
+				stack = append(stack, ch)
+			}
+		}
+	}
+	return n
 }
 
 // Validate checks the semantic rules of §2 on a tree held in memory: the

@@ -1,0 +1,68 @@
+package loop
+
+import (
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// pruneRuns applies loop.keep_runs once iteration last is recorded: the
+// oldest run folders beyond keep_runs are removed. The folder of last is
+// always kept (the next iteration's failure.md reads its failure.log), and
+// no other iteration is in flight at that point. runs/ is listed once per
+// run of the loop; after that the folders are tracked as they are
+// created, so pruning costs one removal per iteration.
+//
+// Removal is not made durable: a folder that reappears after a machine
+// crash is removed again next time. A failure to remove is logged and
+// the run goes on.
+func (r *Runner) pruneRuns(last int) {
+	keep := r.cfg.Loop.KeepRuns
+	if keep <= 0 {
+		r.cache.runs = nil
+		return
+	}
+	c := &r.cache
+	if c.runs == nil {
+		runs, err := listRuns(r.p)
+		if err != nil {
+			r.log.Warn("loop.keep_runs: cannot list the run folders; nothing pruned", "err", err)
+			return
+		}
+		c.runs = runs
+	} else if n := len(c.runs); n == 0 || c.runs[n-1] < last {
+		c.runs = append(c.runs, last)
+	}
+	for len(c.runs) > keep {
+		n := c.runs[0]
+		if n >= last {
+			break
+		}
+		dir := r.p.RunDir(n)
+		if err := os.RemoveAll(dir); err != nil {
+			r.log.Warn("loop.keep_runs: cannot remove an old run folder", "folder", r.p.Rel(dir), "err", err)
+			return
+		}
+		c.runs = c.runs[1:]
+	}
+}
+
+// listRuns returns the numbers of the run folders in runs/, in order.
+func listRuns(p state.Paths) ([]int, error) {
+	entries, err := os.ReadDir(p.RunsDir())
+	if err != nil {
+		return nil, err
+	}
+	runs := make([]int, 0, len(entries))
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n < 1 || !e.IsDir() || state.RunName(n) != e.Name() {
+			continue
+		}
+		runs = append(runs, n)
+	}
+	slices.Sort(runs)
+	return runs, nil
+}
