@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -24,20 +23,11 @@ func newNextCmd(g *globals) *cobra.Command {
 const maxSkipLines = 50
 
 func runNext(g *globals) error {
-	p, err := g.paths()
+	in, err := g.loadInputs()
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(p.Config())
-	if err != nil {
-		return err
-	}
-	t, err := tree.Load(p.Tree())
-	if err != nil {
-		return err
-	}
-	ix := tree.NewIndex(t)
-	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+	cfg, sel := in.cfg, in.sel
 	out := g.streams.Out
 	switch sel.State {
 	case tree.Complete:

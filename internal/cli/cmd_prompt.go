@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/loop"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -26,24 +25,15 @@ stderr. Nothing is written.`,
 }
 
 func runPrompt(g *globals) error {
-	p, err := g.paths()
+	in, err := g.loadInputs()
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(p.Config())
-	if err != nil {
-		return err
-	}
-	t, err := tree.Load(p.Tree())
-	if err != nil {
-		return err
-	}
+	p, cfg, t, ix, sel := in.p, in.cfg, in.t, in.ix, in.sel
 	rs, err := state.LoadRunState(p.RunState())
 	if err != nil {
 		return err
 	}
-	ix := tree.NewIndex(t)
-	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
 	if sel.State != tree.Selectable {
 		return fmt.Errorf("prompt: no task is selectable (see `runner next`)")
 	}

@@ -18,7 +18,9 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
 )
 
 // Exit codes of the runner.
@@ -204,3 +206,32 @@ func plural(n int, noun string) string {
 type plainWriter struct{ w io.Writer }
 
 func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// inputs are a repository's config and tree, loaded and indexed, for the
+// commands that read them.
+type inputs struct {
+	p   state.Paths
+	cfg *config.Config
+	t   *tree.Tree
+	ix  *tree.Index
+	sel tree.Selection
+}
+
+// loadInputs resolves the repository and loads its config and tree, and
+// selects the next task.
+func (g *globals) loadInputs() (*inputs, error) {
+	p, err := g.paths()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(p.Config())
+	if err != nil {
+		return nil, err
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		return nil, err
+	}
+	ix := tree.NewIndex(t)
+	return &inputs{p: p, cfg: cfg, t: t, ix: ix, sel: tree.Select(t, ix, cfg.Loop.MaxAttempts)}, nil
+}
