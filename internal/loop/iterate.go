@@ -204,10 +204,10 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	if err := writeProvenance(runDir, n, node.ID, prep.Pack); err != nil {
 		return err
 	}
-	// meta.json is first written when the agent is done: until then the
-	// in-flight marker says everything a resuming runner needs, and a
-	// runner that finds no meta.json rebuilds it from the marker and the
-	// tree (see resume).
+	// meta.json is first written when the agent is done (or waits out a
+	// rate limit): until then the in-flight marker says everything a
+	// resuming runner needs, and a runner that finds no meta.json rebuilds
+	// it from the marker and the tree (see resume).
 	meta.Prompt = state.PromptMeta{Bytes: len(prep.Pack.Text), Budget: prep.Pack.Budget, Dropped: dropped(prep.Pack)}
 	if err := r.ensureSchema(); err != nil {
 		return err
@@ -305,15 +305,19 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	}
 	meta.Phase = state.PhaseAgentDone
 	if r.guardsWillRun(meta) {
+		// The guards may run for minutes: the agent's results are made
+		// durable first, so that a crash meanwhile reruns the guards only.
 		if err := r.advance(meta, state.EventAgentDone); err != nil {
 			return err
 		}
-	} else if err := r.journalLazy(r.phaseRecord(meta, state.EventAgentDone)); err != nil {
-		// Nothing runs before the outcome is recorded: recording starts
-		// with a durable meta.json holding the agent's results, which a
-		// resuming runner reads ahead of the in-flight marker, so moving
-		// the marker first would only cost two more durable writes.
-		return err
+	} else {
+		// Nothing runs before the outcome is recorded, and recording
+		// starts with a durable meta.json holding the agent's results,
+		// which a resuming runner reads ahead of the in-flight marker:
+		// moving the marker first would only cost two more durable writes.
+		if err := r.journalLazy(r.phaseRecord(meta, state.EventAgentDone)); err != nil {
+			return err
+		}
 	}
 	if err := r.finish(ctx, meta); err != nil {
 		return err

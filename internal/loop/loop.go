@@ -120,6 +120,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Release()
+	defer r.syncState() // record.go: the last recorded iteration's marker
 
 	if err := r.cleanTemps(); err != nil {
 		return nil, err

@@ -145,7 +145,8 @@ func (r *Runner) record(meta *state.Meta) error {
 	// produced, even when the marker still says an earlier phase): every
 	// write gives the same result a second time, notes and the journal
 	// line are written only if they are missing, so the outcome is
-	// applied exactly once.
+	// applied exactly once. BENCHMARKS.md ("Durable writes") lists every
+	// write of an iteration and why it is, or is not, fsynced.
 	if meta.FinishedAt == nil {
 		finished := time.Now().UTC()
 		meta.FinishedAt = &finished
@@ -184,12 +185,26 @@ func (r *Runner) record(meta *state.Meta) error {
 		return err
 	}
 	r.rs.InFlight = nil
-	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+	// The cleared marker is fsynced, so it is never torn, but its rename
+	// is not made durable here: the next iteration's started marker (a
+	// durable write in the same folder) does that, or syncState when the
+	// run ends. A machine crash before then brings the marker back, and
+	// the next runner records the iteration again from meta.json, which
+	// changes nothing a second time.
+	if err := state.SaveRunStateAs(r.p.RunState(), r.rs, fsutil.FileSynced); err != nil {
 		return err
 	}
 	r.progress(meta)
 	r.pruneRuns(meta.Iteration)
 	return nil
+}
+
+// syncState makes the run state's last replacement durable when the run
+// ends (see record).
+func (r *Runner) syncState() {
+	if err := fsutil.SyncDir(r.p.StateDir()); err != nil {
+		r.log.Error("make the run state durable", "err", err)
+	}
 }
 
 // commitPhase makes the phase meta has reached durable: meta.json, then
