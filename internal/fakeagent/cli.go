@@ -137,18 +137,9 @@ func runCLI(mode string, args []string, stdin io.Reader, stdout, stderr io.Write
 	if path == "" {
 		return 0, fmt.Errorf("fake %s: FAKEAGENT_SCRIPT names no script", mode)
 	}
-	sc, err := Load(path)
+	st, err := nextStep(path)
 	if err != nil {
 		return 0, err
-	}
-	node := os.Getenv("RUNNER_NODE_ID")
-	attempt, err := countAttempt(statePath(path), node)
-	if err != nil {
-		return 0, err
-	}
-	st := sc.Match(node, attempt)
-	if st == nil {
-		return 0, fmt.Errorf("script %s: no step for node %q attempt %d and no default", path, node, attempt)
 	}
 	if st.SaveArgs != "" {
 		if err := writeFile(st.SaveArgs, []byte(strings.Join(args, "\n")+"\n"), false); err != nil {

@@ -238,20 +238,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) 
 	if path == "" {
 		return 0, errors.New("no script: set FAKEAGENT_SCRIPT or pass the script path as the first argument")
 	}
-	sc, err := Load(path)
+	st, err := nextStep(path)
 	if err != nil {
 		return 0, err
+	}
+	return st.run(args, stdin, stdout, stderr)
+}
+
+// nextStep loads the script at path, counts this invocation for the node
+// in RUNNER_NODE_ID and returns the step that matches it.
+func nextStep(path string) (*Step, error) {
+	sc, err := Load(path)
+	if err != nil {
+		return nil, err
 	}
 	node := os.Getenv("RUNNER_NODE_ID")
 	attempt, err := countAttempt(statePath(path), node)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	st := sc.Match(node, attempt)
 	if st == nil {
-		return 0, fmt.Errorf("script %s: no step for node %q attempt %d and no default", path, node, attempt)
+		return nil, fmt.Errorf("script %s: no step for node %q attempt %d and no default", path, node, attempt)
 	}
-	return st.run(args, stdin, stdout, stderr)
+	return st, nil
 }
 
 // Load reads and checks a script.

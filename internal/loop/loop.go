@@ -340,7 +340,3 @@ func (r *Runner) cleanTemps() error {
 	}
 	return nil
 }
-
-var errNoNode = errors.New("node no longer in the tree")
-
-func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
