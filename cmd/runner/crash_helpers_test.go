@@ -296,10 +296,17 @@ func (r *crashRepo) checkState(when string) *stateSnapshot {
 		}
 		return nil
 	})
-	// Only the iteration in flight may lack its meta.json.
+	// Only an iteration in flight may lack its meta.json: the one in
+	// run_state.json's in_flight, or the one whose started record ends
+	// the journal unanswered (it reaches run_state.json moments later).
+	unfinished, err := state.UnfinishedStart(r.p.Journal())
+	if err != nil {
+		fail("%v", err)
+	}
 	for n, m := range s.metas {
-		if m == nil && (s.rs.InFlight == nil || s.rs.InFlight.Iteration != n) {
-			fail("run %d has no meta.json and is not in flight (in_flight %+v)", n, s.rs.InFlight)
+		inFlight := (s.rs.InFlight != nil && s.rs.InFlight.Iteration == n) || (unfinished != nil && unfinished.Iteration == n)
+		if m == nil && !inFlight {
+			fail("run %d has no meta.json and is not in flight (in_flight %+v, unfinished started record %+v)", n, s.rs.InFlight, unfinished)
 		}
 	}
 	return s

@@ -66,6 +66,7 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	tuneGCForRun()
 	res, err := loop.Run(ctx, loop.Options{
 		Paths:         p,
 		MaxIterations: opts.MaxIterations,

@@ -55,13 +55,36 @@ const (
 // process ever sees a torn file, and makes the result as durable as d
 // says.
 func ReplaceFile(path string, data []byte, perm os.FileMode, d Durability) error {
+	rep, err := prepareReplace(path, data, perm, d != NotSynced)
+	if err != nil {
+		return err
+	}
+	return rep.Commit(d)
+}
+
+// Replacement is a replacement of a file prepared by PrepareReplace: the
+// new content is in a temporary file, on disk, not yet under the name.
+type Replacement struct {
+	path, tmp string
+}
+
+// PrepareReplace does the first half of a durable ReplaceFile: it writes
+// data to a temporary file next to path and fsyncs it. Commit then gives
+// it the name; Abort removes it. Splitting the two lets the slow part run
+// while something that must be durable before the new content takes the
+// name is being written.
+func PrepareReplace(path string, data []byte, perm os.FileMode) (*Replacement, error) {
+	return prepareReplace(path, data, perm, true)
+}
+
+func prepareReplace(path string, data []byte, perm os.FileMode, sync bool) (*Replacement, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	ok := false
@@ -76,30 +99,44 @@ func ReplaceFile(path string, data []byte, perm os.FileMode, d Durability) error
 		die()
 	}
 	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	if d != NotSynced {
+	if sync {
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("write %s: fsync: %w", path, err)
+			return nil, fmt.Errorf("write %s: fsync: %w", path, err)
 		}
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	ok = true
-	if failHere(FailRename, path) {
+	return &Replacement{path: path, tmp: tmp}, nil
+}
+
+// Commit renames the prepared file over its path and, with Durable,
+// fsyncs the directory. The content was fsynced by PrepareReplace
+// (ReplaceFile with NotSynced prepares without it).
+func (r *Replacement) Commit(d Durability) error {
+	if err := os.Rename(r.tmp, r.path); err != nil {
+		os.Remove(r.tmp)
+		return fmt.Errorf("write %s: %w", r.path, err)
+	}
+	if failHere(FailRename, r.path) {
 		die()
 	}
 	if d != Durable {
 		return nil
 	}
+	dir := filepath.Dir(r.path)
 	return SyncDir(dir)
+}
+
+// Abort removes the prepared file.
+func (r *Replacement) Abort() {
+	os.Remove(r.tmp)
 }
 
 // SyncDir fsyncs a directory so that a rename or file creation inside it
@@ -112,6 +149,23 @@ func SyncDir(dir string) error {
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
 		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// SyncFile fsyncs an existing file, making earlier writes to it durable
+// (an append made without an fsync, say). A missing file is not an error.
+func SyncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
 }

@@ -165,15 +165,26 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	}
 	start := time.Now().UTC()
 	r.rs.InFlight = &state.InFlight{Iteration: n, Node: node.ID, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start}
-	// Durable before anything else: from here on, a crash makes this
-	// iteration an interrupted attempt and its number is never reused.
-	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+	r.stateDirty = true
+	// Durable before the agent runs: the journal's started record. From
+	// here on, a crash makes this iteration an interrupted attempt and its
+	// number is never reused. One append and one fsync, which also makes
+	// the previous iteration's recorded line durable; run_state.json gets
+	// the in-flight marker while the agent works (whileAgentRuns), and a
+	// runner that starts after a crash reads the journal for a started
+	// iteration the run state does not know of (resumeFromJournal). The
+	// prompt is built while the fsync is under way; nothing of this
+	// iteration outside context/ is written before it is done.
+	startRec := state.Record{Time: start, Iteration: n, Node: node.ID, Event: state.EventStarted, Attempts: node.Attempts, RunnerPID: os.Getpid()}
+	startSaved := make(chan error, 1)
+	go func() { startSaved <- state.AppendJournal(r.p.Journal(), startRec) }()
+	prep, err := r.prepareIteration(t, ix, node)
+	if err := errors.Join(<-startSaved, err); err != nil {
 		return err
 	}
+	r.journalDirty = false
+
 	limit := node.AttemptLimit(r.cfg.Loop.MaxAttempts)
-	if err := r.journalLazy(state.Record{Iteration: n, Node: node.ID, Event: state.EventStarted, Attempts: node.Attempts}); err != nil {
-		return err
-	}
 	runDir := r.p.RunDir(n)
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", r.p.Rel(runDir), err)
@@ -182,18 +193,6 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: limit, Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start,
-	}
-
-	scrubber, err := r.scrubberFor(r.cfg)
-	if err != nil {
-		return err
-	}
-	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.rs)
-	if err != nil {
-		return err
-	}
-	if err := contextfiles.Write(r.p.ContextDir(), prep.Files); err != nil {
-		return err
 	}
 	// prompt.md and context.json are records for people: atomic, not
 	// fsynced (see BENCHMARKS.md, "Durable writes").
@@ -209,9 +208,6 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	// resuming runner needs, and a runner that finds no meta.json rebuilds
 	// it from the marker and the tree (see resume).
 	meta.Prompt = state.PromptMeta{Bytes: len(prep.Pack.Text), Budget: prep.Pack.Budget, Dropped: dropped(prep.Pack)}
-	if err := r.ensureSchema(); err != nil {
-		return err
-	}
 
 	req := executor.Request{
 		Root:       r.p.Root,
@@ -223,20 +219,13 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		PromptFile: promptFile,
 		SchemaFile: r.p.Schema(),
 		OnStart: func(pid, pgid int) {
-			// The process group is recorded so that a runner started after
-			// a crash of this process can kill an agent this one leaves
-			// behind. A crash of the machine kills the agent too, so the
-			// record needs no fsync of the directory: it is never torn, and
-			// at worst the previous version (without the group) survives.
 			r.rs.InFlight.AgentPGID = pgid
 			if r.cache.agentIteration != n {
 				// The first agent run of the iteration: whatever it and
 				// later runs leave behind has a later process id.
 				r.cache.agentIteration, r.cache.agentMark = n, proc.MarkPIDs(pid)
 			}
-			if err := state.SaveRunStateAs(r.p.RunState(), r.rs, fsutil.FileSynced); err != nil {
-				r.log.Error("record the agent's process group", "err", err)
-			}
+			r.whileAgentRuns(n)
 		},
 	}
 	// A run that hits a usage or rate limit spends no attempt: the agent
@@ -248,6 +237,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		req.Retry = retry
 		var err error
 		res, err = executor.Run(ctx, opts, req)
+		r.agentStarted()
 		if err != nil {
 			return r.abort(meta, err)
 		}
@@ -325,6 +315,27 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	return r.tooManyFailures(meta, res)
 }
 
+// prepareIteration builds what the agent of an iteration on node is
+// given: the context files, written to context/, the prompt pack, and
+// state/output.schema.json.
+func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node) (*Prepared, error) {
+	scrubber, err := r.scrubberFor(r.cfg)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.rs)
+	if err != nil {
+		return nil, err
+	}
+	if err := contextfiles.Write(r.p.ContextDir(), prep.Files); err != nil {
+		return nil, err
+	}
+	if err := r.ensureSchema(); err != nil {
+		return nil, err
+	}
+	return prep, nil
+}
+
 // guardsWillRun reports whether the guards run for an iteration whose
 // agent is done: only when it says done and guards are configured.
 func (r *Runner) guardsWillRun(meta *state.Meta) bool {
@@ -386,7 +397,7 @@ func (r *Runner) setAside(meta *state.Meta, note string, cause error) error {
 	if meta.Usage != nil {
 		r.rs.Usage.Add(*meta.Usage)
 	}
-	if err := state.SaveRunState(r.p.RunState(), r.rs); err != nil {
+	if err := r.saveState(fsutil.Durable); err != nil {
 		return err
 	}
 	return r.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error(), Usage: meta.Usage})
@@ -470,16 +481,25 @@ func (r *Runner) saveMetaDurably(meta *state.Meta) error {
 	return state.SaveMeta(r.p.RunDir(meta.Iteration), meta)
 }
 
-// journal appends a record durably.
+// journal appends a record durably, which also makes durable every
+// record journalLazy appended before it.
 func (r *Runner) journal(rec state.Record) error {
-	return state.AppendJournal(r.p.Journal(), rec)
+	if err := state.AppendJournal(r.p.Journal(), rec); err != nil {
+		return err
+	}
+	r.journalDirty = false
+	return nil
 }
 
 // journalLazy appends a record without an fsync: it reaches the disk with
-// the next durable record (the one that ends each iteration) or the
-// kernel's writeback. Used for records nothing depends on after a crash.
+// the next durable record (the next iteration's started record),
+// flushState, or the kernel's writeback.
 func (r *Runner) journalLazy(rec state.Record) error {
-	return state.AppendJournalAs(r.p.Journal(), rec, fsutil.NotSynced)
+	if err := state.AppendJournalAs(r.p.Journal(), rec, fsutil.NotSynced); err != nil {
+		return err
+	}
+	r.journalDirty = true
+	return nil
 }
 
 // ensureSchema keeps state/output.schema.json equal to the schema the
@@ -592,4 +612,47 @@ func oneLine(s string, max int) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// whileAgentRuns starts, in the background, the writes of iteration n
+// that may wait until its agent is done, so that the time they take is
+// spent while the agent works rather than after it. agentStarted waits
+// for them; it is called before anything else touches the run state.
+//
+//   - run_state.json, durably, with the in-flight marker and the agent's
+//     process group, so that a runner started after a crash of this
+//     process can kill an agent this one leaves behind (on Linux it is
+//     also found by its environment). It also replaces the previous
+//     iteration's marker, which record clears in memory only. It is
+//     written from a copy of the run state taken now. Until it is on
+//     disk, the journal's started record is the iteration's marker.
+//   - the fsync of runs/, which makes the new run folder's entry durable
+//     before meta.json is first made durable in it.
+func (r *Runner) whileAgentRuns(n int) {
+	snap := *r.rs
+	inFlight := *r.rs.InFlight
+	snap.InFlight = &inFlight
+	syncRuns := r.cache.syncedRun != n
+	r.background.Add(1)
+	go func() {
+		defer r.background.Done()
+		if syncRuns {
+			if err := fsutil.SyncDir(r.p.RunsDir()); err != nil {
+				r.log.Error("make the run folder durable", "err", err)
+			} else {
+				r.backgroundSynced = n
+			}
+		}
+		if err := state.SaveRunState(r.p.RunState(), &snap); err != nil {
+			r.log.Error("record the iteration in flight in the run state", "err", err)
+		}
+	}()
+}
+
+// agentStarted waits for the writes whileAgentRuns started.
+func (r *Runner) agentStarted() {
+	r.background.Wait()
+	if r.backgroundSynced != 0 {
+		r.cache.syncedRun, r.backgroundSynced = r.backgroundSynced, 0
+	}
 }

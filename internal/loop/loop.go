@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -69,6 +70,15 @@ type Runner struct {
 	count int
 
 	resuming bool // resolving an iteration a previous runner left in flight
+	// stateDirty says rs holds a change run_state.json does not have yet
+	// (see record and flushState).
+	stateDirty bool
+	// journalDirty says the journal has records appended without an fsync.
+	journalDirty bool
+
+	// Writes done while the agent works (iterate.go, whileAgentRuns).
+	background       sync.WaitGroup
+	backgroundSynced int // the run folder whose entry they made durable
 
 	cache runCache // work kept between iterations (record.go)
 
@@ -120,7 +130,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Release()
-	defer r.syncState() // record.go: the last recorded iteration's marker
+	defer r.flushState() // record.go: the last recorded iteration's cleared marker
 
 	if err := r.cleanTemps(); err != nil {
 		return nil, err
@@ -129,6 +139,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(r.p.RunsDir(), 0o755); err != nil {
+		return nil, err
+	}
+	// The journal's started records mark iterations under way, so the
+	// journal's own entry in state/ must be durable before the first one.
+	if err := ensureDurableFile(r.p.Journal()); err != nil {
 		return nil, err
 	}
 	// A stop requested while no runner was running is stale.
@@ -144,6 +159,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 		}
+	}
+	if err := r.resumeFromJournal(ctx); err != nil {
+		return r.failed(ctx, err)
+	}
+	if ctx.Err() != nil {
+		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}
 
 	limit := opts.MaxIterations
@@ -264,7 +285,8 @@ func (r *Runner) reload() error {
 }
 
 func (r *Runner) loadTree() (*tree.Tree, error) {
-	return r.cache.trees.load(r.p.Tree())
+	t, _, err := r.cache.trees.load(r.p.Tree())
+	return t, err
 }
 
 // reasonExhausted is the blocked_reason of a leaf whose attempts are used up.
@@ -339,4 +361,20 @@ func (r *Runner) cleanTemps() error {
 		}
 	}
 	return nil
+}
+
+// ensureDurableFile creates an empty file at path, with its entry in its
+// folder made durable, unless the file exists.
+func ensureDurableFile(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return fsutil.SyncDir(filepath.Dir(path))
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
@@ -153,15 +153,28 @@ func (r *Runner) record(meta *state.Meta) error {
 		meta.DurationMS = finished.Sub(meta.StartedAt).Milliseconds()
 	}
 	meta.Phase = state.PhaseRecorded
-	if err := r.saveMetaDurably(meta); err != nil {
+	// meta.json must be durable before tree.json takes its new content;
+	// the tree is validated, encoded and written to its temporary file
+	// meanwhile, and only renamed once meta.json is on disk.
+	metaSaved := make(chan error, 1)
+	go func() { metaSaved <- r.saveMetaDurably(meta) }()
+	var treeData []byte
+	var treeRep *fsutil.Replacement
+	var treeErr error
+	if node != nil {
+		treeData, treeRep, treeErr = tree.PrepareSave(r.p.Tree(), t)
+	}
+	if err := errors.Join(<-metaSaved, treeErr); err != nil {
+		if treeRep != nil {
+			treeRep.Abort()
+		}
 		return err
 	}
-	if node != nil {
-		data, err := tree.SaveData(r.p.Tree(), t)
-		if err != nil {
+	if treeRep != nil {
+		if err := treeRep.Commit(fsutil.Durable); err != nil {
 			return err
 		}
-		r.cache.trees.remember(data, t)
+		r.cache.trees.remember(treeData, t)
 	}
 	if msg != nil {
 		if err := r.appendNotesOnce(r.p.Assumptions(), "Assumptions", meta, msg.Assumptions); err != nil {
@@ -185,25 +198,47 @@ func (r *Runner) record(meta *state.Meta) error {
 		return err
 	}
 	r.rs.InFlight = nil
-	// The cleared marker is fsynced, so it is never torn, but its rename
-	// is not made durable here: the next iteration's started marker (a
-	// durable write in the same folder) does that, or syncState when the
-	// run ends. A machine crash before then brings the marker back, and
-	// the next runner records the iteration again from meta.json, which
-	// changes nothing a second time.
-	if err := state.SaveRunStateAs(r.p.RunState(), r.rs, fsutil.FileSynced); err != nil {
-		return err
-	}
+	// The cleared marker is not written here. When the loop goes on, the
+	// next iteration's started marker, a durable write of the whole run
+	// state, replaces it; otherwise flushState writes it before the runner
+	// waits or exits. Until then run_state.json still names this iteration
+	// in flight, and a runner started after a crash meanwhile records it
+	// again from meta.json, which changes nothing a second time: the tree
+	// gets the same absolute values, notes and the journal line are
+	// written only if they are missing.
+	r.stateDirty = true
 	r.progress(meta)
 	r.pruneRuns(meta.Iteration)
 	return nil
 }
 
-// syncState makes the run state's last replacement durable when the run
-// ends (see record).
-func (r *Runner) syncState() {
-	if err := fsutil.SyncDir(r.p.StateDir()); err != nil {
-		r.log.Error("make the run state durable", "err", err)
+// saveState replaces run_state.json with the run state in memory, as
+// durably as d says.
+func (r *Runner) saveState(d fsutil.Durability) error {
+	if err := state.SaveRunStateAs(r.p.RunState(), r.rs, d); err != nil {
+		return err
+	}
+	r.stateDirty = false
+	return nil
+}
+
+// flushState makes durable what the loop left for later: the journal's
+// lazily appended records, then the run state that record left in memory
+// only (the cleared in-flight marker). It is called before the runner
+// waits and when it exits.
+func (r *Runner) flushState() {
+	if r.journalDirty {
+		if err := fsutil.SyncFile(r.p.Journal()); err != nil {
+			r.log.Error("make the journal durable", "err", err)
+			return // the run state must not get ahead of the journal
+		}
+		r.journalDirty = false
+	}
+	if !r.stateDirty {
+		return
+	}
+	if err := r.saveState(fsutil.Durable); err != nil {
+		r.log.Error("save the run state", "err", err)
 	}
 }
 
@@ -216,7 +251,7 @@ func (r *Runner) commitPhase(meta *state.Meta) error {
 	if r.rs.InFlight != nil && r.rs.InFlight.Iteration == meta.Iteration {
 		r.rs.InFlight.Phase = meta.Phase
 	}
-	return state.SaveRunState(r.p.RunState(), r.rs)
+	return r.saveState(fsutil.Durable)
 }
 
 // findNode returns the first node with the given id in depth-first
@@ -234,6 +269,9 @@ func findNode(root *tree.Node, id string) *tree.Node {
 // journalOnce appends rec to the journal unless, when resuming, the
 // journal already holds the same event for the same iteration: a runner
 // that records an iteration again after a crash writes its line once.
+// The line is appended without an fsync (see journalLazy): until it is
+// durable, a crash leaves the iteration in flight and the next runner
+// records it again, which changes nothing a second time.
 func (r *Runner) journalOnce(rec state.Record) error {
 	if r.resuming {
 		has, err := journalHas(r.p.Journal(), rec.Iteration, rec.Event)
@@ -244,7 +282,7 @@ func (r *Runner) journalOnce(rec state.Record) error {
 			return nil
 		}
 	}
-	return r.journal(rec)
+	return r.journalLazy(rec)
 }
 
 // journalHas reports whether the journal holds a record of event for
@@ -456,7 +494,7 @@ func (r *Runner) resume(ctx context.Context) error {
 			return err
 		}
 		r.rs.InFlight = nil
-		return state.SaveRunState(r.p.RunState(), r.rs)
+		return r.saveState(fsutil.Durable)
 	default:
 		r.log.Warn("the previous runner was interrupted during an iteration; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
 		if meta.Agent == nil {
@@ -464,6 +502,23 @@ func (r *Runner) resume(ctx context.Context) error {
 		}
 		return r.recordInterrupted(meta, fmt.Sprintf("runner pid %d stopped during phase %q", in.RunnerPID, in.Phase))
 	}
+}
+
+// resumeFromJournal resolves an iteration whose started record is the
+// journal's last one with nothing ending it, when the run state does not
+// know of it: the runner died after the record was made durable and
+// before run_state.json got the in-flight marker (see whileAgentRuns). It
+// is resolved like any iteration left in phase started.
+func (r *Runner) resumeFromJournal(ctx context.Context) error {
+	rec, err := state.UnfinishedStart(r.p.Journal())
+	if err != nil {
+		return fmt.Errorf("look for an unfinished iteration: %w", err)
+	}
+	if rec == nil || rec.Iteration <= r.rs.Iteration || r.rs.InFlight != nil {
+		return nil
+	}
+	r.rs.InFlight = &state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time}
+	return r.resume(ctx)
 }
 
 // killLeftoverAgent stops what the agent of a dead runner's in-flight
@@ -579,11 +634,13 @@ func (r *Runner) progress(m *state.Meta) {
 }
 
 // runCache is what a Runner keeps between iterations to avoid repeating
-// work: the last tree.json read or written, the run folder whose entry in
-// runs/ is known to be durable, the run folders pruning knows about, and
-// where the last agent's process ids start.
+// work: the last tree.json read or written, the last config.toml read,
+// the run folder whose entry in runs/ is known to be durable, the run
+// folders pruning knows about, and where the last agent's process ids
+// start.
 type runCache struct {
 	trees     treeCache
+	configs   configCache
 	syncedRun int
 	runs      []int // run folder numbers, oldest first; nil until listed
 
@@ -599,45 +656,69 @@ type runCache struct {
 	patternsKey string
 }
 
-// treeCache remembers the tree.json the runner last read or wrote, by the
-// size and a 64-bit hash of its bytes and parsed, so that reading the
-// file again when it has not changed costs a hash and a Clone instead of
-// a parse. The hash (hash/maphash, seeded at random for each process)
-// tells contents apart with a chance of a false match of about 2^-64.
+// treeCache remembers the tree.json the runner last read or wrote, by
+// the fileSum of its bytes, and parsed, so that reading the file again
+// when it has not changed costs a hash and a Clone instead of a parse.
 type treeCache struct {
-	size int
-	sum  uint64
+	sum  fileSum
 	tree *tree.Tree // owned by the cache; handed out as clones
 	buf  []byte     // reused to read the file
 }
 
-// cacheSeed seeds the tree cache's hash for the life of the process.
-var cacheSeed = maphash.MakeSeed()
-
-// load reads and parses the tree file at path, like tree.Load.
-func (c *treeCache) load(path string) (*tree.Tree, error) {
+// load reads and parses the tree file at path, like tree.Load, and also
+// returns the fileSum of what it read (of the file, when it could not be
+// read), which a wait compares the file with.
+func (c *treeCache) load(path string) (*tree.Tree, fileSum, error) {
 	// Parse keeps nothing of the bytes it reads, so one buffer serves
 	// every read.
 	data, err := fsutil.ReadLimitedInto(c.buf, path, tree.MaxFileSize, true)
 	if err != nil {
-		return nil, err
+		return nil, sumFile(path), err
 	}
 	c.buf = data
-	sum := maphash.Bytes(cacheSeed, data)
-	if c.tree != nil && len(data) == c.size && sum == c.sum {
-		return c.tree.Clone(), nil
+	sum := sumBytes(data)
+	if c.tree != nil && sum == c.sum {
+		return c.tree.Clone(), sum, nil
 	}
 	t, err := tree.Parse(fsutil.DisplayPath(path), data)
 	if err != nil {
 		c.tree = nil
-		return nil, err
+		return nil, sum, err
 	}
-	c.size, c.sum, c.tree = len(data), sum, t.Clone()
-	return t, nil
+	c.sum, c.tree = sum, t.Clone()
+	return t, sum, nil
 }
 
 // remember records that the file now holds data, the canonical form of
 // t. The cache keeps t itself: the caller must not change it afterwards.
 func (c *treeCache) remember(data []byte, t *tree.Tree) {
-	c.size, c.sum, c.tree = len(data), maphash.Bytes(cacheSeed, data), t
+	c.sum, c.tree = sumBytes(data), t
+}
+
+// configCache remembers the config.toml the runner last read, by the
+// fileSum of its bytes, so that an unchanged file is not parsed again.
+type configCache struct {
+	sum fileSum
+	cfg *config.Config // shared: never changed once parsed
+}
+
+// load reads and parses the config file at path, like config.Load, and
+// also returns the fileSum of what it read.
+func (c *configCache) load(path string) (*config.Config, fileSum, error) {
+	data, err := fsutil.ReadLimited(path, config.MaxFileSize, true)
+	if err != nil {
+		_, err = config.Load(path) // its error says what to do about it
+		return nil, sumFile(path), err
+	}
+	sum := sumBytes(data)
+	if c.cfg != nil && sum == c.sum {
+		return c.cfg, sum, nil
+	}
+	cfg, err := config.Parse(fsutil.DisplayPath(path), data)
+	if err != nil {
+		c.cfg = nil
+		return nil, sum, err
+	}
+	c.sum, c.cfg = sum, cfg
+	return cfg, sum, nil
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/watch"
@@ -91,6 +90,7 @@ func (r *Runner) stopRequested() bool {
 // (an editor's save renames a new file over the old one), and re-checks
 // every few seconds in case a notification is lost.
 func (r *Runner) waitForChange(ctx context.Context, seen inputs) waitEnd {
+	r.flushState() // a wait may be long: run_state.json says where the loop stands
 	var changes <-chan []string
 	recheck := recheckWatching
 	if r.recheck > 0 {
@@ -141,9 +141,9 @@ func (r *Runner) waitForChange(ctx context.Context, seen inputs) waitEnd {
 // it waited.
 func (r *Runner) loadInputs(ctx context.Context) (t *tree.Tree, ok bool) {
 	for {
-		seen := r.fingerprint()
-		cfg, cfgErr := config.Load(r.p.Config())
-		t, treeErr := r.loadTree()
+		cfg, cfgSum, cfgErr := r.cache.configs.load(r.p.Config())
+		t, treeSum, treeErr := r.cache.trees.load(r.p.Tree())
+		seen := inputs{config: cfgSum, tree: treeSum} // what was read, valid or not
 		if cfgErr == nil && treeErr == nil {
 			r.cfg = cfg
 			r.seen = seen

@@ -44,6 +44,8 @@ type Record struct {
 	Evidence    string    `json:"evidence,omitempty"`
 	Usage       *Usage    `json:"usage,omitempty"`
 	WaitMS      int64     `json:"wait_ms,omitempty"`
+	// RunnerPID is the runner that started the iteration (started records).
+	RunnerPID int `json:"runner_pid,omitempty"`
 }
 
 // AppendJournal appends one record and fsyncs the journal. A torn last
@@ -98,4 +100,70 @@ func ReadJournal(path string) ([]Record, error) {
 		return out, fmt.Errorf("read %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// journalTail is how much of the end of the journal UnfinishedStart reads:
+// many times what the records of one iteration take.
+const journalTail = 256 << 10
+
+// UnfinishedStart returns the last started record of the journal when no
+// record ending its iteration (recorded, interrupted, aborted) follows it,
+// and nil otherwise. The started record is the durable mark of an
+// iteration under way, written before its agent runs; run_state.json gets
+// the iteration's in-flight marker moments later, so after a crash the
+// journal can know of an iteration the run state does not. Only the end
+// of the journal is read; lines that do not decode are skipped.
+func UnfinishedStart(path string) (*Record, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	off := st.Size() - journalTail
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, st.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && n < len(buf) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	buf = buf[:n]
+	if off > 0 {
+		// The first line is cut by the window.
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return nil, nil
+		}
+		buf = buf[i+1:]
+	}
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		buf = buf[:i+1] // a torn last line is ignored
+	} else {
+		return nil, nil
+	}
+	var last *Record
+	for _, line := range bytes.Split(buf, []byte{'\n'}) {
+		var r Record
+		if len(line) == 0 || json.Unmarshal(line, &r) != nil {
+			continue
+		}
+		switch r.Event {
+		case EventStarted:
+			rec := r
+			last = &rec
+		case EventRecorded, EventInterrupted, EventAborted:
+			if last != nil && r.Iteration == last.Iteration {
+				last = nil
+			}
+		}
+	}
+	return last, nil
 }

@@ -269,9 +269,22 @@ func Save(path string, t *Tree) error {
 
 // SaveData is Save, also returning the bytes written.
 func SaveData(path string, t *Tree) ([]byte, error) {
+	data, rep, err := PrepareSave(path, t)
+	if err != nil {
+		return nil, err
+	}
+	return data, rep.Commit(fsutil.Durable)
+}
+
+// PrepareSave does what Save does up to giving the file its name: it
+// validates t and writes its canonical form to a temporary file, fsynced
+// (fsutil.PrepareReplace). It returns the bytes and the replacement to
+// commit.
+func PrepareSave(path string, t *Tree) ([]byte, *fsutil.Replacement, error) {
 	if err := t.Validate(""); err != nil {
-		return nil, fmt.Errorf("save %s: refusing to write an invalid tree:\n%w", path, err)
+		return nil, nil, fmt.Errorf("save %s: refusing to write an invalid tree:\n%w", path, err)
 	}
 	data := Marshal(t)
-	return data, fsutil.WriteFileAtomic(path, data, 0o644)
+	rep, err := fsutil.PrepareReplace(path, data, 0o644)
+	return data, rep, err
 }
