@@ -102,3 +102,66 @@ func TestReadLimitedInto(t *testing.T) {
 		t.Error("read nothing from /proc/self/stat")
 	}
 }
+
+// TestPrepareReplace checks both halves of a split replacement: until
+// Commit the file keeps its old content (the new one waits in a temporary
+// file), Commit gives it the new content, Abort leaves the old one and no
+// temporary file.
+func TestPrepareReplace(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		t.Run(map[bool]string{true: "commit", false: "abort"}[commit], func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "tree.json")
+			if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := PrepareReplace(path, []byte("new\n"), 0o640)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(path); string(got) != "old\n" {
+				t.Fatalf("before Commit the file holds %q, want the old content", got)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+				t.Fatalf("before Commit the folder holds %d files, want the file and its temporary file", len(entries))
+			}
+			want := "old\n"
+			if commit {
+				if err := rep.Commit(Durable); err != nil {
+					t.Fatal(err)
+				}
+				want = "new\n"
+			} else {
+				rep.Abort()
+			}
+			if got, _ := os.ReadFile(path); string(got) != want {
+				t.Errorf("file holds %q, want %q", got, want)
+			}
+			if left, err := RemoveTemps(dir); err != nil || len(left) != 0 {
+				t.Errorf("temporary files left: %v (%v)", left, err)
+			}
+			if st, err := os.Stat(path); err == nil && commit && st.Mode().Perm() != 0o640 {
+				t.Errorf("mode %v, want 0640", st.Mode().Perm())
+			}
+		})
+	}
+}
+
+// TestSyncFile checks that SyncFile syncs an existing file and accepts a
+// missing one.
+func TestSyncFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal.jsonl")
+	if err := SyncFile(path); err != nil {
+		t.Errorf("missing file: %v, want nil", err)
+	}
+	if err := os.WriteFile(path, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SyncFile(path); err != nil {
+		t.Errorf("existing file: %v", err)
+	}
+	if err := SyncFile(filepath.Join(dir, "missing-dir", "f", "g")); err != nil {
+		t.Errorf("missing folder: %v, want nil", err)
+	}
+}

@@ -237,7 +237,9 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		req.Retry = retry
 		var err error
 		res, err = executor.Run(ctx, opts, req)
-		r.agentStarted()
+		if serr := r.agentStarted(); serr != nil {
+			return serr
+		}
 		if err != nil {
 			return r.abort(meta, err)
 		}
@@ -643,16 +645,24 @@ func (r *Runner) whileAgentRuns(n int) {
 				r.backgroundSynced = n
 			}
 		}
-		if err := state.SaveRunState(r.p.RunState(), &snap); err != nil {
-			r.log.Error("record the iteration in flight in the run state", "err", err)
-		}
+		r.backgroundErr = state.SaveRunState(r.p.RunState(), &snap)
 	}()
 }
 
-// agentStarted waits for the writes whileAgentRuns started.
-func (r *Runner) agentStarted() {
+// agentStarted waits for the writes whileAgentRuns started. When the run
+// state could not be written, it tries once more and otherwise fails:
+// the iteration must not be recorded while run_state.json still names
+// an earlier one in flight, which a runner resuming after a crash would
+// record again over this one's outcome.
+func (r *Runner) agentStarted() error {
 	r.background.Wait()
 	if r.backgroundSynced != 0 {
 		r.cache.syncedRun, r.backgroundSynced = r.backgroundSynced, 0
 	}
+	if r.backgroundErr == nil {
+		return nil
+	}
+	r.log.Warn("could not record the iteration in flight in the run state; trying again", "err", r.backgroundErr)
+	r.backgroundErr = nil
+	return r.saveState(fsutil.Durable)
 }

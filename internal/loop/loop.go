@@ -78,7 +78,8 @@ type Runner struct {
 
 	// Writes done while the agent works (iterate.go, whileAgentRuns).
 	background       sync.WaitGroup
-	backgroundSynced int // the run folder whose entry they made durable
+	backgroundSynced int   // the run folder whose entry they made durable
+	backgroundErr    error // the run state's write
 
 	cache runCache // work kept between iterations (record.go)
 
@@ -130,7 +131,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Release()
-	defer r.flushState() // record.go: the last recorded iteration's cleared marker
+	defer r.flushStateOrLog() // record.go: the last recorded iteration's cleared marker
 
 	if err := r.cleanTemps(); err != nil {
 		return nil, err
@@ -152,19 +153,22 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if r.rs, err = state.LoadRunState(r.p.RunState()); err != nil {
 		return nil, err
 	}
-	if r.rs.InFlight != nil {
-		if err := r.resume(ctx); err != nil {
+	// Resolve what a previous runner left in flight: the iteration
+	// run_state.json names, then one only the journal knows of (see
+	// resumeFromJournal). Each is made durable before the next, so that
+	// an older in-flight marker is never resolved after a newer iteration
+	// was recorded.
+	for _, resume := range []func(context.Context) error{r.resumeFromState, r.resumeFromJournal} {
+		err := resume(ctx)
+		if err == nil {
+			err = r.flushState()
+		}
+		if err != nil {
 			return r.failed(ctx, err)
 		}
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 		}
-	}
-	if err := r.resumeFromJournal(ctx); err != nil {
-		return r.failed(ctx, err)
-	}
-	if ctx.Err() != nil {
-		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}
 
 	limit := opts.MaxIterations
@@ -348,8 +352,15 @@ func walk(n *tree.Node, fn func(*tree.Node)) {
 
 func (r *Runner) cleanTemps() error {
 	dirs := []string{r.p.Dir, r.p.StateDir(), r.p.ContextDir()}
-	if last, err := state.LastRun(r.p); err == nil && last > 0 {
+	// Only the folders of iterations a runner may have been writing in
+	// when it died: the last one, and the one run_state.json names in
+	// flight, which may be the one before it (see resumeFromJournal).
+	last, err := state.LastRun(r.p)
+	if err == nil && last > 0 {
 		dirs = append(dirs, r.p.RunDir(last))
+	}
+	if rs, err := state.LoadRunState(r.p.RunState()); err == nil && rs.InFlight != nil && rs.InFlight.Iteration != last {
+		dirs = append(dirs, r.p.RunDir(rs.InFlight.Iteration))
 	}
 	for _, d := range dirs {
 		removed, err := fsutil.RemoveTemps(d)

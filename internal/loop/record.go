@@ -225,19 +225,26 @@ func (r *Runner) saveState(d fsutil.Durability) error {
 // flushState makes durable what the loop left for later: the journal's
 // lazily appended records, then the run state that record left in memory
 // only (the cleared in-flight marker). It is called before the runner
-// waits and when it exits.
-func (r *Runner) flushState() {
+// waits, when it exits, and after it resolved an iteration a previous
+// runner left, so that run_state.json never names an iteration in flight
+// older than one recorded after it.
+func (r *Runner) flushState() error {
 	if r.journalDirty {
 		if err := fsutil.SyncFile(r.p.Journal()); err != nil {
-			r.log.Error("make the journal durable", "err", err)
-			return // the run state must not get ahead of the journal
+			// The run state must not get ahead of the journal.
+			return fmt.Errorf("make the journal durable: %w", err)
 		}
 		r.journalDirty = false
 	}
 	if !r.stateDirty {
-		return
+		return nil
 	}
-	if err := r.saveState(fsutil.Durable); err != nil {
+	return r.saveState(fsutil.Durable)
+}
+
+// flushStateOrLog is flushState where a failure can only be reported.
+func (r *Runner) flushStateOrLog() {
+	if err := r.flushState(); err != nil {
 		r.log.Error("save the run state", "err", err)
 	}
 }
@@ -340,8 +347,8 @@ func (r *Runner) apply(node *tree.Node, meta *state.Meta, msg *executor.Message)
 
 // appendNotesOnce appends items to a notes file. When resuming, a crash
 // may have come between appending and recording: items whose line is
-// already in the file in full are not appended again (one torn by the
-// crash is).
+// already in the file in full are not appended again, and a line the
+// crash tore is cut off and appended again in full.
 func (r *Runner) appendNotesOnce(path, heading string, meta *state.Meta, items []string) error {
 	if len(items) == 0 {
 		return nil
@@ -356,12 +363,23 @@ func (r *Runner) appendNotesOnce(path, heading string, meta *state.Meta, items [
 			have[line] = strings.HasSuffix(line, "\n")
 		}
 		var missing []string
+		torn := string(data[bytes.LastIndexByte(data, '\n')+1:])
+		cut := false
 		for _, it := range items {
-			if lines := state.NoteLines(meta.Iteration, meta.Node, []string{it}); len(lines) == 1 && !have[lines[0]] {
+			lines := state.NoteLines(meta.Iteration, meta.Node, []string{it})
+			if len(lines) == 1 && !have[lines[0]] {
 				missing = append(missing, it)
+				// A last line without its newline that begins one of these
+				// lines is this runner's own append, torn by the crash.
+				cut = cut || (torn != "" && strings.HasPrefix(lines[0], torn))
 			}
 		}
 		items = missing
+		if cut {
+			if err := os.Truncate(path, int64(len(data)-len(torn))); err != nil {
+				return fmt.Errorf("cut a torn line off %s: %w", r.p.Rel(path), err)
+			}
+		}
 	}
 	return state.AppendNotes(path, heading, meta.Iteration, meta.Node, items)
 }
@@ -502,6 +520,14 @@ func (r *Runner) resume(ctx context.Context) error {
 		}
 		return r.recordInterrupted(meta, fmt.Sprintf("runner pid %d stopped during phase %q", in.RunnerPID, in.Phase))
 	}
+}
+
+// resumeFromState resolves the iteration run_state.json names in flight.
+func (r *Runner) resumeFromState(ctx context.Context) error {
+	if r.rs.InFlight == nil {
+		return nil
+	}
+	return r.resume(ctx)
 }
 
 // resumeFromJournal resolves an iteration whose started record is the

@@ -90,7 +90,7 @@ func (r *Runner) stopRequested() bool {
 // (an editor's save renames a new file over the old one), and re-checks
 // every few seconds in case a notification is lost.
 func (r *Runner) waitForChange(ctx context.Context, seen inputs) waitEnd {
-	r.flushState() // a wait may be long: run_state.json says where the loop stands
+	r.flushStateOrLog() // a wait may be long: run_state.json says where the loop stands
 	var changes <-chan []string
 	recheck := recheckWatching
 	if r.recheck > 0 {

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +133,85 @@ func TestLastRun(t *testing.T) {
 	os.MkdirAll(filepath.Join(p.RunsDir(), "notes"), 0o755)
 	if n, _ := LastRun(p); n != 10 {
 		t.Fatalf("LastRun = %d, want 10", n)
+	}
+}
+
+// TestUnfinishedStart checks which started record the journal leaves
+// unanswered.
+func TestUnfinishedStart(t *testing.T) {
+	started := func(n int) Record { return Record{Iteration: n, Node: "a", Event: EventStarted} }
+	ended := func(n int, event string) Record { return Record{Iteration: n, Node: "a", Event: event} }
+	cases := []struct {
+		name string
+		recs []Record
+		torn string // appended after the records, without a newline
+		want int    // iteration of the unfinished start, 0 for none
+	}{
+		{"no journal", nil, "", 0},
+		{"started", []Record{started(1)}, "", 1},
+		{"started, agent done", []Record{started(1), ended(1, EventAgentDone)}, "", 1},
+		{"recorded", []Record{started(1), ended(1, EventRecorded)}, "", 0},
+		{"interrupted", []Record{started(1), ended(1, EventInterrupted)}, "", 0},
+		{"aborted", []Record{started(1), ended(1, EventAborted)}, "", 0},
+		{"next started", []Record{started(1), ended(1, EventRecorded), started(2)}, "", 2},
+		{"reset after a recorded one", []Record{started(1), ended(1, EventRecorded), {Event: EventReset, Node: "a"}}, "", 0},
+		{"another iteration's end", []Record{started(2), ended(1, EventRecorded)}, "", 2},
+		{"torn started record", []Record{started(1), ended(1, EventRecorded)}, `{"iteration":2,"event":"started"`, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "journal.jsonl")
+			for _, r := range c.recs {
+				if err := AppendJournal(path, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.torn != "" {
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString(c.torn)
+				f.Close()
+			}
+			rec, err := UnfinishedStart(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			if rec != nil {
+				got = rec.Iteration
+			}
+			if got != c.want {
+				t.Errorf("UnfinishedStart = iteration %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestUnfinishedStartReadsOnlyTheEnd checks a journal longer than the
+// window UnfinishedStart reads: the record cut by the window's start is
+// skipped, and the started record at the end is found.
+func TestUnfinishedStartReadsOnlyTheEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	var buf bytes.Buffer
+	summary := strings.Repeat("x", 500)
+	for n := 1; buf.Len() < 2*journalTail; n++ {
+		for _, ev := range []string{EventStarted, EventRecorded} {
+			line, _ := json.Marshal(Record{Iteration: n, Node: "a", Event: ev, Summary: summary})
+			buf.Write(append(line, '\n'))
+		}
+	}
+	line, _ := json.Marshal(Record{Iteration: 1 << 20, Node: "b", Event: EventStarted})
+	buf.Write(append(line, '\n'))
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := UnfinishedStart(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec == nil || rec.Iteration != 1<<20 || rec.Node != "b" {
+		t.Errorf("UnfinishedStart = %+v, want the last started record", rec)
 	}
 }

@@ -1,0 +1,211 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// journalRepo makes a repository whose tree has leaves a and b, each
+// allowed one attempt, so that a run records what it resumes and then
+// stops without starting an agent.
+func journalRepo(t *testing.T) state.Paths {
+	t.Helper()
+	p := state.NewPaths(t.TempDir())
+	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p.Config(), testConfig)
+	write(t, p.Tree(), `{"version": 1, "root": {"id": "app", "title": "App", "children": [
+  {"id": "a", "title": "A", "max_attempts": 1},
+  {"id": "b", "title": "B", "max_attempts": 1}
+]}}
+`)
+	return p
+}
+
+func appendRecords(t *testing.T, p state.Paths, recs ...state.Record) {
+	t.Helper()
+	for _, rec := range recs {
+		if err := state.AppendJournal(p.Journal(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// countEvents counts the journal's records of event for iteration n.
+func countEvents(t *testing.T, p state.Paths, n int, event string) int {
+	t.Helper()
+	recs, err := state.ReadJournal(p.Journal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for _, r := range recs {
+		if r.Iteration == n && r.Event == event {
+			count++
+		}
+	}
+	return count
+}
+
+// TestResumeFromJournalOnly checks the iteration a runner died in after
+// its started record was durable and before run_state.json got the
+// in-flight marker: the next runner finds it in the journal and records
+// it as an interrupted attempt, under its own number.
+func TestResumeFromJournalOnly(t *testing.T) {
+	p := journalRepo(t)
+	if err := state.SaveRunState(p.RunState(), &state.RunState{Iteration: 2, LastStatus: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Add(-time.Minute)
+	appendRecords(t, p,
+		state.Record{Iteration: 2, Node: "b", Event: state.EventStarted},
+		state.Record{Iteration: 2, Node: "b", Event: state.EventRecorded},
+		state.Record{Time: start, Iteration: 3, Node: "a", Event: state.EventStarted, RunnerPID: 4242})
+
+	res, err := Run(context.Background(), Options{Paths: p, MaxIterations: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != Stuck {
+		t.Errorf("run ended with %+v, want stuck on the blocked leaves", res)
+	}
+	m, err := state.LoadMeta(p.RunDir(3))
+	if err != nil {
+		t.Fatalf("runs/000003/meta.json: %v", err)
+	}
+	if m.Outcome != state.OutcomeInterrupted || m.Node != "a" || !m.StartedAt.Equal(start) {
+		t.Errorf("meta.json: outcome %q node %q started %v, want interrupted on a, started %v", m.Outcome, m.Node, m.StartedAt, start)
+	}
+	tr, err := tree.Load(p.Tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := tr.Root.Children[0]; a.Attempts != 1 || a.Status != tree.StatusBlocked {
+		t.Errorf("node a: attempts %d status %q, want the interruption counted (1, blocked)", a.Attempts, a.Status)
+	}
+	if n := countEvents(t, p, 3, state.EventInterrupted); n != 1 {
+		t.Errorf("journal: %d interrupted records for iteration 3, want 1", n)
+	}
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.InFlight != nil || rs.Iteration != 3 || rs.LastStatus != LastStatusInterrupted {
+		t.Errorf("run_state: in_flight %+v iteration %d last_status %q, want nothing in flight after iteration 3, interrupted", rs.InFlight, rs.Iteration, rs.LastStatus)
+	}
+	if rec, err := state.UnfinishedStart(p.Journal()); err != nil || rec != nil {
+		t.Errorf("UnfinishedStart after the run = %+v, %v; want nothing unfinished", rec, err)
+	}
+}
+
+// TestResumeBothMarkers checks a crash between an iteration's started
+// record and its marker in run_state.json, which still names the
+// previous iteration (recorded, but its cleared marker not yet written):
+// the previous one is recorded again without a second journal line, and
+// the new one is recorded as interrupted.
+func TestResumeBothMarkers(t *testing.T) {
+	p := journalRepo(t)
+	if err := os.MkdirAll(p.RunDir(1), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Add(-time.Minute)
+	if err := state.SaveMeta(p.RunDir(1), &state.Meta{Iteration: 1, Node: "a", NodePath: "app/a", Attempt: 1, MaxAttempts: 1,
+		Phase: state.PhaseRecorded, StartedAt: start, Agent: &state.AgentMeta{Class: executor.ClassOK},
+		AgentStatus: "done", Guard: state.GuardPass, Outcome: state.OutcomeDone, NodeStatus: "done",
+		Usage: &state.Usage{InputTokens: 100}, Message: []byte(`{"status": "done", "summary": "did a"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := tree.Load(p.Tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Root.Children[0].Status = tree.StatusDone
+	if err := tree.Save(p.Tree(), tr); err != nil {
+		t.Fatal(err)
+	}
+	rs := &state.RunState{InFlight: &state.InFlight{Iteration: 1, Node: "a", Phase: state.PhaseStarted, StartedAt: start}}
+	if err := state.SaveRunStateAs(p.RunState(), rs, fsutil.Durable); err != nil {
+		t.Fatal(err)
+	}
+	appendRecords(t, p,
+		state.Record{Iteration: 1, Node: "a", Event: state.EventStarted},
+		state.Record{Iteration: 1, Node: "a", Event: state.EventRecorded, Outcome: state.OutcomeDone},
+		state.Record{Iteration: 2, Node: "b", Event: state.EventStarted})
+
+	if _, err := Run(context.Background(), Options{Paths: p, MaxIterations: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countEvents(t, p, 1, state.EventRecorded); n != 1 {
+		t.Errorf("journal: %d recorded records for iteration 1, want 1", n)
+	}
+	if n := countEvents(t, p, 2, state.EventInterrupted); n != 1 {
+		t.Errorf("journal: %d interrupted records for iteration 2, want 1", n)
+	}
+	tr, err = tree.Load(p.Tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := tr.Root.Children[0], tr.Root.Children[1]; a.Status != tree.StatusDone || a.Attempts != 0 || b.Attempts != 1 {
+		t.Errorf("tree: a %q/%d, b %q/%d; want a done without an attempt, b with the interrupted attempt", a.Status, a.Attempts, b.Status, b.Attempts)
+	}
+	got, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InFlight != nil || got.Iteration != 2 || got.Usage.InputTokens != 100 {
+		t.Errorf("run_state: in_flight %+v iteration %d usage %+v; want nothing in flight after iteration 2, iteration 1's usage counted once",
+			got.InFlight, got.Iteration, got.Usage)
+	}
+}
+
+// TestAppendNotesOnceTornLine checks what a runner recording an iteration
+// again does with the notes its killed predecessor appended: complete
+// lines are not repeated, a line torn just before its newline is cut and
+// written again in full (not completed into a duplicate), and a person's
+// last line without a newline is kept.
+func TestAppendNotesOnceTornLine(t *testing.T) {
+	line := func(n int, item string) string { return state.NoteLines(n, "a", []string{item})[0] }
+	cases := []struct {
+		name, before, want string
+	}{
+		{"torn before its newline",
+			"# Assumptions\n\n" + line(1, "x") + strings.TrimSuffix(line(2, "one"), "\n"),
+			"# Assumptions\n\n" + line(1, "x") + line(2, "one") + line(2, "two")},
+		{"torn inside",
+			"# Assumptions\n\n" + line(2, "one")[:10],
+			"# Assumptions\n\n" + line(2, "one") + line(2, "two")},
+		{"first line complete",
+			"# Assumptions\n\n" + line(2, "one"),
+			"# Assumptions\n\n" + line(2, "one") + line(2, "two")},
+		{"a person's line",
+			"# Assumptions\n\nwritten by hand",
+			"# Assumptions\n\nwritten by hand\n" + line(2, "one") + line(2, "two")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := state.NewPaths(t.TempDir())
+			if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, p.Assumptions(), c.before)
+			r := &Runner{p: p, resuming: true}
+			meta := &state.Meta{Iteration: 2, Node: "a"}
+			if err := r.appendNotesOnce(p.Assumptions(), "Assumptions", meta, []string{"one", "two"}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(p.Assumptions())
+			if string(got) != c.want {
+				t.Errorf("assumptions.md =\n%q\nwant\n%q", got, c.want)
+			}
+		})
+	}
+}
