@@ -162,7 +162,9 @@ type Loop struct {
 	RateLimitBackoffMax Duration `toml:"rate_limit_backoff_max"`
 	// KeepRuns bounds how many runs/NNNNNN/ folders are kept: after each
 	// recorded iteration the oldest beyond this many are removed, never
-	// the folder of the iteration just recorded. Zero keeps them all.
+	// the folder of the iteration just recorded. It also bounds the
+	// journal, which is rotated into state/journal.1.jsonl past
+	// max(4 MiB, KeepRuns × 4 KiB). Zero keeps them all.
 	KeepRuns int `toml:"keep_runs"`
 }
 

@@ -1,9 +1,12 @@
 package loop
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
+
+	"github.com/runner-cli/runner/internal/fsutil"
 
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -65,4 +68,46 @@ func listRuns(p state.Paths) ([]int, error) {
 	}
 	slices.Sort(runs)
 	return runs, nil
+}
+
+// A journal record takes well under this many bytes per iteration; the
+// journal is rotated at keep_runs times it, and never below
+// minJournalRotate, so that the two journal files together always hold
+// the records of at least the iterations whose folders are kept.
+var (
+	journalBytesPerRun int64 = 4 << 10
+	minJournalRotate   int64 = 4 << 20
+)
+
+// rotateJournal bounds the journal when loop.keep_runs is set: once
+// state/journal.jsonl is larger than max(4 MiB, keep_runs × 4 KiB), it
+// becomes state/journal.1.jsonl (replacing the previous one) and a new
+// journal starts. It is called at the start of an iteration, before its
+// started record, when nothing is in flight: the records of an iteration
+// are never split between the two files, except the recorded line of an
+// iteration a crash leaves to be recorded again, which journalHas finds
+// in either. The old file is fsynced first, and the rename and the new
+// file are made durable together.
+func (r *Runner) rotateJournal() error {
+	keep := r.cfg.Loop.KeepRuns
+	if keep <= 0 {
+		return nil
+	}
+	limit := max(int64(keep)*journalBytesPerRun, minJournalRotate)
+	st, err := os.Stat(r.p.Journal())
+	if err != nil || st.Size() <= limit {
+		return nil
+	}
+	if err := fsutil.SyncFile(r.p.Journal()); err != nil {
+		return err
+	}
+	r.journalDirty = false
+	if err := os.Rename(r.p.Journal(), r.p.OldJournal()); err != nil {
+		return fmt.Errorf("loop.keep_runs: rotate the journal: %w", err)
+	}
+	if err := ensureDurableFile(r.p.Journal()); err != nil {
+		return fmt.Errorf("loop.keep_runs: rotate the journal: %w", err)
+	}
+	r.log.Info("rotated the journal (loop.keep_runs)", "old", r.p.Rel(r.p.OldJournal()), "bytes", st.Size())
+	return nil
 }

@@ -281,12 +281,15 @@ func findNode(root *tree.Node, id string) *tree.Node {
 // records it again, which changes nothing a second time.
 func (r *Runner) journalOnce(rec state.Record) error {
 	if r.resuming {
-		has, err := journalHas(r.p.Journal(), rec.Iteration, rec.Event)
-		if err != nil {
-			return err
-		}
-		if has {
-			return nil
+		// The journal may have been rotated since (loop.keep_runs).
+		for _, path := range []string{r.p.Journal(), r.p.OldJournal()} {
+			has, err := journalHas(path, rec.Iteration, rec.Event)
+			if err != nil {
+				return err
+			}
+			if has {
+				return nil
+			}
 		}
 	}
 	return r.journalLazy(rec)

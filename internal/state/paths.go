@@ -45,6 +45,10 @@ func (p Paths) RunState() string { return p.join("state", "run_state.json") }
 // Journal is .runner/state/journal.jsonl.
 func (p Paths) Journal() string { return p.join("state", "journal.jsonl") }
 
+// OldJournal is where the journal's older records go when it is rotated
+// (loop.keep_runs): state/journal.1.jsonl.
+func (p Paths) OldJournal() string { return p.join("state", "journal.1.jsonl") }
+
 // Assumptions is .runner/state/assumptions.md.
 func (p Paths) Assumptions() string { return p.join("state", "assumptions.md") }
 
