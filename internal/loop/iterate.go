@@ -637,19 +637,18 @@ func (r *Runner) whileAgentRuns(n int) {
 	snap := *r.rs
 	inFlight := *r.rs.InFlight
 	snap.InFlight = &inFlight
-	syncRuns := r.cache.syncedRun != n
-	r.background.Add(1)
-	go func() {
-		defer r.background.Done()
-		if syncRuns {
+	if r.cache.syncedRun != n {
+		r.background.Go(func() {
 			if err := fsutil.SyncDir(r.p.RunsDir()); err != nil {
 				r.log.Error("make the run folder durable", "err", err)
 			} else {
 				r.backgroundSynced = n
 			}
-		}
+		})
+	}
+	r.background.Go(func() {
 		r.backgroundErr = state.SaveRunState(r.p.RunState(), &snap)
-	}()
+	})
 }
 
 // agentStarted waits for the writes whileAgentRuns started. When the run
