@@ -229,6 +229,7 @@ func (r *Runner) saveState(d fsutil.Durability) error {
 // runner left, so that run_state.json never names an iteration in flight
 // older than one recorded after it.
 func (r *Runner) flushState() error {
+	r.background.Wait()
 	if r.journalDirty {
 		if err := fsutil.SyncFile(r.p.Journal()); err != nil {
 			// The run state must not get ahead of the journal.
