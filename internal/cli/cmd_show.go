@@ -59,8 +59,11 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 	m, err := state.LoadMeta(runDir)
 	if errors.Is(err, os.ErrNotExist) {
 		// meta.json is first written when the iteration's agent is done.
-		if rs, rerr := state.LoadRunState(p.RunState()); rerr == nil && rs.InFlight != nil && rs.InFlight.Iteration == n {
-			in := rs.InFlight
+		var in *state.InFlight
+		if rs, rerr := state.LoadRunState(p.RunState()); rerr == nil {
+			in = state.CurrentInFlight(p, rs)
+		}
+		if in != nil && in.Iteration == n {
 			fmt.Fprintf(g.streams.Out, "iteration %d — %s: in flight (phase %s, since %s)\n", n, in.Node, in.Phase, in.StartedAt.Local().Format("2006-01-02 15:04:05"))
 			fmt.Fprintf(g.streams.Out, "its meta.json is written once its agent is done; the prompt is in %s\n", rel(p, filepath.Join(runDir, "prompt.md")))
 			return nil

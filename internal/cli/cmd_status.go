@@ -118,10 +118,10 @@ func buildStatus(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunS
 	if sel.State == tree.Selectable {
 		rep.Next = sel.Node.ID
 	}
-	if rs.InFlight != nil {
+	if in := state.CurrentInFlight(p, rs); in != nil {
 		held, holder, _ := state.LockHolder(p)
-		rep.Running = &RunningInfo{Iteration: rs.InFlight.Iteration, Node: rs.InFlight.Node, Phase: rs.InFlight.Phase,
-			StartedAt: rs.InFlight.StartedAt, Holder: holder, Alive: held}
+		rep.Running = &RunningInfo{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
+			StartedAt: in.StartedAt, Holder: holder, Alive: held}
 	}
 	if rs.Iteration > 0 {
 		rep.Last = &LastIteration{Iteration: rs.Iteration, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}

@@ -111,20 +111,31 @@ const journalTail = 256 << 10
 // and nil otherwise. The started record is the durable mark of an
 // iteration under way, written before its agent runs; run_state.json gets
 // the iteration's in-flight marker moments later, so after a crash the
-// journal can know of an iteration the run state does not. Only the end
-// of the journal is read; lines that do not decode are skipped.
+// journal can know of an iteration the run state does not.
 func UnfinishedStart(path string) (*Record, error) {
+	rec, finished, err := LastStart(path)
+	if err != nil || finished {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// LastStart returns the journal's last started record (nil if there is
+// none) and whether a record ending its iteration (recorded, interrupted,
+// aborted) follows it. Only the end of the journal is read; lines that do
+// not decode are skipped.
+func LastStart(path string) (rec *Record, finished bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
 	}
 	off := st.Size() - journalTail
 	if off < 0 {
@@ -133,23 +144,22 @@ func UnfinishedStart(path string) (*Record, error) {
 	buf := make([]byte, st.Size()-off)
 	n, err := f.ReadAt(buf, off)
 	if err != nil && n < len(buf) {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
 	}
 	buf = buf[:n]
 	if off > 0 {
 		// The first line is cut by the window.
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
-			return nil, nil
+			return nil, false, nil
 		}
 		buf = buf[i+1:]
 	}
-	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-		buf = buf[:i+1] // a torn last line is ignored
-	} else {
-		return nil, nil
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 {
+		return nil, false, nil
 	}
-	var last *Record
+	buf = buf[:i+1] // a torn last line is ignored
 	for _, line := range bytes.Split(buf, []byte{'\n'}) {
 		var r Record
 		if len(line) == 0 || json.Unmarshal(line, &r) != nil {
@@ -157,13 +167,37 @@ func UnfinishedStart(path string) (*Record, error) {
 		}
 		switch r.Event {
 		case EventStarted:
-			rec := r
-			last = &rec
+			started := r
+			rec, finished = &started, false
 		case EventRecorded, EventInterrupted, EventAborted:
-			if last != nil && r.Iteration == last.Iteration {
-				last = nil
+			if rec != nil && r.Iteration == rec.Iteration {
+				finished = true
 			}
 		}
 	}
-	return last, nil
+	return rec, finished, nil
+}
+
+// CurrentInFlight returns the iteration under way as the files tell it,
+// or nil: run_state.json's in_flight, unless the journal says more. The
+// journal's last started record is newer when run_state.json has not got
+// that iteration's marker yet (a runner writes it while the agent works,
+// or died before), and the journal says when the marker's iteration is
+// already recorded (its cleared marker is written with the next one).
+func CurrentInFlight(p Paths, rs *RunState) *InFlight {
+	rec, finished, err := LastStart(p.Journal())
+	if err != nil || rec == nil {
+		return rs.InFlight
+	}
+	known := rs.Iteration
+	if rs.InFlight != nil {
+		known = max(known, rs.InFlight.Iteration)
+	}
+	switch {
+	case rec.Iteration > known && !finished:
+		return &InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time}
+	case rec.Iteration >= known && finished:
+		return nil
+	}
+	return rs.InFlight
 }

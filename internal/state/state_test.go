@@ -215,3 +215,50 @@ func TestUnfinishedStartReadsOnlyTheEnd(t *testing.T) {
 		t.Errorf("UnfinishedStart = %+v, want the last started record", rec)
 	}
 }
+
+// TestCurrentInFlight checks which iteration status and show report as
+// under way, from run_state.json and the end of the journal together.
+func TestCurrentInFlight(t *testing.T) {
+	started := func(n int) Record { return Record{Iteration: n, Node: "a", Event: EventStarted, RunnerPID: 7} }
+	recorded := func(n int) Record { return Record{Iteration: n, Node: "a", Event: EventRecorded} }
+	marker := func(n int) *InFlight { return &InFlight{Iteration: n, Node: "a", Phase: PhaseAgentDone, AgentPGID: 99} }
+	cases := []struct {
+		name string
+		rs   RunState
+		recs []Record
+		want int // iteration in flight, 0 for none
+		pgid bool
+	}{
+		{"nothing", RunState{}, nil, 0, false},
+		{"marker, no journal", RunState{InFlight: marker(3)}, nil, 3, true},
+		{"marker and its started record", RunState{Iteration: 2, InFlight: marker(3)}, []Record{started(3)}, 3, true},
+		{"journal ahead of the run state", RunState{Iteration: 2}, []Record{recorded(2), started(3)}, 3, false},
+		{"journal ahead of a stale marker", RunState{Iteration: 1, InFlight: marker(2)}, []Record{started(2), recorded(2), started(3)}, 3, false},
+		{"marker of a recorded iteration", RunState{Iteration: 1, InFlight: marker(2)}, []Record{started(2), recorded(2)}, 0, false},
+		{"all recorded", RunState{Iteration: 3}, []Record{started(3), recorded(3)}, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := NewPaths(t.TempDir())
+			if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range c.recs {
+				if err := AppendJournal(p.Journal(), r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			in := CurrentInFlight(p, &c.rs)
+			got := 0
+			if in != nil {
+				got = in.Iteration
+			}
+			if got != c.want {
+				t.Fatalf("CurrentInFlight = %+v, want iteration %d", in, c.want)
+			}
+			if in != nil && (in.AgentPGID == 99) != c.pgid {
+				t.Errorf("CurrentInFlight = %+v: from run_state.json %v, want %v", in, in.AgentPGID == 99, c.pgid)
+			}
+		})
+	}
+}
