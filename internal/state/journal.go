@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -120,11 +121,19 @@ func UnfinishedStart(path string) (*Record, error) {
 	return rec, nil
 }
 
+// The events LastStart looks for, as the runner writes them (compact JSON).
+var (
+	eventStarted     = []byte(`"event":"` + EventStarted + `"`)
+	eventRecorded    = []byte(`"event":"` + EventRecorded + `"`)
+	eventInterrupted = []byte(`"event":"` + EventInterrupted + `"`)
+	eventAborted     = []byte(`"event":"` + EventAborted + `"`)
+)
+
 // LastStart returns the journal's last started record (nil if there is
 // none) and whether a record ending its iteration (recorded, interrupted,
 // aborted) follows it. Only the end of the journal is read; lines that do
 // not decode are skipped.
-func LastStart(path string) (rec *Record, finished bool, err error) {
+func LastStart(path string) (*Record, bool, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -160,22 +169,28 @@ func LastStart(path string) (rec *Record, finished bool, err error) {
 		return nil, false, nil
 	}
 	buf = buf[:i+1] // a torn last line is ignored
-	for _, line := range bytes.Split(buf, []byte{'\n'}) {
+	// From the end: the records after the last started one are few.
+	lines := bytes.Split(buf, []byte{'\n'})
+	var ended []int // iterations of the ending records after it
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := lines[i]
+		isStart := bytes.Contains(line, eventStarted)
+		if !isStart && !bytes.Contains(line, eventRecorded) &&
+			!bytes.Contains(line, eventInterrupted) && !bytes.Contains(line, eventAborted) {
+			continue // not worth decoding
+		}
 		var r Record
-		if len(line) == 0 || json.Unmarshal(line, &r) != nil {
+		if json.Unmarshal(line, &r) != nil {
 			continue
 		}
 		switch r.Event {
 		case EventStarted:
-			started := r
-			rec, finished = &started, false
+			return &r, slices.Contains(ended, r.Iteration), nil
 		case EventRecorded, EventInterrupted, EventAborted:
-			if rec != nil && r.Iteration == rec.Iteration {
-				finished = true
-			}
+			ended = append(ended, r.Iteration)
 		}
 	}
-	return rec, finished, nil
+	return nil, false, nil
 }
 
 // CurrentInFlight returns the iteration under way as the files tell it,
