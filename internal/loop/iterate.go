@@ -163,6 +163,9 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		}
 		n++ // never reuse a run folder, even one the state does not know
 	}
+	if err := r.rotateJournal(); err != nil {
+		return err
+	}
 	start := time.Now().UTC()
 	r.rs.InFlight = &state.InFlight{Iteration: n, Node: node.ID, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start}
 	r.stateDirty = true
@@ -175,9 +178,6 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	// iteration the run state does not know of (resumeFromJournal). The
 	// prompt is built while the fsync is under way; nothing of this
 	// iteration outside context/ is written before it is done.
-	if err := r.rotateJournal(); err != nil {
-		return err
-	}
 	startRec := state.Record{Time: start, Iteration: n, Node: node.ID, Event: state.EventStarted, Attempts: node.Attempts, RunnerPID: os.Getpid()}
 	startSaved := make(chan error, 1)
 	go func() { startSaved <- state.AppendJournal(r.p.Journal(), startRec) }()
