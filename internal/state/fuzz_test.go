@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -151,6 +152,59 @@ func FuzzLoadMeta(f *testing.F) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "meta.json") {
 			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}
+
+// FuzzLastStart holds LastStart, which reads the journal's end backwards,
+// to a forward scan of the same complete lines: the last started record
+// and whether a record ending its iteration follows it.
+func FuzzLastStart(f *testing.F) {
+	for _, s := range []string{
+		"",
+		`{"iteration":1,"node":"a","event":"started"}` + "\n",
+		`{"iteration":1,"event":"started"}` + "\n" + `{"iteration":1,"event":"recorded"}` + "\n",
+		`{"iteration":1,"event":"started"}` + "\n" + `{"iteration":2,"event":"recorded"}` + "\n" + `{"iteration":2,"event":"started"}`,
+		`{"iteration":3,"event":"started"}` + "\n" + `garbage "event":"aborted"` + "\n" + `{"iteration":3,"event":"interrupted","summary":"\"event\":\"started\""}` + "\n",
+		`{"iteration":1,"event": "started"}` + "\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "journal.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rec, finished, err := LastStart(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The forward scan, over the complete lines the window holds.
+		if len(data) > journalTail {
+			data = data[len(data)-journalTail:]
+			data = data[bytes.IndexByte(data, '\n')+1:]
+		}
+		data = data[:bytes.LastIndexByte(data, '\n')+1]
+		var want *Record
+		wantFinished := false
+		for _, line := range bytes.Split(data, []byte{'\n'}) {
+			var r Record
+			if json.Unmarshal(line, &r) != nil {
+				continue
+			}
+			marked := func(event string) bool { return bytes.Contains(line, []byte(`"event":"`+event+`"`)) }
+			switch {
+			case r.Event == EventStarted && marked(EventStarted):
+				want, wantFinished = &r, false
+			case (r.Event == EventRecorded && marked(EventRecorded)) || (r.Event == EventInterrupted && marked(EventInterrupted)) ||
+				(r.Event == EventAborted && marked(EventAborted)):
+				if want != nil && r.Iteration == want.Iteration {
+					wantFinished = true
+				}
+			}
+		}
+		if (rec == nil) != (want == nil) || (rec != nil && (rec.Iteration != want.Iteration || rec.Node != want.Node || finished != wantFinished)) {
+			t.Fatalf("LastStart = %+v, %v; the forward scan finds %+v, %v", rec, finished, want, wantFinished)
 		}
 	})
 }

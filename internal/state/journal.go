@@ -180,8 +180,8 @@ func LastStart(path string) (*Record, bool, error) {
 			continue // not worth decoding
 		}
 		var r Record
-		if json.Unmarshal(line, &r) != nil {
-			continue
+		if json.Unmarshal(line, &r) != nil || !bytes.Contains(line, []byte(`"event":"`+r.Event+`"`)) {
+			continue // not a record the runner wrote
 		}
 		switch r.Event {
 		case EventStarted:
