@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -285,5 +286,52 @@ func TestAgentDaemonStoppedWithIteration(t *testing.T) {
 	}
 	if !strings.Contains(res.out, "outside its process group") {
 		t.Errorf("the runner did not say it stopped the daemon:\n%s", res.out)
+	}
+}
+
+// TestGuardLeftoverKilledOnStart: a runner killed while a guard runs
+// leaves the guard's background child behind (the guard's shell dies with
+// the runner, its children do not). The next runner finds it by the
+// iteration in its environment, as it finds an agent's, and stops it
+// before it runs the guards again.
+func TestGuardLeftoverKilledOnStart(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("leftover guards are found by their environment on Linux only")
+	}
+	r := fakeAgentRepo(t, oneTask, `{"default": {"message": {"status": "done", "summary": "done"}}}`, `kill_grace = "500ms"`)
+	config, err := os.ReadFile(filepath.Join(r.root, ".runner/config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(r.root, "guard-ran")
+	r.write(".runner/config.toml", string(config)+fmt.Sprintf(`
+[[guard]]
+name = "serve"
+run = "if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; %[2]s=%[3]s sleep 60 & sleep 60"
+`, marker, crashTokenEnv, r.token))
+
+	cmd, wait := r.startRunner()
+	waitUntil(t, "the guard's child to run", 20*time.Second, func() bool {
+		_, err := os.Stat(marker)
+		return err == nil && len(r.agentProcesses()) > 0
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	if res := wait(10 * time.Second); !res.killed {
+		t.Fatalf("the runner was not killed: exit %d\n%s", res.code, res.out)
+	}
+	if len(r.agentProcesses()) == 0 {
+		t.Fatal("the guard's child died with the runner; the test needs it to outlive it")
+	}
+
+	res := r.runRunner(time.Minute, 0, nil, "run")
+	if res.code != 0 {
+		t.Fatalf("runner: exit %d:\n%s", res.code, res.out)
+	}
+	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+		t.Errorf("the guard's child survived the next runner: %v\n%s", left, res.out)
+	}
+	s := r.checkState("after the resume")
+	if !hasEvent(s.journal, 1, state.EventRecorded) || s.tree.Root.Children[0].Status != "done" {
+		t.Errorf("iteration 1 was not recorded as done after its guards ran again: %+v", s.journal)
 	}
 }

@@ -57,8 +57,9 @@ type Result struct {
 // guardLog is replaced; a stale failureLog is removed and written again
 // only if a guard fails. err is set for runner-side failures (a log that
 // cannot be written) and when ctx is canceled, in which case the results
-// so far are returned and the remaining guards are not run.
-func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration) (results []Result, verdict string, err error) {
+// so far are returned and the remaining guards are not run. The guards
+// get the runner's environment plus env ("NAME=value" entries, which win).
+func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration, env []string) (results []Result, verdict string, err error) {
 	if err := os.Remove(failureLog); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("remove stale %s: %w", failureLog, err)
 	}
@@ -70,7 +71,7 @@ func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog s
 		if err := ctx.Err(); err != nil {
 			return results, VerdictFail, fmt.Errorf("guards interrupted before %s: %w", g.Name, err)
 		}
-		res, start, end, err := runOne(ctx, root, g, guardLog, grace)
+		res, start, end, err := runOne(ctx, root, g, guardLog, grace, env)
 		if err != nil {
 			return results, VerdictFail, err
 		}
@@ -90,14 +91,19 @@ func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog s
 
 // runOne runs one guard, appending its section to guardLog, and returns
 // the result and the section's byte range in guardLog.
-func runOne(ctx context.Context, root string, g Spec, guardLog string, grace time.Duration) (res Result, start, end int64, err error) {
+func runOne(ctx context.Context, root string, g Spec, guardLog string, grace time.Duration, env []string) (res Result, start, end int64, err error) {
 	res = Result{Name: g.Name, ExitCode: -1}
 	if start, err = appendText(guardLog, fmt.Sprintf("=== guard %s: %s ===\n", g.Name, g.Run)); err != nil {
 		return res, 0, 0, err
 	}
+	var environ []string // nil: the runner's
+	if len(env) > 0 {
+		environ = append(os.Environ(), env...)
+	}
 	pr := proc.Run(ctx, proc.Spec{
 		Argv:      []string{"sh", "-c", g.Run},
 		Dir:       root,
+		Env:       environ,
 		Log:       guardLog,
 		LogAppend: true,
 		LogLimit:  g.OutputLimit,

@@ -29,7 +29,7 @@ func runBounded(t *testing.T, ctx context.Context, root string, guards []Spec) (
 	os.WriteFile(failureLog, []byte("STALE FAILURE LOG\n"), 0o644)
 	done := make(chan runOut, 1)
 	go func() {
-		r, v, err := Run(ctx, root, guards, guardLog, failureLog, 500*time.Millisecond)
+		r, v, err := Run(ctx, root, guards, guardLog, failureLog, 500*time.Millisecond, nil)
 		done <- runOut{r, v, err}
 	}()
 	select {
@@ -194,5 +194,23 @@ func TestRunCanceled(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "never")); err == nil {
 		t.Errorf("a guard ran after cancellation")
+	}
+}
+
+// TestRunPassesEnv checks that the guards get the runner's environment
+// plus the given entries, which win over the runner's.
+func TestRunPassesEnv(t *testing.T) {
+	t.Setenv("GUARD_TEST_INHERITED", "from the runner")
+	t.Setenv("RUNNER_ITERATION", "stale")
+	dir := t.TempDir()
+	guardLog, failureLog := filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log")
+	guards := []Spec{{Name: "env", Run: `echo "iteration=$RUNNER_ITERATION inherited=$GUARD_TEST_INHERITED"`}}
+	_, verdict, err := Run(context.Background(), dir, guards, guardLog, failureLog, time.Second, []string{"RUNNER_ITERATION=7"})
+	if err != nil || verdict != VerdictPass {
+		t.Fatalf("Run: %s, %v", verdict, err)
+	}
+	out, _ := readOrEmpty(guardLog)
+	if !strings.Contains(out, "iteration=7 inherited=from the runner") {
+		t.Errorf("guard.log = %q, want the given RUNNER_ITERATION and the inherited variable", out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -415,8 +416,12 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 		meta.Guard = state.GuardSkipped
 		if r.guardsWillRun(meta) {
 			runDir := r.p.RunDir(meta.Iteration)
+			// The guards carry the iteration in their environment, as the
+			// agent does, so that what they leave behind is found and
+			// stopped like the agent's (killLeftoverAgent, stopEscapedAgent).
+			env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
 			results, verdict, err := guard.Run(ctx, r.p.Root, guardSpecs(r.cfg), filepath.Join(runDir, "guard.log"),
-				filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration)
+				filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
 			if err != nil {
 				return err
 			}
