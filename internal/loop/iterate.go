@@ -275,7 +275,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	}
 	// The usage and the failure count reach run_state.json with the next
 	// save of the in-flight marker, so they are counted exactly once.
-	r.countAgentFailure(res)
+	r.countAgentFailure(res.Class, res.AgentFailed)
 	if meta.Usage != nil {
 		r.rs.Usage.Add(*meta.Usage)
 	}
@@ -355,7 +355,7 @@ func agentMeta(res *executor.Result, limits []state.RateLimitMeta) *state.AgentM
 		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
 		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
 		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
-		Evidence: res.Evidence, PermissionDenials: res.PermissionDenials, RateLimits: limits,
+		Evidence: res.Evidence, Failed: res.AgentFailed, PermissionDenials: res.PermissionDenials, RateLimits: limits,
 	}
 }
 

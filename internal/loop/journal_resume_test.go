@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -205,6 +206,57 @@ func TestAppendNotesOnceTornLine(t *testing.T) {
 			got, _ := os.ReadFile(p.Assumptions())
 			if string(got) != c.want {
 				t.Errorf("assumptions.md =\n%q\nwant\n%q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestResumeCountsFailedAgentRun checks that an iteration recorded again
+// after a crash adds its failed agent run to consecutive_errors when the
+// run state on disk was saved before that run: the count is caught up
+// once, like the usage.
+func TestResumeCountsFailedAgentRun(t *testing.T) {
+	for _, failed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("failed=%v", failed), func(t *testing.T) {
+			p := journalRepo(t)
+			tr, err := tree.Load(p.Tree())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Root.Children[1].Status = tree.StatusDone // nothing runs after the resume
+			if err := tree.Save(p.Tree(), tr); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(p.RunDir(1), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now().UTC().Add(-time.Minute)
+			class := executor.ClassAgentError
+			if !failed {
+				class = executor.ClassOK
+			}
+			if err := state.SaveMeta(p.RunDir(1), &state.Meta{Iteration: 1, Node: "a", NodePath: "app/a", Attempt: 1, MaxAttempts: 1,
+				Phase: state.PhaseRecorded, StartedAt: start, Agent: &state.AgentMeta{Class: class, Failed: failed},
+				Guard: state.GuardSkipped, Outcome: state.OutcomeExecutorError}); err != nil {
+				t.Fatal(err)
+			}
+			rs := &state.RunState{ConsecutiveErrors: 2, InFlight: &state.InFlight{Iteration: 1, Node: "a", Phase: state.PhaseStarted, StartedAt: start}}
+			if err := state.SaveRunState(p.RunState(), rs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Run(context.Background(), Options{Paths: p, MaxIterations: 1}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := state.LoadRunState(p.RunState())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			if failed {
+				want = 3
+			}
+			if got.ConsecutiveErrors != want || got.InFlight != nil {
+				t.Errorf("consecutive_errors = %d (in_flight %+v), want %d", got.ConsecutiveErrors, got.InFlight, want)
 			}
 		})
 	}

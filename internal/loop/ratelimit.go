@@ -139,10 +139,10 @@ func roundWait(d time.Duration) time.Duration {
 // countAgentFailure keeps run_state's count of agent runs in a row that
 // failed (not rate limits, not interruptions): a failure adds one, a run
 // that finished resets it.
-func (r *Runner) countAgentFailure(res *executor.Result) {
+func (r *Runner) countAgentFailure(class string, failed bool) {
 	switch {
-	case res.Class == executor.ClassInterrupted || res.Class == executor.ClassRateLimited:
-	case res.AgentFailed:
+	case class == executor.ClassInterrupted || class == executor.ClassRateLimited:
+	case failed:
 		r.rs.ConsecutiveErrors++
 	default:
 		r.rs.ConsecutiveErrors = 0

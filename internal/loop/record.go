@@ -492,12 +492,18 @@ func (r *Runner) resume(ctx context.Context) error {
 		if phaseRank(meta.Phase) > phaseRank(phase) {
 			phase = meta.Phase
 		}
-		if in.Phase == state.PhaseStarted && meta.Usage != nil {
-			// run_state.json gets an iteration's usage with the first save
-			// after its agent ran, the one that moves the marker past
-			// started (or the one that records it); that save never
-			// happened, so the usage is counted here, once.
-			r.rs.Usage.Add(*meta.Usage)
+		if in.Phase == state.PhaseStarted {
+			// run_state.json gets an iteration's usage and its count of
+			// failed agent runs with the first save after its agent ran,
+			// the one that moves the marker past started (or the one
+			// after it is recorded); that save never happened, so they are
+			// counted here, once.
+			if meta.Usage != nil {
+				r.rs.Usage.Add(*meta.Usage)
+			}
+			if meta.Agent != nil && meta.Phase != state.PhaseStarted {
+				r.countAgentFailure(meta.Agent.Class, meta.Agent.Failed)
+			}
 		}
 	}
 	switch phase {

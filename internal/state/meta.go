@@ -74,6 +74,10 @@ type AgentMeta struct {
 	// ok: the Codex error event, the Claude result subtype, or the
 	// matching line the agent printed.
 	Evidence string `json:"evidence,omitempty"`
+	// Failed is set when the agent itself failed (a non-zero exit, an
+	// error it reported, a timeout): what loop.max_consecutive_errors
+	// counts.
+	Failed bool `json:"failed,omitempty"`
 	// PermissionDenials are the tool calls the agent was refused (Claude's
 	// permission_denials, Codex's declined commands).
 	PermissionDenials []PermissionDenial `json:"permission_denials,omitempty"`
