@@ -3,11 +3,15 @@ package loop
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/log"
+
+	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
@@ -259,5 +263,56 @@ func TestResumeCountsFailedAgentRun(t *testing.T) {
 				t.Errorf("consecutive_errors = %d (in_flight %+v), want %d", got.ConsecutiveErrors, got.InFlight, want)
 			}
 		})
+	}
+}
+
+// TestCommitTreeKeepsConcurrentEdit checks the recording of an outcome
+// into a tree.json a person saved after the runner read it: the outcome
+// is applied to their version instead of overwriting it.
+func TestCommitTreeKeepsConcurrentEdit(t *testing.T) {
+	p := journalRepo(t)
+	cfg := config.Default()
+	r := &Runner{p: p, cfg: cfg, log: log.New(io.Discard), ctx: context.Background()}
+	read, err := r.loadTree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := r.cache.trees.sum
+	meta := &state.Meta{Iteration: 1, Node: "a", Attempt: 1, Outcome: state.OutcomeDone, AgentStatus: "done",
+		Agent: &state.AgentMeta{Class: executor.ClassOK}}
+	if err := os.MkdirAll(p.RunDir(1), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.applyOutcome(read, meta, new(*executor.Message))
+	data, rep, err := tree.PrepareSave(p.Tree(), read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A person adds a task meanwhile.
+	edited, err := tree.Load(p.Tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited.Root.Children = append(edited.Root.Children, &tree.Node{ID: "c", Title: "C, added by hand"})
+	if err := tree.Save(p.Tree(), edited); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := r.commitTree(meta, nil, read, data, rep, loaded); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tree.Load(p.Tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := tree.NewIndex(got)
+	if ix.Node("c") == nil {
+		t.Error("the person's new task c was overwritten")
+	}
+	if a := ix.Node("a"); a == nil || a.Status != tree.StatusDone {
+		t.Errorf("node a = %+v, want the outcome (done) applied to the edited tree", a)
+	}
+	if left, _ := fsutil.RemoveTemps(p.Dir); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -96,27 +96,9 @@ func (r *Runner) record(meta *state.Meta) error {
 			return err
 		}
 	}
-	node := findNode(t.Root, meta.Node)
-	if node != nil && out == state.OutcomeDecomposed && len(node.Children) == 0 {
-		// Children that do not fit the tree (an id already used, say) make
-		// the message invalid: an executor error the next attempt is told about.
-		if err := t.AddChildren(nil, node.ID, msg.Children); err != nil {
-			out = state.OutcomeExecutorError
-			meta.Outcome = out
-			meta.Agent.Class = executor.ClassAgentError
-			meta.Agent.Error = "invalid decomposition: " + err.Error()
-			msg = nil
-		}
-	}
-	if node == nil {
-		meta.Note = fmt.Sprintf("node %s was removed from the tree during the iteration; outcome not applied", meta.Node)
-		r.log.Warn(meta.Note)
-	} else {
-		r.apply(node, meta, msg)
-		t.Normalize()
-		meta.NodeStatus = string(node.EffectiveStatus())
-		meta.Attempts = node.Attempts
-	}
+	loaded := r.cache.trees.sum // what t was read from
+	node := r.applyOutcome(t, meta, &msg)
+	out = meta.Outcome
 
 	r.rs.Iteration = meta.Iteration
 	r.rs.LastNode = meta.Node
@@ -171,10 +153,10 @@ func (r *Runner) record(meta *state.Meta) error {
 		return err
 	}
 	if treeRep != nil {
-		if err := treeRep.Commit(fsutil.Durable); err != nil {
+		if err := r.commitTree(meta, msg, t, treeData, treeRep, loaded); err != nil {
 			return err
 		}
-		r.cache.trees.remember(treeData, t)
+		out = meta.Outcome
 	}
 	if msg != nil {
 		if err := r.appendNotesOnce(r.p.Assumptions(), "Assumptions", meta, msg.Assumptions); err != nil {
@@ -209,6 +191,69 @@ func (r *Runner) record(meta *state.Meta) error {
 	r.stateDirty = true
 	r.progress(meta)
 	r.pruneRuns(meta.Iteration)
+	return nil
+}
+
+// applyOutcome applies meta's outcome to t: a decomposition's children,
+// then the node's status and attempts (apply), and notes the result in
+// meta. Children that do not fit the tree (an id already used, say) make
+// the message invalid: the outcome becomes an executor error, which the
+// next attempt is told about, and *msg is cleared. It returns the node,
+// or nil when it was removed from the tree.
+func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Message) *tree.Node {
+	node := findNode(t.Root, meta.Node)
+	if node == nil {
+		meta.Note = fmt.Sprintf("node %s was removed from the tree during the iteration; outcome not applied", meta.Node)
+		r.log.Warn(meta.Note)
+		return nil
+	}
+	if meta.Outcome == state.OutcomeDecomposed && len(node.Children) == 0 {
+		if err := t.AddChildren(nil, node.ID, (*msg).Children); err != nil {
+			meta.Outcome = state.OutcomeExecutorError
+			meta.Agent.Class = executor.ClassAgentError
+			meta.Agent.Error = "invalid decomposition: " + err.Error()
+			*msg = nil
+		}
+	}
+	r.apply(node, meta, *msg)
+	t.Normalize()
+	meta.NodeStatus = string(node.EffectiveStatus())
+	meta.Attempts = node.Attempts
+	return node
+}
+
+// commitTree gives tree.json the content prepared in rep, unless a person
+// changed the file since it was read (loaded): then the outcome is
+// applied again to their version, so that their edit is kept. It tries a
+// few times; a file rewritten faster than that gets the last version
+// applied to. meta.json is rewritten (not fsynced) when the node's status
+// in the person's version came out differently.
+func (r *Runner) commitTree(meta *state.Meta, msg *executor.Message, t *tree.Tree, data []byte, rep *fsutil.Replacement, loaded fileSum) error {
+	outcome, status, attempts := meta.Outcome, meta.NodeStatus, meta.Attempts
+	for try := 0; try < 5 && sumFile(r.p.Tree()) != loaded; try++ {
+		rep.Abort()
+		r.log.Info("tree.json changed while the outcome was being recorded; applying it to the new version", "iteration", meta.Iteration)
+		next, err := r.treeForRecord(meta.Iteration)
+		if err != nil {
+			return err
+		}
+		t, loaded = next, r.cache.trees.sum
+		if r.applyOutcome(t, meta, &msg) == nil || meta.Outcome != outcome {
+			// Removed meanwhile, or its children no longer fit: what
+			// meta.json says about the node stands for the journal.
+			r.log.Warn("the outcome could not be applied as recorded to the edited tree.json", "iteration", meta.Iteration, "node", meta.Node, "note", meta.Note)
+		}
+		if data, rep, err = tree.PrepareSave(r.p.Tree(), t); err != nil {
+			return err
+		}
+	}
+	if err := rep.Commit(fsutil.Durable); err != nil {
+		return err
+	}
+	r.cache.trees.remember(data, t)
+	if meta.Outcome != outcome || meta.NodeStatus != status || meta.Attempts != attempts {
+		return state.SaveMetaAs(r.p.RunDir(meta.Iteration), meta, fsutil.NotSynced)
+	}
 	return nil
 }
 
