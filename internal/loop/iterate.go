@@ -28,8 +28,8 @@ import (
 
 // Bounds on what is read back into a prompt.
 const (
-	failureLimit = 16 << 10 // tail of failure.log kept in failure.md
-	notesLimit   = 1 << 20  // assumptions.md / questions.md read for the prompt
+	failureLimit = 16 << 10         // tail of failure.log kept in failure.md
+	notesLimit   = state.NotesLimit // assumptions.md / questions.md read for the prompt
 )
 
 // Prepared is everything one iteration sends to the agent.
@@ -140,24 +140,18 @@ func newScrubber(cfg *config.Config) (*scrub.Scrubber, error) {
 	return s, nil
 }
 
-// readNotes reads a notes file for the prompt; a missing file is empty and
-// an oversized one keeps its most recent part.
+// readNotes reads a notes file for the prompt: its most recent part,
+// within notesLimit (a person's oversized file is read from its end too);
+// a missing file is empty.
 func readNotes(path string) (string, error) {
-	data, err := fsutil.ReadLimited(path, notesLimit, true)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if errors.Is(err, fsutil.ErrTooLarge) {
-		return "", fmt.Errorf("%w; move old entries elsewhere", err)
-	}
-	return string(data), err
+	return state.ReadNotesTail(path, notesLimit)
 }
 
 // iterate runs one iteration on the selected node, from the durable
 // in-flight marker to the recorded outcome.
 func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel tree.Selection) error {
 	node := sel.Node
-	n := r.rs.NextIteration()
+	n := max(r.rs.NextIteration(), r.keptFloor+1)
 	for {
 		if _, err := os.Stat(r.p.RunDir(n)); errors.Is(err, os.ErrNotExist) {
 			break
@@ -241,6 +235,11 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 		req.Retry = retry
 		var err error
 		res, err = executor.Run(ctx, opts, req)
+		// What the agent removed is put back before anything is written.
+		r.background.Wait()
+		if ierr := r.checkIntact(n); ierr != nil {
+			return ierr
+		}
 		if serr := r.agentStarted(); serr != nil {
 			return serr
 		}
@@ -265,20 +264,30 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 			return err
 		}
 	}
+	// The usage reaches run_state.json with the next save of the
+	// in-flight marker, so it is counted exactly once.
+	if meta.Usage != nil {
+		r.rs.Usage.Add(*meta.Usage)
+	}
+	return r.agentFinished(ctx, meta, res)
+}
+
+// agentFinished carries an iteration on from its agent's last run, res,
+// already in meta.Agent (its usage counted by the caller): the message
+// saved, the guards run when the agent says done, the outcome recorded.
+func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *executor.Result) error {
+	runDir := r.p.RunDir(meta.Iteration)
 	if len(res.PermissionDenials) > 0 {
 		var tools []string
 		for _, d := range res.PermissionDenials {
 			tools = append(tools, d.Tool)
 		}
 		r.log.Warn("the agent was refused tool calls (permission_denials in meta.json); check executor.args",
-			"iteration", n, "node", node.ID, "refused", strings.Join(tools, ", "))
+			"iteration", meta.Iteration, "node", meta.Node, "refused", strings.Join(tools, ", "))
 	}
-	// The usage and the failure count reach run_state.json with the next
-	// save of the in-flight marker, so they are counted exactly once.
+	// The failure count reaches run_state.json with the next save of the
+	// in-flight marker, so it is counted exactly once.
 	r.countAgentFailure(res.Class, res.AgentFailed)
-	if meta.Usage != nil {
-		r.rs.Usage.Add(*meta.Usage)
-	}
 	if ctx.Err() != nil {
 		return r.recordInterrupted(meta, "the run was interrupted by a signal while the agent was working")
 	}
@@ -420,8 +429,12 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 			// agent does, so that what they leave behind is found and
 			// stopped like the agent's (killLeftoverAgent, stopEscapedAgent).
 			env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+			r.syncKeep(r.rs.Iteration)
 			results, verdict, err := guard.Run(ctx, r.p.Root, guardSpecs(r.cfg), filepath.Join(runDir, "guard.log"),
 				filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
+			if ierr := r.checkIntact(meta.Iteration); ierr != nil {
+				return ierr
+			}
 			if err != nil {
 				return err
 			}
@@ -653,6 +666,8 @@ func (r *Runner) whileAgentRuns(n int) {
 	}
 	r.background.Go(func() {
 		r.backgroundErr = state.SaveRunState(r.p.RunState(), &snap)
+		// The agent may remove what the keep does not hold yet.
+		r.syncKeep(snap.Iteration)
 	})
 }
 

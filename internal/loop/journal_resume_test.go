@@ -75,6 +75,7 @@ func TestResumeFromJournalOnly(t *testing.T) {
 		state.Record{Iteration: 2, Node: "b", Event: state.EventStarted},
 		state.Record{Iteration: 2, Node: "b", Event: state.EventRecorded},
 		state.Record{Time: start, Iteration: 3, Node: "a", Event: state.EventStarted, RunnerPID: 4242})
+	agentLog(t, p, 3) // the agent had started
 
 	res, err := Run(context.Background(), Options{Paths: p, MaxIterations: 1})
 	if err != nil {
@@ -112,6 +113,61 @@ func TestResumeFromJournalOnly(t *testing.T) {
 	}
 }
 
+// agentLog leaves the log an agent of iteration n starts with, as a
+// runner does just before starting it.
+func agentLog(t *testing.T, p state.Paths, n int) {
+	t.Helper()
+	if err := os.MkdirAll(p.RunDir(n), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p.RunDir(n)+"/"+executor.LogFileName, "working on it\n")
+}
+
+// TestResumeBeforeAgentStarted checks an iteration a runner left before
+// its agent started (its started record durable, then the runner died,
+// or failed to write the prompt): the next runner ends it without
+// spending an attempt, and says so in the journal.
+func TestResumeBeforeAgentStarted(t *testing.T) {
+	for _, folder := range []bool{false, true} {
+		t.Run(fmt.Sprintf("run folder %v", folder), func(t *testing.T) {
+			p := journalRepo(t)
+			appendRecords(t, p, state.Record{Iteration: 1, Node: "a", Event: state.EventStarted, RunnerPID: 4242})
+			if folder {
+				// The prompt was written; the agent was not started.
+				if err := os.MkdirAll(p.RunDir(1), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				write(t, p.RunDir(1)+"/prompt.md", "# Runner Contract\n")
+			}
+			// Iteration 1 is resolved, then iteration 2 runs the test's
+			// agent (`true`, no message: an executor error) on a.
+			if _, err := Run(context.Background(), Options{Paths: p, MaxIterations: 1}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := state.LoadMeta(p.RunDir(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Phase != state.PhaseAborted || m.Outcome != "" || !strings.Contains(m.Note, "before the agent started") {
+				t.Errorf("meta.json: phase %q outcome %q note %q; want aborted, no outcome, saying the agent had not started", m.Phase, m.Outcome, m.Note)
+			}
+			if n := countEvents(t, p, 1, state.EventAborted); n != 1 {
+				t.Errorf("journal: %d aborted records for iteration 1, want 1", n)
+			}
+			if n := countEvents(t, p, 1, state.EventInterrupted); n != 0 {
+				t.Errorf("journal: %d interrupted records for iteration 1, want none", n)
+			}
+			tr, err := tree.Load(p.Tree())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := tr.Root.Children[0]; a.Attempts != 1 || countEvents(t, p, 2, state.EventRecorded) != 1 {
+				t.Errorf("node a: attempts %d; want 1, spent by iteration 2 alone", a.Attempts)
+			}
+		})
+	}
+}
+
 // TestResumeBothMarkers checks a crash between an iteration's started
 // record and its marker in run_state.json, which still names the
 // previous iteration (recorded, but its cleared marker not yet written):
@@ -145,6 +201,7 @@ func TestResumeBothMarkers(t *testing.T) {
 		state.Record{Iteration: 1, Node: "a", Event: state.EventStarted},
 		state.Record{Iteration: 1, Node: "a", Event: state.EventRecorded, Outcome: state.OutcomeDone},
 		state.Record{Iteration: 2, Node: "b", Event: state.EventStarted})
+	agentLog(t, p, 2)
 
 	if _, err := Run(context.Background(), Options{Paths: p, MaxIterations: 1}); err != nil {
 		t.Fatal(err)

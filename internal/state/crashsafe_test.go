@@ -100,15 +100,16 @@ func TestAcquireLockDeadHolder(t *testing.T) {
 	}
 	hold := func(pid int) *os.File {
 		t.Helper()
-		f, err := os.OpenFile(p.Lock(), os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.Open(p.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			t.Fatal(err)
 		}
-		f.Truncate(0)
-		f.WriteAt([]byte(fmt.Sprintf("pid %d since 2026-11-22T07:15:00Z\n", pid)), 0)
+		if err := os.WriteFile(p.Lock(), []byte(fmt.Sprintf("pid %d since 2026-11-22T07:15:00Z\n", pid)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return f
 	}
 
@@ -116,7 +117,7 @@ func TestAcquireLockDeadHolder(t *testing.T) {
 	if _, err := AcquireLock(p); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Fatalf("AcquireLock with a live holder = %v; want ErrLocked naming pid %d", err, os.Getpid())
 	}
-	if holderDead(live) {
+	if holderDead(p) {
 		t.Fatal("holderDead says this process is dead")
 	}
 	live.Close()
@@ -126,7 +127,7 @@ func TestAcquireLockDeadHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := hold(gone.Process.Pid) // the dead runner's child, still holding the lock
-	if !holderDead(child) {
+	if !holderDead(p) {
 		t.Fatalf("holderDead says the reaped pid %d is alive", gone.Process.Pid)
 	}
 	letGo := time.AfterFunc(100*time.Millisecond, func() { child.Close() })

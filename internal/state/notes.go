@@ -1,10 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 )
@@ -36,6 +39,9 @@ func AppendNotes(path, heading string, iteration int, node string, items []strin
 		return nil
 	}
 	text := strings.Join(lines, "")
+	if err := rotateNotes(path, int64(len(text))); err != nil {
+		return err
+	}
 	switch last, err := lastByte(path); {
 	case errors.Is(err, os.ErrNotExist):
 		text = "# " + heading + "\n\n" + text
@@ -61,4 +67,66 @@ func lastByte(path string) (byte, error) {
 	var b [1]byte
 	_, err = f.ReadAt(b[:], st.Size()-1)
 	return b[0], err
+}
+
+// NotesLimit bounds a notes file: an append that would take it past this
+// size first moves it aside (RotatedNotes), so the file the prompt reads
+// stays small and no number of notes ever stops a run.
+const NotesLimit = 1 << 20
+
+// RotatedNotes is where a full notes file goes: assumptions.md becomes
+// assumptions.1.md, replacing the one rotated before.
+func RotatedNotes(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".1" + ext
+}
+
+// rotateNotes moves the notes file at path aside when adding more bytes
+// would take it past NotesLimit. The new file starts with its heading.
+func rotateNotes(path string, more int64) error {
+	st, err := os.Lstat(path)
+	if err != nil || st.Size()+more <= NotesLimit {
+		return nil
+	}
+	if err := os.Rename(path, RotatedNotes(path)); err != nil {
+		return fmt.Errorf("rotate %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadNotesTail reads the end of a notes file, at most limit bytes of it,
+// from the start of a line: the most recent notes, which are the ones a
+// prompt wants. A missing file is empty.
+func ReadNotesTail(path string, limit int64) (string, error) {
+	// O_NONBLOCK: a FIFO in its place is refused below instead of
+	// blocking the open until something writes to it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("read %s: not a regular file; replace it with the file itself", path)
+	}
+	off := max(st.Size()-limit, 0)
+	buf := make([]byte, st.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && n < len(buf) {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	buf = buf[:n]
+	if off > 0 {
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+		buf = append([]byte(fmt.Sprintf("[older notes left out: %s keeps them]\n", filepath.Base(path))), buf...)
+	}
+	return strings.ToValidUTF8(string(buf), "\uFFFD"), nil
 }

@@ -24,6 +24,10 @@ const (
 	PhaseGuardsDone = "guards_done"
 	PhaseRecorded   = "recorded" // meta.json only: the outcome is applied
 	PhaseAborted    = "aborted"  // meta.json only: the agent could not be started
+	// PhaseWaiting (meta.json only): the runner waits out a usage or rate
+	// limit; no agent is running. A runner that stops here spends no
+	// attempt.
+	PhaseWaiting = "waiting"
 )
 
 // Values of RunState.LastGuard.

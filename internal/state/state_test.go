@@ -3,6 +3,8 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,5 +262,84 @@ func TestCurrentInFlight(t *testing.T) {
 				t.Errorf("CurrentInFlight = %+v: from run_state.json %v, want %v", in, in.AgentPGID == 99, c.pgid)
 			}
 		})
+	}
+}
+
+// TestLockSurvivesRemovedLockFile: an agent that deletes .runner/lock (or
+// replaces it) does not let a second runner in: the lock is held on the
+// .runner directory itself. Check writes the holder file again, and
+// reports a .runner directory that was replaced.
+func TestLockSurvivesRemovedLockFile(t *testing.T) {
+	p := NewPaths(t.TempDir())
+	os.MkdirAll(p.Dir, 0o755)
+	l, err := AcquireLock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := os.Remove(p.Lock()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(p); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second AcquireLock after the lock file was removed = %v, want ErrLocked", err)
+	}
+	if held, _, _ := LockHolder(p); !held {
+		t.Fatal("LockHolder says nobody holds the lock after its file was removed")
+	}
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check = %v", err)
+	}
+	if got, _ := os.ReadFile(p.Lock()); !strings.Contains(string(got), fmt.Sprintf("pid %d ", os.Getpid())) {
+		t.Errorf("Check did not write the holder again: %q", got)
+	}
+
+	// The agent moves .runner away and puts a copy in its place.
+	if err := os.Rename(p.Dir, p.Dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Check(); !errors.Is(err, ErrLockLost) {
+		t.Fatalf("Check after .runner was replaced = %v, want ErrLockLost", err)
+	}
+}
+
+// TestNotesRotate: notes that would grow past NotesLimit are moved aside
+// (assumptions.1.md) and a new file begins; the prompt reads the end of a
+// file of any size; nothing is refused.
+func TestNotesRotate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "assumptions.md")
+	item := strings.Repeat("an assumption about the project ", 120)
+	n := 0
+	for ; n < 400; n++ {
+		if err := AppendNotes(path, "Assumptions", n, "b", []string{item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > NotesLimit {
+		t.Errorf("assumptions.md is %d bytes, above NotesLimit %d", st.Size(), NotesLimit)
+	}
+	old, err := os.ReadFile(RotatedNotes(path))
+	if err != nil || len(old) == 0 {
+		t.Fatalf("no rotated file %s: %v", RotatedNotes(path), err)
+	}
+	cur, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(cur), "# Assumptions\n\n") || !strings.Contains(string(cur), fmt.Sprintf("[iteration %d, node b]", n-1)) {
+		t.Errorf("the new file lacks its heading or the last note: %.200q", cur)
+	}
+	tail, err := ReadNotesTail(RotatedNotes(path), 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tail) > 4096+100 || !strings.HasPrefix(tail, "[older notes left out") || !strings.HasSuffix(tail, "\n") {
+		t.Errorf("ReadNotesTail = %d bytes starting %.80q", len(tail), tail)
+	}
+	if got, err := ReadNotesTail(filepath.Join(t.TempDir(), "none.md"), 10); got != "" || err != nil {
+		t.Errorf("ReadNotesTail of a missing file = %q, %v", got, err)
 	}
 }
