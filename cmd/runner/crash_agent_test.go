@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -40,6 +41,10 @@ const (
 	// crashDaemonEnv=1 also starts a `sleep` in a session of its own, out
 	// of the agent's process group, as a daemon would.
 	crashDaemonEnv = "CRASH_DAEMON"
+	// crashLimitsEnv=1: now and then the first run of an iteration hits
+	// a rate limit (it prints a 429 and exits 1 at once; role "limited"
+	// in agents.txt), so that the runner waits and runs it again.
+	crashLimitsEnv = "CRASH_LIMITS"
 )
 
 func init() {
@@ -62,13 +67,23 @@ func crashAgent() int {
 			fmt.Sprintf("iteration %s (node %s, pid %d) started while these agent processes were alive: %v", iteration, node, os.Getpid(), others))
 	}
 	pgid, _ := syscall.Getpgid(0)
+	steady := os.Getenv(crashSteadyEnv) == "1"
+	if os.Getenv(crashLimitsEnv) == "1" && !steady && rand.IntN(5) == 0 {
+		mark := filepath.Join(logDir, "limited-"+iteration)
+		if _, err := os.Stat(mark); errors.Is(err, os.ErrNotExist) {
+			appendLine(mark, "limited")
+			appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s limited", os.Getpid(), pgid, iteration, node))
+			io.Copy(io.Discard, os.Stdin)
+			fmt.Fprintln(os.Stderr, "Error: 429 Too Many Requests: rate limit reached")
+			return 1
+		}
+	}
 	appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s agent", os.Getpid(), pgid, iteration, node))
 
 	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, "crash agent: read the prompt:", err)
 		return 1
 	}
-	steady := os.Getenv(crashSteadyEnv) == "1"
 	if steady || rand.IntN(3) == 0 {
 		// A grandchild in the agent's group that keeps stdout open.
 		gc := exec.Command("sleep", "30")

@@ -401,7 +401,7 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 			interrupted++
 		}
 		want := 1 // every message holds these two assumptions
-		if rec.Outcome == state.OutcomeInterrupted || rec.Outcome == state.OutcomeExecutorError {
+		if rec.Outcome == state.OutcomeInterrupted || rec.Outcome == state.OutcomeExecutorError || rec.Event == state.EventAborted {
 			want = 0
 		}
 		for _, which := range []string{"one", "two"} {
@@ -428,17 +428,35 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 	})
 
 	// The agent ran at most once per iteration: a recorded result is
-	// never run again.
+	// never run again. An iteration set aside without an attempt
+	// (aborted: the runner stopped before its agent started) had none.
 	seen := map[int]int{}
 	for _, a := range r.agentStarts() {
 		if a.role != "agent" {
 			continue
+		}
+		if it := iters[a.iteration]; it != nil && it.rec.Event == state.EventAborted {
+			t.Errorf("iteration %d was set aside as if no agent had run (%s), but its agent ran", a.iteration, it.rec.Error)
 		}
 		if seen[a.iteration]++; seen[a.iteration] > 1 {
 			t.Errorf("iteration %d ran the agent twice", a.iteration)
 		}
 		if _, ok := s.metas[a.iteration]; !ok {
 			t.Errorf("the agent ran for iteration %d, which has no run folder", a.iteration)
+		}
+	}
+	// Only an agent at work when the runner stopped costs an attempt: an
+	// iteration interrupted while its only agent runs had hit a rate limit
+	// was stopped during the wait, and must not have been charged.
+	limited := map[int]bool{}
+	for _, a := range r.agentStarts() {
+		if a.role == "limited" {
+			limited[a.iteration] = true
+		}
+	}
+	for n, it := range iters {
+		if it.rec.Outcome == state.OutcomeInterrupted && limited[n] && seen[n] == 0 {
+			t.Errorf("iteration %d was charged as interrupted, but the runner was waiting out a rate limit: no agent was working", n)
 		}
 	}
 	if o := r.overlaps(); o != "" {

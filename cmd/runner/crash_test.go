@@ -188,7 +188,10 @@ func TestCrashRandomKills(t *testing.T) {
 	t.Logf("seed %d (RUNNER_CRASH_SEED replays it)", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 
-	r := newCrashRepo(t, chainTree("crash", 8), crashGuard)
+	// The agent sometimes hits a rate limit: kills also land while the
+	// runner waits it out, which must cost no attempt.
+	limits := "rate_limit_backoff = \"150ms\"\nrate_limit_backoff_max = \"300ms\"\n"
+	r := newCrashRepo(t, chainTree("crash", 8), limits+crashGuard, crashLimitsEnv+` = "1"`)
 	start := time.Now()
 	kills, failpointKills, batches := 0, 0, 0
 	points := []string{fsutil.FailTemp, fsutil.FailRename, fsutil.FailAppend}

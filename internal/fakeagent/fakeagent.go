@@ -47,8 +47,12 @@
 //	grandchild      {"sleep": "60s", "pid_file": "gc.pid"}: start `sleep`
 //	                sharing stdout and stderr, in the same process group,
 //	                write its pid, and do not wait for it
+//	shell           commands run in turn with sh -c (their output goes to
+//	                stderr); a failing one fails the fake (exit 125)
 //	stdout, stderr  text to print
 //	filler          number of bytes of filler lines to print on stdout
+//	wait_file       wait (up to two minutes) until this file exists,
+//	                after printing stdout and stderr
 //	sleep           duration (Go syntax) to sleep
 //	message         the final message, any JSON value (invalid ones too)
 //	deliver         how the message is delivered: "output_file" (default;
@@ -145,6 +149,8 @@ type Step struct {
 	Delete     []string    `json:"delete,omitempty"`
 	Write      []File      `json:"write,omitempty"`
 	Grandchild *Grandchild `json:"grandchild,omitempty"`
+	Shell      []string    `json:"shell,omitempty"`
+	WaitFile   string      `json:"wait_file,omitempty"`
 	Stdout     string      `json:"stdout,omitempty"`
 	Stderr     string      `json:"stderr,omitempty"`
 	Filler     int64       `json:"filler,omitempty"`
@@ -415,8 +421,20 @@ func (st *Step) run(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 			return 0, err
 		}
 	}
+	for _, line := range st.Shell {
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Stdout, cmd.Stderr = stderr, stderr
+		if err := cmd.Run(); err != nil {
+			return 0, fmt.Errorf("shell %q: %w", line, err)
+		}
+	}
 	io.WriteString(stdout, st.Stdout)
 	io.WriteString(stderr, st.Stderr)
+	if st.WaitFile != "" {
+		if err := waitFile(st.WaitFile, 2*time.Minute); err != nil {
+			return 0, err
+		}
+	}
 	if err := filler(stdout, st.Filler); err != nil {
 		return 0, err
 	}
@@ -433,6 +451,20 @@ func (st *Step) run(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 		return 0, err
 	}
 	return st.Exit, nil
+}
+
+// waitFile waits until path exists, up to limit.
+func waitFile(path string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("wait_file: %s did not appear within %s", path, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func writeFile(path string, data []byte, appendMode bool) error {

@@ -102,6 +102,9 @@ func (r *Runner) checkIntact(n int) error {
 	}
 	var missing []string
 	for _, path := range []string{r.p.StateDir(), r.p.RunState(), r.p.Journal(), r.p.RunsDir(), r.p.Tree(), r.p.Config()} {
+		if path == r.p.RunState() && !r.stateOnDisk {
+			continue // not written yet
+		}
 		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 			missing = append(missing, r.p.Rel(path))
 		}

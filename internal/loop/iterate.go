@@ -177,29 +177,27 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, sel 
 	startSaved := make(chan error, 1)
 	go func() { startSaved <- state.AppendJournal(r.p.Journal(), startRec) }()
 	prep, err := r.prepareIteration(t, ix, node)
-	if err := errors.Join(<-startSaved, err); err != nil {
-		return err
+	if startErr := <-startSaved; startErr != nil {
+		// Nothing is in flight: the started record did not reach the disk.
+		r.rs.InFlight = nil
+		return errors.Join(startErr, err)
 	}
 	r.journalDirty = false
 
 	limit := node.AttemptLimit(r.cfg.Loop.MaxAttempts)
 	runDir := r.p.RunDir(n)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", r.p.Rel(runDir), err)
-	}
 	meta := &state.Meta{
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: limit, Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start,
 	}
-	// prompt.md and context.json are records for people: atomic, not
-	// fsynced (see BENCHMARKS.md, "Durable writes").
 	promptFile := filepath.Join(runDir, "prompt.md")
-	if err := fsutil.ReplaceFile(promptFile, []byte(prep.Pack.Text), 0o644, fsutil.NotSynced); err != nil {
-		return err
+	if err == nil {
+		err = writeRunFolder(runDir, n, node.ID, prep.Pack)
 	}
-	if err := writeProvenance(runDir, n, node.ID, prep.Pack); err != nil {
-		return err
+	if err != nil {
+		// A failure of the runner's own, before any agent ran: no attempt.
+		return r.failedBeforeAgent(meta, err)
 	}
 	// meta.json is first written when the agent is done (or waits out a
 	// rate limit): until then the in-flight marker says everything a
@@ -328,6 +326,32 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 		return err
 	}
 	return r.tooManyFailures(meta, res)
+}
+
+// writeRunFolder creates iteration n's run folder with the prompt sent
+// and its provenance: records for people, atomic, not fsynced (see
+// BENCHMARKS.md, "Durable writes").
+func writeRunFolder(runDir string, n int, node string, pack *prompt.Pack) error {
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", runDir, err)
+	}
+	if err := fsutil.ReplaceFile(filepath.Join(runDir, "prompt.md"), []byte(pack.Text), 0o644, fsutil.NotSynced); err != nil {
+		return err
+	}
+	return writeProvenance(runDir, n, node, pack)
+}
+
+// failedBeforeAgent ends an iteration whose preparation failed in the
+// runner's own I/O (a full disk, a read-only file) before its agent
+// started: set aside with no attempt spent, as far as the failure lets
+// the runner write that. When it cannot, the iteration stays in flight,
+// and the next runner finds that no agent started (resumeStarted).
+func (r *Runner) failedBeforeAgent(meta *state.Meta, cause error) error {
+	cause = fmt.Errorf("prepare iteration %d: %w", meta.Iteration, cause)
+	if err := r.setAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
+		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)
+	}
+	return cause
 }
 
 // prepareIteration builds what the agent of an iteration on node is
@@ -664,6 +688,7 @@ func (r *Runner) whileAgentRuns(n int) {
 			}
 		})
 	}
+	r.stateOnDisk = true
 	r.background.Go(func() {
 		r.backgroundErr = state.SaveRunState(r.p.RunState(), &snap)
 		// The agent may remove what the keep does not hold yet.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -82,6 +83,8 @@ type Runner struct {
 	// (see record and flushState).
 	stateDirty bool
 	// journalDirty says the journal has records appended without an fsync.
+	// stateOnDisk says run_state.json exists (checkIntact).
+	stateOnDisk bool
 	journalDirty bool
 
 	// Writes done while the agent works (iterate.go, whileAgentRuns).
@@ -163,6 +166,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	if r.rs, err = state.LoadRunState(r.p.RunState()); err != nil {
 		return nil, err
+	}
+	if _, err := os.Lstat(r.p.RunState()); err == nil {
+		r.stateOnDisk = true
 	}
 	// Resolve what a previous runner left in flight: the iteration
 	// run_state.json names, then one only the journal knows of (see
@@ -266,7 +272,25 @@ func (r *Runner) failed(ctx context.Context, err error) (*Result, error) {
 	if ctx.Err() != nil {
 		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted: " + err.Error()}, nil
 	}
-	return nil, err
+	return nil, withIOHint(err)
+}
+
+// withIOHint adds to a failure of the runner's own I/O what a person can
+// do about it. Such a failure never costs the task an attempt: the
+// iteration it interrupted is retried, or its saved result recorded.
+func withIOHint(err error) error {
+	var hint string
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		hint = "the disk is full: free some space"
+	case errors.Is(err, syscall.EROFS):
+		hint = "the file system is read-only: remount it read-write"
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		hint = "the runner may not write there: give it back write access"
+	default:
+		return err
+	}
+	return fmt.Errorf("%w\n%s, then run `runner run` again; no task loses an attempt to this", err, hint)
 }
 
 // verdict returns a final result when the tree is complete or stuck, or

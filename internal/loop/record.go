@@ -263,7 +263,7 @@ func (r *Runner) saveState(d fsutil.Durability) error {
 	if err := state.SaveRunStateAs(r.p.RunState(), r.rs, d); err != nil {
 		return err
 	}
-	r.stateDirty = false
+	r.stateDirty, r.stateOnDisk = false, true
 	return nil
 }
 
