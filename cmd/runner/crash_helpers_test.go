@@ -60,6 +60,12 @@ func randomToken(t *testing.T) string {
 // ("NAME = \"value\"") to the agent's environment.
 func newCrashRepo(t *testing.T, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
 	t.Helper()
+	return newCrashRepoAt(t, t.TempDir(), treeJSON, extraConfig, agentEnv...)
+}
+
+// newCrashRepoAt is newCrashRepo in the folder root.
+func newCrashRepoAt(t *testing.T, root, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the crash tests read /proc to find surviving processes")
 	}
@@ -71,7 +77,6 @@ func newCrashRepo(t *testing.T, treeJSON, extraConfig string, agentEnv ...string
 	for _, e := range agentEnv {
 		extraEnv += ", " + e
 	}
-	root := t.TempDir()
 	r := &crashRepo{t: t, root: root, p: state.NewPaths(root), log: t.TempDir(), token: randomToken(t)}
 	config := fmt.Sprintf(`[executor]
 preset = "command"

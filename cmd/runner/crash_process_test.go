@@ -23,10 +23,16 @@ const oneTask = `{"version": 1, "root": {"id": "job", "title": "Job", "children"
 // lines; the agent and its children carry the repository's token.
 func fakeAgentRepo(t *testing.T, treeJSON, script, executorExtra string) *crashRepo {
 	t.Helper()
+	return fakeAgentRepoAt(t, t.TempDir(), treeJSON, script, executorExtra)
+}
+
+// fakeAgentRepoAt is fakeAgentRepo in the folder root.
+func fakeAgentRepoAt(t *testing.T, root, treeJSON, script, executorExtra string) *crashRepo {
+	t.Helper()
 	if _, err := exec.LookPath("fakeagent"); err != nil {
 		t.Skipf("fakeagent is not installed by TestMain: %v", err)
 	}
-	r := newCrashRepo(t, treeJSON, "")
+	r := newCrashRepoAt(t, root, treeJSON, "")
 	r.write("agent.json", script)
 	r.write(".runner/config.toml", fmt.Sprintf(`[executor]
 preset = "command"

@@ -117,7 +117,8 @@ type Runner struct {
 // opts.Notices, left as it is, and waited out, as is a tree.json that
 // does not load when an iteration's outcome is to be recorded into it.
 // Every wait also ends on `runner stop` (Stopped) and on ctx (Interrupted).
-func Run(ctx context.Context, opts Options) (*Result, error) {
+func Run(ctx context.Context, opts Options) (res *Result, err error) {
+	defer func() { err = withIOHint(err) }()
 	if opts.Log == nil {
 		opts.Log = log.New(io.Discard)
 	}
@@ -272,7 +273,7 @@ func (r *Runner) failed(ctx context.Context, err error) (*Result, error) {
 	if ctx.Err() != nil {
 		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted: " + err.Error()}, nil
 	}
-	return nil, withIOHint(err)
+	return nil, err
 }
 
 // withIOHint adds to a failure of the runner's own I/O what a person can
@@ -281,6 +282,8 @@ func (r *Runner) failed(ctx context.Context, err error) (*Result, error) {
 func withIOHint(err error) error {
 	var hint string
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		hint = "the disk is full: free some space"
 	case errors.Is(err, syscall.EROFS):
