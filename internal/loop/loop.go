@@ -21,6 +21,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -202,7 +203,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		if r.waiting != "" {
 			r.waiting = ""
-			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", sel.Path)
+			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", inert.Line(sel.Path))
 		}
 		max := limit
 		if max <= 0 {
