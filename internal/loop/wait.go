@@ -208,7 +208,7 @@ func (r *Runner) reportInvalid(what string, bad []badInput) {
 		names = append(names, r.p.Rel(in.path))
 		fmt.Fprintf(&b, "runner: %s does not load", r.p.Rel(in.path))
 		if what != "" {
-			fmt.Fprintf(&b, " (%s)", what)
+			fmt.Fprintf(&b, " (%s)", inert.Line(what))
 		}
 		b.WriteString("; it is left exactly as it is and the run waits for a fix (`runner stop` ends the run):\n")
 		for _, line := range strings.Split(strings.TrimRight(inert.Text(in.err.Error()), "\n"), "\n") {
