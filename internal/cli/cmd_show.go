@@ -28,7 +28,14 @@ func newShowCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show [ITERATION]",
 		Short: "Show what happened in an iteration (default: the last one)",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Show what happened in an iteration (default: the last one), from its
+.runner/runs/N/meta.json: the task, the prompt's size, the agent's run and its
+message (summary, assumptions, questions, children), the commands and files in
+its event stream, the guards and the outcome. For an iteration still in flight,
+where it stands. For one whose run folder loop.keep_runs pruned, what
+state/journal.jsonl and state/journal.1.jsonl still hold about it: its node,
+events, outcome and summary.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runShow(g, opts, args)
 		},
@@ -70,7 +77,7 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 			fmt.Fprintf(g.streams.Out, "its meta.json is written once its agent is done; the prompt is in %s\n", rel(p, filepath.Join(runDir, "prompt.md")))
 			return nil
 		}
-		return fmt.Errorf("show: iteration %d has no record (%s missing)", n, rel(p, state.MetaFile(runDir)))
+		return showMissing(g.streams.Out, p, n, opts.JSON)
 	}
 	if err != nil {
 		return err

@@ -137,6 +137,15 @@ func TestStatusIsInert(t *testing.T) {
 	assertInert(t, "runner status", out.String())
 }
 
+func TestPrunedShowIsInert(t *testing.T) {
+	var r state.Record
+	fill(reflect.ValueOf(&r).Elem(), hostile)
+	r.Iteration, r.Usage = 3, nil
+	var out bytes.Buffer
+	printTrace(&out, 3, hostile, "pruned", &journalTrace{Records: []state.Record{r}, Files: []string{"state/journal.jsonl"}})
+	assertInert(t, "runner show of a pruned iteration", out.String())
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	data, err := json.Marshal(v)
