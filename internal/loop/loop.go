@@ -265,7 +265,7 @@ func (r *Runner) verdict(sel tree.Selection, ix *tree.Index) *Result {
 	if len(sel.Blocked) > 0 && (r.cfg.Loop.OnBlocked == "stop" || sel.State == tree.Stuck) {
 		var names []string
 		for _, n := range sel.Blocked {
-			reason := n.BlockedReason
+			reason := inert.Line(n.BlockedReason) // printed as a one-line field
 			if reason == "" {
 				reason = "no reason given"
 			}
