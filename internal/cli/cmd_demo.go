@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/demo"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/loop"
 )
 
@@ -63,7 +64,7 @@ func runDemo(ctx context.Context, g *globals, opts *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n%s after %d iterations.\n", res.Message, res.Iterations)
+	fmt.Fprintf(out, "\n%s after %d iterations.\n", inert.Text(res.Message), res.Iterations)
 	fmt.Fprintf(out, `
 Where to look:
   %[1]s/.runner/tree.json                 the tree, with status and attempts

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -36,7 +37,7 @@ func runNext(g *globals) error {
 		fmt.Fprintf(out, "nothing selectable: the tree is stuck (%d of %d tasks done)\n", sel.DoneLeaves, sel.TotalLeaves)
 	default:
 		n := sel.Node
-		fmt.Fprintf(out, "next: %s — %s\n", sel.Path, n.Title)
+		fmt.Fprintf(out, "next: %s — %s\n", inert.Line(sel.Path), inert.Line(n.Title))
 		fmt.Fprintf(out, "  attempt %d of %d\n", n.Attempts+1, n.AttemptLimit(cfg.Loop.MaxAttempts))
 		if len(sel.Blocked) > 0 && cfg.Loop.OnBlocked == "stop" {
 			fmt.Fprintf(out, "  but `runner run` stops first: %d blocked task(s) and loop.on_blocked = \"stop\" (see `runner status`)\n", len(sel.Blocked))
@@ -49,7 +50,7 @@ func runNext(g *globals) error {
 				fmt.Fprintf(out, "  … and %d more\n", len(sel.Skipped)-maxSkipLines)
 				break
 			}
-			fmt.Fprintf(out, "  %s: %s\n", s.Path, s.Reason)
+			fmt.Fprintf(out, "  %s: %s\n", inert.Line(s.Path), inert.Line(s.Reason))
 		}
 	}
 	return nil

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -15,7 +17,25 @@ func newResetCmd(g *globals) *cobra.Command {
 		Short: "Reopen a blocked task and set its attempts to 0",
 		Long: `Reopen the task NODE (an id): its status becomes open, its attempts 0 and its
 blocked reason is cleared. For a task with subtasks, every blocked or
-exhausted subtask under it is reopened.`,
+exhausted subtask under it is reopened.
+
+A task in flight is not reset: when a runner is working on NODE or a task
+under it, or a runner that stopped left such an iteration unfinished, the
+record of that iteration would undo the reset. reset names the iteration and
+exits 1; wait until it is recorded ("runner status" shows it), or
+"runner stop" and reset once the runner has exited.
+
+One race remains. tree.json is checked again after the reset is saved, so a
+runner that started an iteration on the task in between is reported the same
+way (run reset again once that iteration is recorded). A runner that read
+tree.json just before the save but starts its iteration only after that
+second check, a window of a millisecond or so, is not seen: its record puts
+the attempts back. After resetting a task a running runner could pick,
+"runner status" tells whether the reset held.
+
+EXIT STATUS
+  0  reopened, or nothing to reopen
+  1  no such task, a task in flight, or an error reading or writing the files`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReset(g, args[0])
@@ -37,14 +57,18 @@ func runReset(g *globals, id string) error {
 	if n == nil {
 		return fmt.Errorf("reset: no task with id %q in %s (`runner status` lists them)", id, rel(p, p.Tree()))
 	}
-	var reopened []string
+	seen, err := refuseInFlight(p, ix, id)
+	if err != nil {
+		return err
+	}
+	var reopened []string // ids
 	var visit func(*tree.Node)
 	visit = func(x *tree.Node) {
 		if x.IsLeaf() {
 			if x.EffectiveStatus() != tree.StatusDone || x == n {
 				if x.Status == tree.StatusBlocked || x.Attempts > 0 || x == n {
 					x.Status, x.Attempts, x.BlockedReason = "", 0, ""
-					reopened = append(reopened, ix.Path(x.ID))
+					reopened = append(reopened, x.ID)
 				}
 			}
 			return
@@ -65,11 +89,81 @@ func runReset(g *globals, id string) error {
 		return err
 	}
 	if len(reopened) == 0 {
-		fmt.Fprintf(g.streams.Out, "%s: nothing to reopen\n", ix.Path(id))
+		fmt.Fprintf(g.streams.Out, "%s: nothing to reopen\n", inert.Line(ix.Path(id)))
 		return nil
 	}
+	raced := startedMeanwhile(p, seen, reopened)
 	for _, r := range reopened {
-		fmt.Fprintf(g.streams.Out, "reopened %s (attempts 0)\n", r)
+		if raced == nil || r != raced.Node {
+			fmt.Fprintf(g.streams.Out, "reopened %s (attempts 0)\n", inert.Line(ix.Path(r)))
+		}
+	}
+	if raced != nil {
+		return fmt.Errorf("reset: iteration %d started on %s while the reset was being saved, from tree.json as it was before; "+
+			"its record will set the attempts back to %d. Run `runner reset %s` again once it is recorded (`runner status` shows when)",
+			raced.Iteration, inert.Line(ix.Path(raced.Node)), raced.Attempts+1, id)
 	}
 	return nil
+}
+
+// refuseInFlight returns an error naming the iteration in flight when it
+// works on task id or a task under it: that iteration's record would undo
+// a reset. Otherwise it returns the journal's last started iteration, for
+// startedMeanwhile.
+func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err error) {
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		// The journal's started records tell an iteration under way too.
+		rs = &state.RunState{Version: state.RunStateVersion}
+	}
+	rec, _, err := state.LastStart(p.Journal())
+	if err != nil {
+		return 0, fmt.Errorf("reset: cannot tell whether a task is in flight: %w", err)
+	}
+	if rec != nil {
+		seen = rec.Iteration
+	}
+	in := state.CurrentInFlight(p, rs)
+	if in == nil || !under(ix, in.Node, id) {
+		return seen, nil
+	}
+	held, holder, err := state.LockHolder(p)
+	if err != nil {
+		return 0, fmt.Errorf("reset: read %s: %w", rel(p, p.Lock()), err)
+	}
+	task := inert.Line(in.Node)
+	if ix.Node(in.Node) != nil {
+		task = inert.Line(ix.Path(in.Node))
+	}
+	if held {
+		return 0, fmt.Errorf("reset: iteration %d is working on %s (phase %s since %s; the lock is %s), and its record would undo the reset. "+
+			"Wait until it is recorded (`runner status` shows when), or `runner stop` and reset once the runner has exited",
+			in.Iteration, task, inert.Line(in.Phase), in.StartedAt.Local().Format("15:04:05"), inert.Line(holder))
+	}
+	return 0, fmt.Errorf("reset: iteration %d on %s was left unfinished (phase %s) by a runner that stopped; the next `runner run` "+
+		"records it first, and that record would undo the reset. Let a run record it (`runner run --once` records it, then runs at most "+
+		"one more iteration), then reset", in.Iteration, task, inert.Line(in.Phase))
+}
+
+// under reports whether node is the task id or lies under it.
+func under(ix *tree.Index, node, id string) bool {
+	for x := ix.Node(node); x != nil; x = ix.Parent(x.ID) {
+		if x.ID == id {
+			return true
+		}
+	}
+	return node == id
+}
+
+// startedMeanwhile returns the started record of an iteration a runner
+// began after refuseInFlight looked (the journal's last started record is
+// newer than seen) on one of the reopened tasks, from tree.json as it was
+// before the reset (its attempts then were not 0): that iteration's
+// record will undo the reset of its task. It returns nil otherwise.
+func startedMeanwhile(p state.Paths, seen int, reopened []string) *state.Record {
+	rec, _, err := state.LastStart(p.Journal())
+	if err != nil || rec == nil || rec.Iteration <= seen || rec.Attempts == 0 || !slices.Contains(reopened, rec.Node) {
+		return nil
+	}
+	return rec
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/loop"
 )
 
@@ -86,7 +87,7 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 }
 
 func exitForResult(g *globals, res *loop.Result) error {
-	fmt.Fprintf(g.streams.Err, "runner: %s\n", res.Message)
+	fmt.Fprintf(g.streams.Err, "runner: %s\n", inert.Text(res.Message))
 	if code := exitForResultCode(res); code != ExitOK {
 		return &ExitError{Code: code}
 	}

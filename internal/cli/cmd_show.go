@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/loop"
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -27,7 +28,14 @@ func newShowCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show [ITERATION]",
 		Short: "Show what happened in an iteration (default: the last one)",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Show what happened in an iteration (default: the last one), from its
+.runner/runs/N/meta.json: the task, the prompt's size, the agent's run and its
+message (summary, assumptions, questions, children), the commands and files in
+its event stream, the guards and the outcome. For an iteration still in flight,
+where it stands. For one whose run folder loop.keep_runs pruned, what
+state/journal.jsonl and state/journal.1.jsonl still hold about it: its node,
+events, outcome and summary.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runShow(g, opts, args)
 		},
@@ -64,11 +72,12 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 			in = state.CurrentInFlight(p, rs)
 		}
 		if in != nil && in.Iteration == n {
-			fmt.Fprintf(g.streams.Out, "iteration %d — %s: in flight (phase %s, since %s)\n", n, in.Node, in.Phase, in.StartedAt.Local().Format("2006-01-02 15:04:05"))
+			fmt.Fprintf(g.streams.Out, "iteration %d — %s: in flight (phase %s, since %s)\n", n, inert.Line(in.Node), inert.Line(in.Phase),
+				in.StartedAt.Local().Format("2006-01-02 15:04:05"))
 			fmt.Fprintf(g.streams.Out, "its meta.json is written once its agent is done; the prompt is in %s\n", rel(p, filepath.Join(runDir, "prompt.md")))
 			return nil
 		}
-		return fmt.Errorf("show: iteration %d has no record (%s missing)", n, rel(p, state.MetaFile(runDir)))
+		return showMissing(g.streams.Out, p, n, opts.JSON)
 	}
 	if err != nil {
 		return err
@@ -83,42 +92,42 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 }
 
 func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
-	fmt.Fprintf(w, "iteration %d — %s (attempt %d of %d)\n", m.Iteration, m.NodePath, m.Attempt, m.MaxAttempts)
+	fmt.Fprintf(w, "iteration %d — %s (attempt %d of %d)\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts)
 	fmt.Fprintf(w, "started:  %s", m.StartedAt.Local().Format("2006-01-02 15:04:05"))
 	if m.FinishedAt != nil {
 		fmt.Fprintf(w, ", took %.1fs", float64(m.DurationMS)/1000)
 	}
-	fmt.Fprintf(w, ", phase %s\n", m.Phase)
+	fmt.Fprintf(w, ", phase %s\n", inert.Line(m.Phase))
 	fmt.Fprintf(w, "prompt:   %d of %d bytes", m.Prompt.Bytes, m.Prompt.Budget)
 	if len(m.Prompt.Dropped) > 0 {
-		fmt.Fprintf(w, "; %s", strings.Join(m.Prompt.Dropped, ", "))
+		fmt.Fprintf(w, "; %s", strings.Join(inert.Lines(m.Prompt.Dropped), ", "))
 	}
 	fmt.Fprintln(w)
 	if prov := readProvenance(runDir); prov != nil {
-		fmt.Fprintf(w, "context:  %s", prov.InjectionID)
+		fmt.Fprintf(w, "context:  %s", inert.Line(prov.InjectionID))
 		var parts []string
 		for _, s := range prov.Sections {
 			if s.State != "empty" {
-				parts = append(parts, fmt.Sprintf("%s %dB %s", s.Key, s.Bytes, s.State))
+				parts = append(parts, fmt.Sprintf("%s %dB %s", inert.Line(s.Key), s.Bytes, inert.Line(s.State)))
 			}
 		}
 		fmt.Fprintf(w, "; %s\n", strings.Join(parts, ", "))
 		if len(prov.Redactions) > 0 {
 			var red []string
 			for rule, c := range prov.Redactions {
-				red = append(red, fmt.Sprintf("%s×%d", rule, c))
+				red = append(red, fmt.Sprintf("%s×%d", inert.Line(rule), c))
 			}
 			fmt.Fprintf(w, "redacted: %s\n", strings.Join(red, ", "))
 		}
 	}
 	if a := m.Agent; a != nil {
-		fmt.Fprintf(w, "agent:    %s, exit %d, %.1fs", a.Class, a.ExitCode, float64(a.DurationMS)/1000)
+		fmt.Fprintf(w, "agent:    %s, exit %d, %.1fs", inert.Line(a.Class), a.ExitCode, float64(a.DurationMS)/1000)
 		if a.MessageSource != "" {
-			fmt.Fprintf(w, ", message from %s", a.MessageSource)
+			fmt.Fprintf(w, ", message from %s", inert.Line(a.MessageSource))
 		}
 		fmt.Fprintln(w)
 		if len(a.Argv) > 0 {
-			fmt.Fprintf(w, "command:  %s\n", strings.Join(a.Argv, " "))
+			fmt.Fprintf(w, "command:  %s\n", strings.Join(inert.Lines(a.Argv), " "))
 		}
 		if a.Error != "" {
 			fmt.Fprintf(w, "error:    %s\n", firstLine(a.Error))
@@ -140,7 +149,7 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		if len(a.PermissionDenials) > 0 {
 			fmt.Fprintf(w, "refused:  %d tool calls (permission_denials; see executor.args):\n", len(a.PermissionDenials))
 			for _, d := range a.PermissionDenials {
-				fmt.Fprintf(w, "          %s %s\n", d.Tool, d.Input)
+				fmt.Fprintf(w, "          %s %s\n", inert.Line(d.Tool), inert.Line(d.Input))
 			}
 		}
 	}
@@ -149,19 +158,20 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	}
 	printEventSummary(w, p, runDir)
 	if m.AgentStatus != "" {
-		fmt.Fprintf(w, "status:   %s\n", m.AgentStatus)
+		fmt.Fprintf(w, "status:   %s\n", inert.Line(m.AgentStatus))
 	}
 	if m.Summary != "" {
 		fmt.Fprintf(w, "summary:  %s\n", indentRest(m.Summary))
 	}
+	printMessageNotes(w, m)
 	for _, gr := range m.Guards {
-		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs\n", gr.Name, gr.Status, gr.ExitCode, float64(gr.DurationMS)/1000)
+		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs\n", inert.Line(gr.Name), inert.Line(gr.Status), gr.ExitCode, float64(gr.DurationMS)/1000)
 	}
 	if m.Outcome != "" {
-		fmt.Fprintf(w, "outcome:  %s → task %s, attempts %d\n", m.Outcome, m.NodeStatus, m.Attempts)
+		fmt.Fprintf(w, "outcome:  %s → task %s, attempts %d\n", inert.Line(m.Outcome), inert.Line(m.NodeStatus), m.Attempts)
 	}
 	if m.Note != "" {
-		fmt.Fprintf(w, "note:     %s\n", m.Note)
+		fmt.Fprintf(w, "note:     %s\n", indentRest(m.Note))
 	}
 	entries, _ := os.ReadDir(runDir)
 	var files []string
@@ -170,11 +180,41 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 			files = append(files, e.Name())
 		}
 	}
-	fmt.Fprintf(w, "files:    %s/{%s}\n", rel(p, runDir), strings.Join(files, ","))
+	fmt.Fprintf(w, "files:    %s/{%s}\n", rel(p, runDir), strings.Join(inert.Lines(files), ","))
 }
 
+// printMessageNotes lists the assumptions, questions and children of the
+// agent's message, one line each.
+func printMessageNotes(w io.Writer, m *state.Meta) {
+	if len(m.Message) == 0 {
+		return
+	}
+	var msg struct {
+		Assumptions []string `json:"assumptions"`
+		Questions   []string `json:"questions"`
+		Children    []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+		} `json:"children"`
+	}
+	if json.Unmarshal(m.Message, &msg) != nil {
+		return
+	}
+	for _, a := range msg.Assumptions {
+		fmt.Fprintf(w, "assumed:  %s\n", oneLineCut(a, 200))
+	}
+	for _, q := range msg.Questions {
+		fmt.Fprintf(w, "question: %s\n", oneLineCut(q, 200))
+	}
+	for _, c := range msg.Children {
+		fmt.Fprintf(w, "child:    %s  %s\n", inert.Line(c.ID), inert.Line(c.Title))
+	}
+}
+
+// indentRest escapes multi-line text and indents its lines after the
+// first under a field's value.
 func indentRest(s string) string {
-	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n          ")
+	return strings.ReplaceAll(inert.Text(strings.TrimSpace(s)), "\n", "\n          ")
 }
 
 func readProvenance(runDir string) *loop.Provenance {

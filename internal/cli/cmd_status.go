@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/watch"
@@ -236,7 +237,7 @@ func renderFollow(p state.Paths, opts *statusOptions) string {
 		data, _ := json.Marshal(map[string]string{"error": err.Error()})
 		b.Write(append(data, '\n'))
 	case err != nil:
-		fmt.Fprintf(&b, "cannot show the status (shown again once this is fixed):\n%v\n", err)
+		fmt.Fprintf(&b, "cannot show the status (shown again once this is fixed):\n%s\n", inert.Text(err.Error()))
 	case opts.JSON:
 		data, _ := json.Marshal(rep)
 		b.Write(append(data, '\n'))
@@ -260,7 +261,7 @@ func isTerminal(w io.Writer) bool {
 const maxStatusLines = 400
 
 func printStatus(w io.Writer, rep *StatusReport) {
-	fmt.Fprintf(w, "repository: %s\n", rep.Root)
+	fmt.Fprintf(w, "repository: %s\n", inert.Line(rep.Root))
 	fmt.Fprintf(w, "progress:   %d of %d tasks done", rep.Progress.Done, rep.Progress.Total)
 	if rep.Progress.Blocked > 0 {
 		fmt.Fprintf(w, ", %d blocked", rep.Progress.Blocked)
@@ -268,10 +269,10 @@ func printStatus(w io.Writer, rep *StatusReport) {
 	fmt.Fprintln(w)
 	if r := rep.Running; r != nil {
 		if r.Alive {
-			fmt.Fprintf(w, "running:    iteration %d on %s (phase %s, since %s, %s)\n", r.Iteration, r.Node, r.Phase,
-				r.StartedAt.Local().Format("15:04:05"), r.Holder)
+			fmt.Fprintf(w, "running:    iteration %d on %s (phase %s, since %s, %s)\n", r.Iteration, inert.Line(r.Node), inert.Line(r.Phase),
+				r.StartedAt.Local().Format("15:04:05"), inert.Line(r.Holder))
 		} else {
-			fmt.Fprintf(w, "unfinished: iteration %d on %s stopped in phase %s; the next `runner run` resolves it\n", r.Iteration, r.Node, r.Phase)
+			fmt.Fprintf(w, "unfinished: iteration %d on %s stopped in phase %s; the next `runner run` resolves it\n", r.Iteration, inert.Line(r.Node), inert.Line(r.Phase))
 		}
 	}
 	if l := rep.Last; l != nil {
@@ -279,7 +280,8 @@ func printStatus(w io.Writer, rep *StatusReport) {
 		if outcome == "" {
 			outcome = l.AgentStatus
 		}
-		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, guards %s → %s\n", l.Iteration, l.Node, l.AgentStatus, l.Guard, outcome)
+		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, guards %s → %s\n", l.Iteration, inert.Line(l.Node), inert.Line(l.AgentStatus),
+			inert.Line(l.Guard), inert.Line(outcome))
 		if s := firstLine(l.Summary); s != "" {
 			fmt.Fprintf(w, "            %s\n", s)
 		}
@@ -290,7 +292,7 @@ func printStatus(w io.Writer, rep *StatusReport) {
 		fmt.Fprintf(w, "usage:      %s (all runs)\n", rep.Usage)
 	}
 	if rep.Next != "" {
-		fmt.Fprintf(w, "next:       %s\n", rep.Next)
+		fmt.Fprintf(w, "next:       %s\n", inert.Line(rep.Next))
 	}
 	fmt.Fprintln(w)
 	lines := 0
@@ -313,9 +315,9 @@ func printStatus(w io.Writer, rep *StatusReport) {
 			extra = fmt.Sprintf(" (attempts %d/%d)", n.Attempts, n.MaxAttempts)
 		}
 		if n.BlockedReason != "" {
-			extra += " — blocked: " + n.BlockedReason
+			extra += " — blocked: " + inert.Line(n.BlockedReason)
 		}
-		fmt.Fprintf(w, "%s%s %s  %s%s\n", strings.Repeat("  ", depth), mark, n.ID, n.Title, extra)
+		fmt.Fprintf(w, "%s%s %s  %s%s\n", strings.Repeat("  ", depth), mark, inert.Line(n.ID), inert.Line(n.Title), extra)
 		for _, c := range n.Children {
 			if !pr(c, depth+1) {
 				return false
@@ -326,13 +328,20 @@ func printStatus(w io.Writer, rep *StatusReport) {
 	pr(rep.Tree, 0)
 }
 
+// firstLine is the first line of s, cut to about 160 bytes, with control
+// characters escaped.
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
+	more := ""
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
+		s, more = s[:i], " …"
 	}
 	if len(s) > 160 {
-		s = s[:157] + "…"
+		cut := 157
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s, more = s[:cut], "…"
 	}
-	return s
+	return inert.Line(s) + more
 }

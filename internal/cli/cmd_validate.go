@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -54,7 +55,7 @@ func runValidate(g *globals) error {
 	}
 	if len(problems) > 0 {
 		for _, e := range problems {
-			fmt.Fprintln(errw, e)
+			fmt.Fprintln(errw, inert.Text(e.Error()))
 		}
 		return &ExitError{Code: ExitFailure, Err: errors.New("validation failed")}
 	}

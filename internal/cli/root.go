@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -82,14 +83,16 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	if err == nil {
 		return ExitOK
 	}
+	// Errors quote what they were given: a title, a file's content, what
+	// the agent printed.
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(s.Err, "runner: %v\n", ee.Err)
+			fmt.Fprintf(s.Err, "runner: %s\n", inert.Text(ee.Err.Error()))
 		}
 		return ee.Code
 	}
-	fmt.Fprintf(s.Err, "runner: %v\n", err)
+	fmt.Fprintf(s.Err, "runner: %s\n", inert.Text(err.Error()))
 	return ExitFailure
 }
 
@@ -184,13 +187,14 @@ func (g *globals) paths() (state.Paths, error) {
 	}
 }
 
-// rel shortens an absolute path under the repository for display.
+// rel shortens an absolute path under the repository for display, with
+// control characters escaped.
 func rel(p state.Paths, path string) string {
 	r := p.Rel(path)
 	if strings.HasPrefix(r, "..") {
-		return path
+		return inert.Line(path)
 	}
-	return r
+	return inert.Line(r)
 }
 
 // plural formats a count with its noun: "1 task", "3 tasks".

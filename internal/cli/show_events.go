@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -182,7 +183,7 @@ func printEventSummary(w io.Writer, p state.Paths, runDir string) {
 			}
 			part := oneLineCut(c.Command, 80)
 			if c.Exit != "" {
-				part += " (" + c.Exit + ")"
+				part += " (" + inert.Line(c.Exit) + ")"
 			}
 			parts = append(parts, part)
 		}
@@ -201,18 +202,21 @@ func printEventSummary(w io.Writer, p state.Paths, runDir string) {
 			more = fmt.Sprintf(", … and %d more", len(files)-shownFiles)
 			files = files[:shownFiles]
 		}
-		fmt.Fprintf(w, "changed:  %d files: %s%s\n", len(s.Files), strings.Join(files, ", "), more)
+		fmt.Fprintf(w, "changed:  %d files: %s%s\n", len(s.Files), strings.Join(inert.Lines(files), ", "), more)
 	}
 	for _, e := range s.Errors {
 		fmt.Fprintf(w, "event:    %s\n", oneLineCut(e, 200))
 	}
 	if s.Cut != "" {
-		fmt.Fprintf(w, "events:   %s\n", s.Cut)
+		fmt.Fprintf(w, "events:   %s\n", inert.Line(s.Cut))
 	}
 }
 
+// oneLineCut folds s onto one line (runs of spaces, tabs and newlines
+// become one space), escapes the control characters left, and cuts the
+// result to about n bytes.
 func oneLineCut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = inert.Line(strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }), " "))
 	if len(s) > n {
 		cut := n
 		for cut > 0 && s[cut]&0xC0 == 0x80 {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -223,7 +224,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 		if r.waiting != "" {
 			r.waiting = ""
-			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", sel.Path)
+			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", inert.Line(sel.Path))
 		}
 		max := limit
 		if max <= 0 {
@@ -305,7 +306,7 @@ func (r *Runner) verdict(sel tree.Selection, ix *tree.Index) *Result {
 	if len(sel.Blocked) > 0 && (r.cfg.Loop.OnBlocked == "stop" || sel.State == tree.Stuck) {
 		var names []string
 		for _, n := range sel.Blocked {
-			reason := n.BlockedReason
+			reason := inert.Line(n.BlockedReason) // printed as a one-line field
 			if reason == "" {
 				reason = "no reason given"
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/scrub"
 	"github.com/runner-cli/runner/internal/state"
@@ -204,7 +205,7 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 	node := findNode(t.Root, meta.Node)
 	if node == nil {
 		meta.Note = fmt.Sprintf("node %s was removed from the tree during the iteration; outcome not applied", meta.Node)
-		r.log.Warn(meta.Note)
+		r.log.Warn("the node was removed from the tree during the iteration; outcome not applied", "iteration", meta.Iteration, "node", meta.Node)
 		return nil
 	}
 	if meta.Outcome == state.OutcomeDecomposed && len(node.Children) == 0 {
@@ -747,7 +748,8 @@ func logTail(path string) string {
 	return strings.Join(lines, "\n")
 }
 
-// progress prints the one line a user sees per iteration.
+// progress prints the one line a user sees per iteration. meta.json is
+// shared with the agent, so what it says is escaped.
 func (r *Runner) progress(m *state.Meta) {
 	agent := m.AgentStatus
 	if (agent == "" || m.Outcome == state.OutcomeExecutorError) && m.Agent != nil {
@@ -765,7 +767,7 @@ func (r *Runner) progress(m *state.Meta) {
 	}
 	dur := time.Duration(m.DurationMS) * time.Millisecond
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s guards: %-7s → %s (%s)\n",
-		m.Iteration, m.NodePath, agent, m.Guard, next, dur.Round(100*time.Millisecond))
+		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(m.Guard), inert.Line(next), dur.Round(100*time.Millisecond))
 }
 
 // runCache is what a Runner keeps between iterations to avoid repeating

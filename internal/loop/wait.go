@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/watch"
@@ -207,10 +208,10 @@ func (r *Runner) reportInvalid(what string, bad []badInput) {
 		names = append(names, r.p.Rel(in.path))
 		fmt.Fprintf(&b, "runner: %s does not load", r.p.Rel(in.path))
 		if what != "" {
-			fmt.Fprintf(&b, " (%s)", what)
+			fmt.Fprintf(&b, " (%s)", inert.Line(what))
 		}
 		b.WriteString("; it is left exactly as it is and the run waits for a fix (`runner stop` ends the run):\n")
-		for _, line := range strings.Split(strings.TrimRight(in.err.Error(), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(inert.Text(in.err.Error()), "\n"), "\n") {
 			b.WriteString("  " + line + "\n")
 		}
 	}
@@ -237,7 +238,7 @@ func (r *Runner) waitWatching(ctx context.Context, why string) {
 	if why != r.waiting {
 		r.waiting = why
 		fmt.Fprintf(r.opts.Notices, "runner: %s; waiting for %s or %s to change (`runner stop` to exit)\n",
-			why, r.p.Rel(r.p.Tree()), r.p.Rel(r.p.Config()))
+			inert.Text(why), r.p.Rel(r.p.Tree()), r.p.Rel(r.p.Config()))
 	}
 	r.waitForChange(ctx, r.seen)
 }
