@@ -185,13 +185,22 @@ func nonBlank(in []string) []string {
 // wins: the output file if it is not empty (its whole content, or else the
 // last JSON object inside it); the result text of a Claude result event or
 // JSON envelope in stdout (the last JSON object inside that text); the
-// last top-level JSON object in stdout, text around it ignored. stdoutTail
-// is the end of the agent's stdout. It returns the message and where it
-// was found, or an error saying why there is no valid one; a source that
-// exists but holds an invalid message is reported, not skipped.
+// last top-level JSON object in stdout that is not an agent event (see
+// isAgentEvent), text around it ignored. stdoutTail is the end of the
+// agent's stdout. It returns the message and where it was found, or an
+// error saying why there is no valid one; a source that exists but holds
+// an invalid message is reported, not skipped.
 func FindMessage(outputFile []byte, stdoutTail []byte) (*Message, string, error) {
 	f := findMessage(outputFile, stdoutTail)
 	return f.msg, f.source, f.err
+}
+
+// stdoutView is what the message lookup knows of the agent's stdout: its
+// end, and what the event stream read from all of it.
+type stdoutView struct {
+	tail      []byte
+	tailStart int64        // offset of tail[0] in stdout
+	stream    *eventStream // nil: only the tail is known
 }
 
 // claudeResult is what the runner reads from a Claude result event or
@@ -251,12 +260,17 @@ type found struct {
 	source string
 	err    error
 	claude *claudeResult // the Claude result event, when stdout had one
+	none   bool          // no source held anything to read as a message
 }
 
 func findMessage(outputFile, stdoutTail []byte) found {
-	spans := topLevelObjects(stdoutTail)
+	return lookupMessage(outputFile, stdoutView{tail: stdoutTail})
+}
+
+func lookupMessage(outputFile []byte, out stdoutView) found {
+	spans := topLevelObjects(out.tail)
 	var f found
-	f.claude = lastClaudeResult(stdoutTail, spans)
+	f.claude = claudeResultOf(out, spans)
 
 	if len(bytes.TrimSpace(outputFile)) > 0 {
 		f.source = SourceOutputFile
@@ -284,17 +298,55 @@ func findMessage(outputFile, stdoutTail []byte) found {
 		}
 		return f
 	}
-	if len(spans) == 0 {
+	var candidate []byte
+	events := 0
+	for i := len(spans) - 1; i >= 0 && candidate == nil; i-- {
+		if obj := out.tail[spans[i][0]:spans[i][1]]; isAgentEvent(obj) {
+			events++
+		} else {
+			candidate = obj
+		}
+	}
+	if candidate == nil {
+		f.none = true
 		f.err = errors.New("no output file was written and stdout holds no JSON object")
+		if events > 0 {
+			f.err = errors.New("no output file was written and stdout holds no JSON object besides the agent's events")
+		}
 		return f
 	}
 	f.source = SourceStdout
-	last := spans[len(spans)-1]
-	f.msg, f.err = ParseMessage(stdoutTail[last[0]:last[1]])
+	f.msg, f.err = ParseMessage(candidate)
 	if f.err != nil {
 		f.err = fmt.Errorf("last JSON object in stdout: %w", f.err)
 	}
 	return f
+}
+
+// isAgentEvent reports whether a JSON object is an event of the agent's
+// stream rather than a final message: it has a "type" string and no
+// "status" (Codex and Claude events all have a "type"; a final message has
+// a "status" and no "type").
+func isAgentEvent(obj []byte) bool {
+	v, err := strictjson.Parse(obj, scanMaxDepth)
+	if err != nil {
+		return false
+	}
+	t := v.Get("type")
+	return t != nil && t.Kind == strictjson.String && v.Get("status") == nil
+}
+
+// claudeResultOf returns the last Claude result event of stdout: the one
+// the event stream read or the one in the tail, whichever ends later (the
+// tail also holds objects that span lines).
+func claudeResultOf(out stdoutView, spans [][2]int) *claudeResult {
+	c, i := lastClaudeResult(out.tail, spans)
+	if s := out.stream; s != nil && s.claude != nil {
+		if c == nil || s.claudeEnd >= out.tailStart+int64(spans[i][1]) {
+			return s.claude
+		}
+	}
+	return c
 }
 
 // parseLenient parses a whole text as a message; when the text is not
@@ -315,9 +367,10 @@ func parseLenient(data []byte) (*Message, error) {
 	return ParseMessage(obj)
 }
 
-// lastClaudeResult returns the last top-level object of stdout whose
-// "type" is "result", read as a Claude result event.
-func lastClaudeResult(data []byte, spans [][2]int) *claudeResult {
+// lastClaudeResult returns the last of the top-level objects (spans) of
+// data whose "type" is "result", read as a Claude result event, and its
+// index in spans; nil when there is none.
+func lastClaudeResult(data []byte, spans [][2]int) (*claudeResult, int) {
 	for i := len(spans) - 1; i >= 0; i-- {
 		v, err := strictjson.Parse(data[spans[i][0]:spans[i][1]], scanMaxDepth)
 		if err != nil {
@@ -338,9 +391,9 @@ func lastClaudeResult(data []byte, spans [][2]int) *claudeResult {
 			c.Result = &text
 		}
 		c.readExtras(data[spans[i][0]:spans[i][1]])
-		return c
+		return c, i
 	}
-	return nil
+	return nil, -1
 }
 
 // excerpt returns the start of data on one line, for error messages.
