@@ -306,7 +306,7 @@ func buildEnv(base []string, o Options, r Request, ph Placeholders) []string {
 // logWindow returns the end of a log file from offset from on, at most
 // 16 KiB of it, starting at a line boundary ("" if unreadable).
 func logWindow(path string, from int64) string {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return ""
 	}
