@@ -216,18 +216,24 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	return res, nil
 }
 
+// logTailOf returns Result.LogTail from the end of a run's part of
+// executor.log: its last lines; for the codex and claude presets, whose
+// stdout is JSON events (read into Error and Evidence), the last lines
+// that are not JSON.
+func logTailOf(preset, logEnd string) string {
+	if splitsStdout(preset) {
+		return strings.Join(outsideLines(logEnd, preset, logTailLines), "\n")
+	}
+	return lastLinesOf(logEnd, logTailLines)
+}
+
 // conclude fills in what a run's output says (LogTail, the message, the
 // class and its evidence, the usage, the refused tool calls) from the way
 // it ended, the content of the output file (or why it could not be read),
-// stdout and the end of this run's part of executor.log. It returns the
-// message lookup and the Codex events.
+// stdout (read by an event stream) and the end of this run's part of
+// executor.log. It returns the message lookup and the Codex events.
 func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr error, stdout stdoutView, logEnd string) (found, codexStream) {
-	res.LogTail = lastLinesOf(logEnd, logTailLines)
-	if splitsStdout(o.Preset) {
-		// Their stdout is JSON events, saved in events.jsonl and read into
-		// Error and Evidence; the tail keeps what they printed besides.
-		res.LogTail = strings.Join(outsideLines(logEnd, o.Preset, logTailLines), "\n")
-	}
+	res.LogTail = logTailOf(o.Preset, logEnd)
 	f := lookupMessage(outData, stdout)
 	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
 		// The agent wrote an output file that cannot be used (too large,
@@ -239,12 +245,7 @@ func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr er
 		res.Message = nil
 		res.MessageError = f.err.Error()
 	}
-	var cx codexStream
-	if stdout.stream != nil {
-		cx = stdout.stream.codex.result()
-	} else {
-		cx = scanCodex(stdout.tail)
-	}
+	cx := stdout.stream.codex.result()
 	v := classify(o, pr, f, cx, outsideLines(logEnd, o.Preset, clueLines))
 	res.Class, res.Error, res.Evidence, res.AgentFailed, res.ResetAt = v.class, v.reason, v.evidence, v.failed, v.resetAt
 	if f.none && (v.failed || v.class == ClassInterrupted) {

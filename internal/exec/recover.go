@@ -127,6 +127,20 @@ func recoverRun(o Options, runDir string, argv []string) (*Result, error) {
 	return res, nil
 }
 
+// LogTail returns the last lines the last agent run of an iteration left
+// in runDir's executor.log, as Result.LogTail has them (for the codex and
+// claude presets, the lines that are not JSON, without the runner's own
+// first line), for an iteration whose agent did not finish; "" when there
+// are none or the file cannot be read.
+func LogTail(o Options, runDir string) string {
+	log, err := openPart(filepath.Join(runDir, LogFileName), splitsStdout(o.Preset))
+	if err != nil {
+		return ""
+	}
+	log.close()
+	return logTailOf(o.Preset, logWindow(filepath.Join(runDir, LogFileName), log.start))
+}
+
 // filePart is the part of a run file that the last agent run of the
 // iteration wrote; f is nil when the file does not exist.
 type filePart struct {

@@ -123,6 +123,36 @@ func TestRecoverUnfinishedRun(t *testing.T) {
 	}
 }
 
+func TestLogTail(t *testing.T) {
+	o, r := setupCLI(t, PresetCodex, `{"steps": [
+	  {"attempt": 1, "stderr": "first run\n", "error": "429 Too Many Requests"},
+	  {"attempt": 2, "json_filler": 100000, "stderr": "second run\nstill working\n", "sleep": "60s"}]}`)
+	if got := LogTail(o, r.RunDir); got != "" {
+		t.Errorf("LogTail before any run = %q", got)
+	}
+	runBounded(t, context.Background(), o, r)
+	if got := LogTail(o, r.RunDir); got != "first run" {
+		t.Errorf("LogTail after the first run = %q, want its stderr without the runner's first line", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.Retry = 1
+	r.OnStart = func(int, int) {
+		// Stop the agent once its lines are in the log.
+		go func() {
+			defer cancel()
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if data, _ := os.ReadFile(filepath.Join(r.RunDir, LogFileName)); strings.Contains(string(data), "still working\n") {
+					return
+				}
+			}
+		}()
+	}
+	res := runBounded(t, ctx, o, r)
+	if got := LogTail(o, r.RunDir); got != "second run\nstill working" || got != res.LogTail {
+		t.Errorf("LogTail after an interrupted second run = %q (Run said %q)", got, res.LogTail)
+	}
+}
+
 func TestRecoverWithoutFiles(t *testing.T) {
 	o, r := setupCLI(t, PresetClaude, `{}`)
 	got, err := Recover(o, r)
