@@ -107,9 +107,6 @@ func (e *eventStream) Write(p []byte) (int, error) { return e.split.Write(p) }
 
 func (e *eventStream) Close() { e.split.Close() }
 
-// Skipped returns how many lines were too long to be read.
-func (e *eventStream) Skipped() int64 { return e.split.skip }
-
 func (e *eventStream) line(line []byte, start int64) {
 	if !bytes.Contains(line, []byte(`"type"`)) {
 		return

@@ -141,8 +141,8 @@ func TestEventStreamReadsTheWholeStream(t *testing.T) {
 	if e.claude == nil || e.claude.CostUSD == nil || *e.claude.CostUSD != 0.5 || e.claudeEnd != end {
 		t.Errorf("claude result %+v ending at %d, want cost 0.5 ending at %d", e.claude, e.claudeEnd, end)
 	}
-	if e.Skipped() != 1 || cx.Events != 3+3*stdoutTailSize/len(filler)+1 {
-		t.Errorf("skipped %d lines, read %d events", e.Skipped(), cx.Events)
+	if e.split.skip != 1 || cx.Events != 3+3*stdoutTailSize/len(filler)+1 {
+		t.Errorf("skipped %d lines, read %d events", e.split.skip, cx.Events)
 	}
 }
 
