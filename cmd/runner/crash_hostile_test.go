@@ -32,6 +32,7 @@ func TestHostileAgents(t *testing.T) {
 		timeout  time.Duration
 		script   string
 		extra    string // more [executor] lines
+		codex    bool   // the fake plays codex under preset "codex"
 		treeGoal string
 		outcome  string
 		class    string
@@ -93,6 +94,36 @@ func TestHostileAgents(t *testing.T) {
 			},
 		},
 		{
+			name:    "prints 300 MB of codex events",
+			timeout: long,
+			script: `{"default": {"json_filler": 314572800, "usage": {"input_tokens": 12000, "output_tokens": 900},
+				"message": {"status": "done", "summary": "printed a lot"}}}`,
+			extra: `output_limit = "1MiB"`,
+			codex: true, outcome: state.OutcomeDone, class: "ok",
+			check: func(t *testing.T, r *crashRepo, res runnerResult) {
+				entries, err := os.ReadDir(r.p.RunDir(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
+					if info, err := e.Info(); err != nil || info.Size() > 1<<20 {
+						t.Errorf("runs/000001/%s: %v, %v; want at most 1 MiB", e.Name(), info, err)
+					}
+				}
+				m, err := state.LoadMeta(r.p.RunDir(1))
+				if err != nil || m.Usage == nil || m.Usage.InputTokens != 12000 {
+					t.Errorf("usage %+v (%v); want the last turn.completed's", m.Usage, err)
+				}
+				if ru, ok := res.state.SysUsage().(*syscall.Rusage); ok {
+					rss := ru.Maxrss << 10
+					t.Logf("peak resident memory while the agent printed 300 MB of events: %d MiB", rss>>20)
+					if rss > 100<<20 {
+						t.Errorf("peak resident memory %d MiB; the runner must not hold the output", rss>>20)
+					}
+				}
+			},
+		},
+		{
 			name:     "reads a 1 MiB prompt only after printing",
 			timeout:  long,
 			script:   `{"default": {"stdin": "last", "filler": 2097152, "save_prompt": "prompt.seen", "message": {"status": "done", "summary": "read it"}}}`,
@@ -117,6 +148,14 @@ func TestHostileAgents(t *testing.T) {
 				treeJSON = `{"version": 1, "root": {"id": "job", "title": "Job", "children": [{"id": "only", "title": "The only task", "goal": ` + string(goal) + `}]}}`
 			}
 			r := fakeAgentRepo(t, treeJSON, tt.script, config)
+			if tt.codex {
+				r.write(".runner/config.toml", fmt.Sprintf(`[executor]
+preset = "codex"
+bin = "fakeagent"
+env = { FAKEAGENT_MODE = "codex", FAKEAGENT_SCRIPT = %s, %s = %s }
+%s
+`, tomlString(filepath.Join(r.root, "agent.json")), crashTokenEnv, tomlString(r.token), config))
+			}
 			if tt.treeGoal != "" {
 				appendConfig(t, r, "\n[prompt]\nbudget = \"4MiB\"\n")
 			}

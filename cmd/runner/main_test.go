@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,10 +92,11 @@ func gen(args []string) int {
 	return 0
 }
 
-// sizeat FILE MAX fails when FILE is larger than MAX bytes.
+// sizeat PATH MAX fails when the file PATH, or any file in the folder
+// PATH, is larger than MAX bytes.
 func sizeAtMost(args []string) int {
 	if len(args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: sizeat FILE MAX")
+		fmt.Fprintln(os.Stderr, "usage: sizeat PATH MAX")
 		return 2
 	}
 	max, err := strconv.ParseInt(args[1], 10, 64)
@@ -103,10 +105,31 @@ func sizeAtMost(args []string) int {
 		fmt.Fprintln(os.Stderr, "sizeat:", err, serr)
 		return 2
 	}
-	if st.Size() > max {
-		fmt.Fprintf(os.Stderr, "%s is %d bytes, more than %d\n", args[0], st.Size(), max)
-		return 1
+	files := []string{args[0]}
+	if st.IsDir() {
+		entries, err := os.ReadDir(args[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sizeat:", err)
+			return 2
+		}
+		files = files[:0]
+		for _, e := range entries {
+			files = append(files, filepath.Join(args[0], e.Name()))
+		}
 	}
-	fmt.Printf("%s: %d bytes (at most %d)\n", args[0], st.Size(), max)
-	return 0
+	code := 0
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sizeat:", err)
+			return 2
+		}
+		if st.Size() > max {
+			fmt.Fprintf(os.Stderr, "%s is %d bytes, more than %d\n", f, st.Size(), max)
+			code = 1
+			continue
+		}
+		fmt.Printf("%s: %d bytes (at most %d)\n", f, st.Size(), max)
+	}
+	return code
 }

@@ -25,9 +25,10 @@ type codexStream struct {
 	// Usage is the usage of the last turn.completed event: Codex reports
 	// the thread's running total there.
 	Usage *codexUsage
-	// Declined lists the commands Codex's approval policy refused.
+	// Declined lists the commands Codex's approval policy refused (the
+	// first maxDenials).
 	Declined []string
-	// Events counts the lines that were Codex events.
+	// Events counts the lines that were Codex events (by their type).
 	Events int
 }
 
@@ -58,51 +59,99 @@ var codexTypes = map[string]bool{
 	"item.started": true, "item.updated": true, "item.completed": true, "error": true,
 }
 
+// maxDenials bounds the refused tool calls a run records.
+const maxDenials = 100
+
+// codexScanner reads Codex events one stdout line at a time.
+type codexScanner struct {
+	s            codexStream
+	pendingError string
+}
+
+// line reads one line of stdout; text lines and other JSON are skipped.
+// A line whose first member is "type" (as in every Codex event) is only
+// decoded when its type carries something the runner reads.
+func (c *codexScanner) line(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) < 2 || line[0] != '{' || !bytes.Contains(line, []byte(`"type"`)) {
+		return
+	}
+	if t, ok := leadingType(line); ok {
+		switch {
+		case t == "error" || t == "turn.failed" || t == "turn.completed":
+		case t == "item.completed" && bytes.Contains(line, []byte(`"declined"`)):
+		default:
+			if codexTypes[t] {
+				c.s.Events++
+			}
+			return
+		}
+	}
+	var ev codexEvent
+	if json.Unmarshal(line, &ev) != nil || !codexTypes[ev.Type] {
+		return
+	}
+	s := &c.s
+	s.Events++
+	switch ev.Type {
+	case "error":
+		c.pendingError = ev.Message
+		if c.pendingError == "" {
+			c.pendingError = "error event without a message"
+		}
+		s.LastError = c.pendingError
+	case "turn.failed":
+		msg := "turn failed"
+		if ev.Error != nil && ev.Error.Message != "" {
+			msg = ev.Error.Message
+		}
+		s.Failure, s.FailureEvent = msg, "turn.failed"
+		c.pendingError = ""
+	case "turn.completed":
+		c.pendingError = ""
+		if ev.Usage != nil {
+			u := *ev.Usage
+			s.Usage = &u
+		}
+	case "item.completed":
+		if ev.Item != nil && ev.Item.Type == "command_execution" && ev.Item.Status == "declined" && len(s.Declined) < maxDenials {
+			s.Declined = append(s.Declined, ev.Item.Command)
+		}
+	}
+}
+
+// leadingType returns the value of a line's "type" when it is the line's
+// first member, written without escapes: {"type":"turn.completed",...}.
+func leadingType(line []byte) (string, bool) {
+	const prefix = `{"type":"`
+	if !bytes.HasPrefix(line, []byte(prefix)) {
+		return "", false
+	}
+	rest := line[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// result returns what the lines read so far say.
+func (c *codexScanner) result() codexStream {
+	s := c.s
+	if c.pendingError != "" && s.Failure == "" {
+		s.Failure, s.FailureEvent = c.pendingError, "error"
+	}
+	return s
+}
+
 // scanCodex reads the Codex events among the lines of stdout. A first
 // line cut by the tail window, text lines and other JSON are skipped.
 func scanCodex(stdout []byte) codexStream {
-	var s codexStream
-	var pendingError string
+	var c codexScanner
 	for _, line := range bytes.Split(stdout, []byte{'\n'}) {
-		line = bytes.TrimSpace(line)
-		if len(line) < 2 || line[0] != '{' || !bytes.Contains(line, []byte(`"type"`)) {
-			continue
-		}
-		var ev codexEvent
-		if json.Unmarshal(line, &ev) != nil || !codexTypes[ev.Type] {
-			continue
-		}
-		s.Events++
-		switch ev.Type {
-		case "error":
-			pendingError = ev.Message
-			if pendingError == "" {
-				pendingError = "error event without a message"
-			}
-			s.LastError = pendingError
-		case "turn.failed":
-			msg := "turn failed"
-			if ev.Error != nil && ev.Error.Message != "" {
-				msg = ev.Error.Message
-			}
-			s.Failure, s.FailureEvent = msg, "turn.failed"
-			pendingError = ""
-		case "turn.completed":
-			pendingError = ""
-			if ev.Usage != nil {
-				u := *ev.Usage
-				s.Usage = &u
-			}
-		case "item.completed":
-			if ev.Item != nil && ev.Item.Type == "command_execution" && ev.Item.Status == "declined" {
-				s.Declined = append(s.Declined, ev.Item.Command)
-			}
-		}
+		c.line(line)
 	}
-	if pendingError != "" && s.Failure == "" {
-		s.Failure, s.FailureEvent = pendingError, "error"
-	}
-	return s
+	return c.result()
 }
 
 // usageOf returns the usage an agent run reported: the Claude result
@@ -150,11 +199,12 @@ func (p Prices) Cost(u state.Usage) float64 {
 	return (float64(uncached)*p.Input + float64(u.CachedInputTokens)*p.CachedInput + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
-// denialsOf lists the tool calls the agent was refused.
+// denialsOf lists the tool calls the agent was refused, at most
+// maxDenials of them.
 func denialsOf(c *claudeResult, cx codexStream) []state.PermissionDenial {
 	var out []state.PermissionDenial
 	if c != nil {
-		for _, d := range c.Denials {
+		for _, d := range c.Denials[:min(len(c.Denials), maxDenials)] {
 			in := ""
 			if len(d.ToolInput) > 0 && string(d.ToolInput) != "null" {
 				in = shorten(compactJSON(d.ToolInput), 200)
@@ -162,7 +212,7 @@ func denialsOf(c *claudeResult, cx codexStream) []state.PermissionDenial {
 			out = append(out, state.PermissionDenial{Tool: d.ToolName, Input: in})
 		}
 	}
-	for _, cmd := range cx.Declined {
+	for _, cmd := range cx.Declined[:min(len(cx.Declined), maxDenials-len(out))] {
 		out = append(out, state.PermissionDenial{Tool: "command_execution", Input: shorten(cmd, 200)})
 	}
 	return out

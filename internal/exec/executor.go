@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -40,7 +39,7 @@ type Options struct {
 	Timeout     time.Duration // 0 = none
 	IdleTimeout time.Duration // no output for this long stops the agent; 0 = none
 	Grace       time.Duration // SIGTERM to SIGKILL; <= 0 = proc.DefaultGrace
-	OutputLimit int64         // executor.log keeps head and tail within this; <= 0 = unlimited
+	OutputLimit int64         // executor.log and events.jsonl each keep head and tail within this; <= 0 = unlimited
 
 	Env     map[string]string // extra environment variables
 	EnvDrop []string          // inherited variables to remove (CLAUDECODE always is)
@@ -71,7 +70,9 @@ type Request struct {
 	// Retry is 0 for the first agent run of an iteration. A later run of
 	// the same iteration (after a rate limit) appends its output to the
 	// executor.log and events.jsonl of the earlier ones, after a line
-	// saying so; everything Run reads back comes from this run only.
+	// saying so (the earlier runs' part is first cut down to a quarter of
+	// OutputLimit when larger, so that each file stays within the limit);
+	// everything Run reads back comes from this run only.
 	Retry int
 }
 
@@ -100,8 +101,13 @@ type Result struct {
 	MessageError  string // why no valid message was found
 
 	LogTail  string // the last lines of executor.log (codex, claude: its non-JSON lines), for the next attempt's history
-	LogBytes int64  // output received
-	CutBytes int64  // output left out of executor.log by OutputLimit
+	LogBytes int64  // output received (stdout and stderr)
+	CutBytes int64  // output left out of executor.log and events.jsonl by OutputLimit
+
+	// Recovered is set on a Result rebuilt by Recover from the files of a
+	// run whose runner died: ExitCode is then -1 with no Signal, and
+	// Duration is 0 (both unknown).
+	Recovered bool
 
 	// Evidence is what a class other than ok rests on: the Codex error
 	// event, the Claude result subtype and text, or the matching line the
@@ -122,11 +128,15 @@ type Result struct {
 	PermissionDenials []state.PermissionDenial
 }
 
-// Files of an iteration written by Run.
+// Files of an iteration written by Run. The codex and claude presets
+// split their output: stdout lines that start with "{" (their JSON events)
+// go to events.jsonl, everything else to executor.log; preset command
+// writes all of it to executor.log. Each file keeps its head and tail
+// within Options.OutputLimit.
 const (
-	OutputFileName = "last_message.txt" // {output_file}
-	EventsFileName = "events.jsonl"     // stdout of the codex and claude presets
-	LogFileName    = "executor.log"     // stdout and stderr, bounded
+	OutputFileName = "last_message.txt" // {output_file}, written by the agent
+	EventsFileName = "events.jsonl"     // the JSON event lines of the codex and claude presets' stdout
+	LogFileName    = "executor.log"     // stderr and the rest of stdout
 )
 
 const (
@@ -169,49 +179,23 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		return nil, fmt.Errorf("remove stale output file: %w", err)
 	}
 
-	tail := proc.NewTailBuffer(stdoutTailSize)
-	var sink io.Writer = tail
-	var events *os.File
-	var tee *teeWriter
-	logPath := filepath.Join(r.RunDir, LogFileName)
-	var logStart int64 // where this run's output starts in executor.log
-	if r.Retry > 0 {
-		mark := fmt.Sprintf("\n--- runner: agent run %d of iteration %d, after a usage or rate limit ---\n", r.Retry+1, r.Iteration)
-		if err := fsutil.AppendSync(logPath, []byte(mark)); err != nil {
-			return nil, fmt.Errorf("mark the next agent run in the log: %w", err)
-		}
-		if st, err := os.Stat(logPath); err == nil {
-			logStart = st.Size()
-		}
+	output, err := openOutput(o, r)
+	if err != nil {
+		return nil, fmt.Errorf("create the agent's output files: %w", err)
 	}
-	if o.Preset == PresetCodex || o.Preset == PresetClaude {
-		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		if r.Retry > 0 {
-			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
-		}
-		events, err = os.OpenFile(filepath.Join(r.RunDir, EventsFileName), flags, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("create events file: %w", err)
-		}
-		defer events.Close()
-		tee = &teeWriter{w: events, tail: tail}
-		sink = tee
-	}
-
 	pr := proc.Run(ctx, proc.Spec{
 		Argv:        argv,
 		Dir:         r.Root,
 		Env:         buildEnv(os.Environ(), o, r, ph),
 		Stdin:       r.Prompt,
-		Log:         logPath,
-		LogLimit:    o.OutputLimit,
-		LogAppend:   r.Retry > 0,
-		Stdout:      sink,
+		Stdout:      output.stdout,
+		Stderr:      output.stderr,
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
 		Grace:       o.Grace,
 		OnStart:     r.OnStart,
 	})
+	cut, ioErr := output.close()
 	if pr.StartErr != nil {
 		return nil, fmt.Errorf("run executor: %w", pr.StartErr)
 	}
@@ -221,39 +205,57 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		Signal:   pr.Signal,
 		Duration: pr.Duration,
 		LogBytes: pr.LogBytes,
-		CutBytes: pr.CutBytes,
+		CutBytes: cut,
 	}
-	ioErr := pr.OutputErr
-	if events != nil {
-		ioErr = errors.Join(ioErr, tee.err, events.Close())
-	}
-	if ioErr != nil {
+	if ioErr = errors.Join(pr.OutputErr, ioErr); ioErr != nil {
 		return res, fmt.Errorf("record executor output in %s: %w", r.RunDir, ioErr)
 	}
-	logEnd := logWindow(logPath, logStart)
-	res.LogTail = lastLinesOf(logEnd, logTailLines)
-	if o.Preset == PresetCodex || o.Preset == PresetClaude {
-		// Their stdout is JSON events, saved in events.jsonl and read into
-		// Error and Evidence; the tail keeps what they printed besides.
-		res.LogTail = strings.Join(outsideLines(logEnd, o.Preset, logTailLines), "\n")
-	}
-
-	stdout := tail.Bytes()
 	outData, readErr := fsutil.ReadLimited(out, outputFileMax, true)
-	f := findMessage(outData, stdout)
+	logEnd := logWindow(filepath.Join(r.RunDir, LogFileName), output.log.Start())
+	conclude(o, pr, res, outData, readErr, output.view(), logEnd)
+	return res, nil
+}
+
+// logTailOf returns Result.LogTail from the end of a run's part of
+// executor.log: its last lines; for the codex and claude presets, whose
+// stdout is JSON events (read into Error and Evidence), the last lines
+// that are not JSON.
+func logTailOf(preset, logEnd string) string {
+	if splitsStdout(preset) {
+		return strings.Join(outsideLines(logEnd, preset, logTailLines), "\n")
+	}
+	return lastLinesOf(logEnd, logTailLines)
+}
+
+// conclude fills in what a run's output says (LogTail, the message, the
+// class and its evidence, the usage, the refused tool calls) from the way
+// it ended, the content of the output file (or why it could not be read),
+// stdout (read by an event stream) and the end of this run's part of
+// executor.log. It returns the message lookup and the Codex events.
+func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr error, stdout stdoutView, logEnd string) (found, codexStream) {
+	res.LogTail = logTailOf(o.Preset, logEnd)
+	f := lookupMessage(outData, stdout)
 	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
 		// The agent wrote an output file that cannot be used (too large,
 		// not UTF-8): it is still the first source, so it decides.
-		f.msg, f.source, f.err = nil, SourceOutputFile, fmt.Errorf("output file: %w", readErr)
+		f.msg, f.source, f.err, f.none = nil, SourceOutputFile, fmt.Errorf("output file: %w", readErr), false
 	}
 	res.Message, res.MessageSource = f.msg, f.source
 	if f.err != nil {
 		res.Message = nil
 		res.MessageError = f.err.Error()
 	}
-	cx := scanCodex(stdout)
+	cx := stdout.stream.codex.result()
 	v := classify(o, pr, f, cx, outsideLines(logEnd, o.Preset, clueLines))
 	res.Class, res.Error, res.Evidence, res.AgentFailed, res.ResetAt = v.class, v.reason, v.evidence, v.failed, v.resetAt
+	if f.none && (v.failed || v.class == ClassInterrupted) {
+		// Nothing could be read as a message because the run failed: say
+		// so rather than where no message was.
+		res.MessageError = "no final message: " + v.reason
+		if v.resetAt != nil {
+			res.MessageError += "; the limit resets at " + v.resetAt.Format(time.RFC3339)
+		}
+	}
 	res.Usage = usageOf(f.claude, cx, o.Prices)
 	res.PermissionDenials = denialsOf(f.claude, cx)
 	if res.Class != ClassOK && res.Class != ClassInterrupted {
@@ -261,7 +263,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 			res.Error += "; last lines of executor.log:\n" + ev
 		}
 	}
-	return res, nil
+	return f, cx
 }
 
 // buildEnv returns the agent's environment: the runner's, without
@@ -302,32 +304,10 @@ func buildEnv(base []string, o Options, r Request, ph Placeholders) []string {
 	return append(env, runnerVars...)
 }
 
-// teeWriter copies stdout to the events file and the in-memory tail. An
-// events file error is kept (Run reports it), and the tail still gets the
-// data.
-type teeWriter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	tail io.Writer
-	err  error
-}
-
-func (t *teeWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.tail.Write(p)
-	if t.err == nil {
-		if _, err := t.w.Write(p); err != nil {
-			t.err = err
-		}
-	}
-	return len(p), nil
-}
-
 // logWindow returns the end of a log file from offset from on, at most
 // 16 KiB of it, starting at a line boundary ("" if unreadable).
 func logWindow(path string, from int64) string {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return ""
 	}

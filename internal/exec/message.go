@@ -2,7 +2,6 @@ package executor
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -185,65 +184,22 @@ func nonBlank(in []string) []string {
 // wins: the output file if it is not empty (its whole content, or else the
 // last JSON object inside it); the result text of a Claude result event or
 // JSON envelope in stdout (the last JSON object inside that text); the
-// last top-level JSON object in stdout, text around it ignored. stdoutTail
-// is the end of the agent's stdout. It returns the message and where it
-// was found, or an error saying why there is no valid one; a source that
-// exists but holds an invalid message is reported, not skipped.
+// last top-level JSON object in stdout that is not an agent event (see
+// isAgentEvent), text around it ignored. stdoutTail is the end of the
+// agent's stdout. It returns the message and where it was found, or an
+// error saying why there is no valid one; a source that exists but holds
+// an invalid message is reported, not skipped.
 func FindMessage(outputFile []byte, stdoutTail []byte) (*Message, string, error) {
 	f := findMessage(outputFile, stdoutTail)
 	return f.msg, f.source, f.err
 }
 
-// claudeResult is what the runner reads from a Claude result event or
-// --output-format json envelope.
-type claudeResult struct {
-	Subtype string
-	IsError bool
-	Result  *string // nil when the event has no result text
-
-	APIErrorStatus int      // api_error_status, 0 when absent
-	Errors         []string // errors of the error subtypes (error_max_turns, ...)
-	CostUSD        *float64 // total_cost_usd
-	Usage          *claudeUsage
-	Denials        []claudeDenial // permission_denials
-}
-
-// claudeUsage is the usage object of a Claude result event. Its
-// input_tokens leave out the cache reads and writes.
-type claudeUsage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-}
-
-// claudeDenial is one entry of a result event's permission_denials.
-type claudeDenial struct {
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
-}
-
-// readExtras reads the informative fields of a result event; each is
-// decoded on its own, and one of an unexpected type is left out.
-func (c *claudeResult) readExtras(obj []byte) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(obj, &fields) != nil {
-		return
-	}
-	var status int
-	if json.Unmarshal(fields["api_error_status"], &status) == nil {
-		c.APIErrorStatus = status
-	}
-	json.Unmarshal(fields["errors"], &c.Errors)
-	var cost float64
-	if json.Unmarshal(fields["total_cost_usd"], &cost) == nil {
-		c.CostUSD = &cost
-	}
-	var u claudeUsage
-	if json.Unmarshal(fields["usage"], &u) == nil {
-		c.Usage = &u
-	}
-	json.Unmarshal(fields["permission_denials"], &c.Denials)
+// stdoutView is what the message lookup knows of the agent's stdout: its
+// end, and what the event stream read from all of it.
+type stdoutView struct {
+	tail      []byte
+	tailStart int64        // offset of tail[0] in stdout
+	stream    *eventStream // nil: only the tail is known
 }
 
 type found struct {
@@ -251,12 +207,17 @@ type found struct {
 	source string
 	err    error
 	claude *claudeResult // the Claude result event, when stdout had one
+	none   bool          // no source held anything to read as a message
 }
 
 func findMessage(outputFile, stdoutTail []byte) found {
-	spans := topLevelObjects(stdoutTail)
+	return lookupMessage(outputFile, stdoutView{tail: stdoutTail})
+}
+
+func lookupMessage(outputFile []byte, out stdoutView) found {
+	spans := topLevelObjects(out.tail)
 	var f found
-	f.claude = lastClaudeResult(stdoutTail, spans)
+	f.claude = claudeResultOf(out, spans)
 
 	if len(bytes.TrimSpace(outputFile)) > 0 {
 		f.source = SourceOutputFile
@@ -284,17 +245,42 @@ func findMessage(outputFile, stdoutTail []byte) found {
 		}
 		return f
 	}
-	if len(spans) == 0 {
+	var candidate []byte
+	events := 0
+	for i := len(spans) - 1; i >= 0 && candidate == nil; i-- {
+		if obj := out.tail[spans[i][0]:spans[i][1]]; isAgentEvent(obj) {
+			events++
+		} else {
+			candidate = obj
+		}
+	}
+	if candidate == nil {
+		f.none = true
 		f.err = errors.New("no output file was written and stdout holds no JSON object")
+		if events > 0 {
+			f.err = errors.New("no output file was written and stdout holds no JSON object besides the agent's events")
+		}
 		return f
 	}
 	f.source = SourceStdout
-	last := spans[len(spans)-1]
-	f.msg, f.err = ParseMessage(stdoutTail[last[0]:last[1]])
+	f.msg, f.err = ParseMessage(candidate)
 	if f.err != nil {
 		f.err = fmt.Errorf("last JSON object in stdout: %w", f.err)
 	}
 	return f
+}
+
+// isAgentEvent reports whether a JSON object is an event of the agent's
+// stream rather than a final message: it has a "type" string and no
+// "status" (Codex and Claude events all have a "type"; a final message has
+// a "status" and no "type").
+func isAgentEvent(obj []byte) bool {
+	v, err := strictjson.Parse(obj, scanMaxDepth)
+	if err != nil {
+		return false
+	}
+	t := v.Get("type")
+	return t != nil && t.Kind == strictjson.String && v.Get("status") == nil
 }
 
 // parseLenient parses a whole text as a message; when the text is not
@@ -313,34 +299,6 @@ func parseLenient(data []byte) (*Message, error) {
 		return nil, err // the text is one (broken or invalid) object: its own error says most
 	}
 	return ParseMessage(obj)
-}
-
-// lastClaudeResult returns the last top-level object of stdout whose
-// "type" is "result", read as a Claude result event.
-func lastClaudeResult(data []byte, spans [][2]int) *claudeResult {
-	for i := len(spans) - 1; i >= 0; i-- {
-		v, err := strictjson.Parse(data[spans[i][0]:spans[i][1]], scanMaxDepth)
-		if err != nil {
-			continue
-		}
-		if t := v.Get("type"); t == nil || t.Kind != strictjson.String || t.Str != "result" {
-			continue
-		}
-		c := &claudeResult{}
-		if s := v.Get("subtype"); s != nil && s.Kind == strictjson.String {
-			c.Subtype = s.Str
-		}
-		if e := v.Get("is_error"); e != nil && e.Kind == strictjson.Bool {
-			c.IsError = e.Bool
-		}
-		if r := v.Get("result"); r != nil && r.Kind == strictjson.String {
-			text := r.Str
-			c.Result = &text
-		}
-		c.readExtras(data[spans[i][0]:spans[i][1]])
-		return c
-	}
-	return nil
 }
 
 // excerpt returns the start of data on one line, for error messages.

@@ -126,7 +126,10 @@ func TestFindMessageOrder(t *testing.T) {
 		{"stdout, text around ignored", "", "thinking...\n" + `{"note": 1}` + "\nFinal:\n" + msgRetry + "\nbye {", "from stdout", SourceStdout, ""},
 		{"stdout, last top-level object not an inner one", "",
 			`{"status":"decomposed","summary":"outer","children":[{"id":"a","title":"A"}]}`, "outer", SourceStdout, ""},
-		{"stdout last object invalid", "", msgRetry + "\n" + `{"type":"turn.completed"}`, "", SourceStdout, `last JSON object in stdout: final message: unknown field "type"`},
+		{"stdout, agent events are no candidates", "", msgRetry + "\n" + `{"type":"turn.completed"}`, "from stdout", SourceStdout, ""},
+		{"stdout holds only agent events", "", `{"type":"thread.started"}` + "\n" + `{"type":"turn.failed","error":{"message":"429"}}` + "\n", "", "",
+			"no output file was written and stdout holds no JSON object besides the agent's events"},
+		{"stdout last object invalid", "", msgRetry + "\n" + `{"type":"final","status":"done","summary":"s"}`, "", SourceStdout, `last JSON object in stdout: final message: unknown field "type"`},
 		{"nothing anywhere", "", "just text\n", "", "", "no output file was written and stdout holds no JSON object"},
 	}
 	for _, tt := range tests {

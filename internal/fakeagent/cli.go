@@ -162,11 +162,36 @@ func (e *emitter) emit(v any) {
 	if e.err != nil {
 		return
 	}
-	line, err := json.Marshal(v)
+	line, err := marshalEvent(v)
 	if err == nil {
 		_, err = fmt.Fprintf(e.w, "%s\n", line)
 	}
 	e.err = err
+}
+
+// marshalEvent encodes an event as the real CLIs print it: "type" first,
+// then the other members (sorted).
+func marshalEvent(v any) ([]byte, error) {
+	line, err := json.Marshal(v)
+	m, ok := v.(map[string]any)
+	if err != nil || !ok || m["type"] == nil || len(m) < 2 {
+		return line, err
+	}
+	rest := make(map[string]any, len(m)-1)
+	for k, x := range m {
+		if k != "type" {
+			rest[k] = x
+		}
+	}
+	typ, err := json.Marshal(m["type"])
+	if err != nil {
+		return nil, err
+	}
+	others, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(`{"type":`), typ...), append([]byte{','}, others[1:]...)...), nil
 }
 
 // resetText replaces {reset_at} with now + reset_in in the CLI's format.
@@ -273,6 +298,11 @@ func (st *Step) playCodex(args []string, stdin io.Reader, stdout, stderr io.Writ
 	if st.Sleep != "" {
 		d, _ := time.ParseDuration(st.Sleep)
 		time.Sleep(d)
+	}
+	if jsonOut {
+		if err := jsonFiller(stdout, st.JSONFiller, codexFillerLine); err != nil {
+			return 0, err
+		}
 	}
 	item := 0
 	nextID := func() string { item++; return fmt.Sprintf("item_%d", item-1) }
@@ -419,6 +449,11 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 	if st.Sleep != "" {
 		d, _ := time.ParseDuration(st.Sleep)
 		time.Sleep(d)
+	}
+	if format == "stream-json" {
+		if err := jsonFiller(stdout, st.JSONFiller, claudeFillerLine); err != nil {
+			return 0, err
+		}
 	}
 	var denials []any
 	tool := 0

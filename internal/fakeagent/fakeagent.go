@@ -51,6 +51,9 @@
 //	                stderr); a failing one fails the fake (exit 125)
 //	stdout, stderr  text to print
 //	filler          number of bytes of filler lines to print on stdout
+//	json_filler     number of bytes of JSON lines to print on stdout
+//	                ({"filler": ...} objects; the codex and claude modes
+//	                print events of their own kind, see below)
 //	wait_file       wait (up to two minutes) until this file exists,
 //	                after printing stdout and stderr
 //	sleep           duration (Go syntax) to sleep
@@ -79,7 +82,9 @@
 // file; for claude the stream-json events (system init, assistant and user
 // tool events, then a result event with subtype, is_error, result,
 // total_cost_usd, usage, permission_denials, api_error_status), or the
-// json envelope, or text. These step fields apply:
+// json envelope, or text. json_filler prints codex reasoning items or
+// claude assistant text events before the commands. These step fields
+// apply:
 //
 //	write           files written and reported (codex file_change, claude
 //	                Write tool); claude refuses them without an edit
@@ -154,6 +159,7 @@ type Step struct {
 	Stdout     string      `json:"stdout,omitempty"`
 	Stderr     string      `json:"stderr,omitempty"`
 	Filler     int64       `json:"filler,omitempty"`
+	JSONFiller int64       `json:"json_filler,omitempty"`
 	Sleep      string      `json:"sleep,omitempty"`
 
 	Message json.RawMessage `json:"message,omitempty"`
@@ -438,6 +444,9 @@ func (st *Step) run(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 	if err := filler(stdout, st.Filler); err != nil {
 		return 0, err
 	}
+	if err := jsonFiller(stdout, st.JSONFiller, plainFillerLine); err != nil {
+		return 0, err
+	}
 	if st.Stdin == "last" {
 		if err := readStdin(); err != nil {
 			return 0, err
@@ -514,6 +523,43 @@ func filler(w io.Writer, n int64) error {
 	return nil
 }
 
+// Lines of JSON filler: each takes the line number and the text to carry.
+var (
+	plainFillerLine = func(n int, text string) any {
+		return map[string]any{"filler": n, "text": text}
+	}
+	codexFillerLine = func(n int, text string) any {
+		return map[string]any{"type": "item.completed", "item": map[string]any{
+			"id": fmt.Sprintf("item_f%d", n), "type": "reasoning", "text": text}}
+	}
+	claudeFillerLine = func(n int, text string) any {
+		return map[string]any{"type": "assistant", "session_id": "fake", "message": map[string]any{
+			"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}}
+	}
+)
+
+// jsonFiller prints about n bytes of JSON lines made by line, each about
+// 1 KiB.
+func jsonFiller(w io.Writer, n int64, line func(int, string) any) error {
+	text := strings.Repeat("thinking ", 110)
+	buf := make([]byte, 0, 64<<10)
+	for i := 0; n > 0; i++ {
+		data, err := marshalEvent(line(i, text))
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, data...), '\n')
+		n -= int64(len(data)) + 1
+		if len(buf) > 60<<10 || n <= 0 {
+			if _, err := w.Write(buf); err != nil {
+				return fmt.Errorf("print JSON filler: %w", err)
+			}
+			buf = buf[:0]
+		}
+	}
+	return nil
+}
+
 func (st *Step) deliver(stdout io.Writer) error {
 	mode := st.Deliver
 	if mode == "" {
@@ -554,7 +600,7 @@ func (st *Step) deliver(stdout io.Writer) error {
 				"total_cost_usd": 0.001, "usage": map[string]any{"input_tokens": 1, "output_tokens": 1}},
 		}
 		for _, e := range events {
-			line, _ := json.Marshal(e)
+			line, _ := marshalEvent(e)
 			if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
 				return err
 			}

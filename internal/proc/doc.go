@@ -4,7 +4,9 @@
 // tail kept, the middle cut with a marker line), and a clean stop on
 // timeout, idle timeout or cancellation: SIGTERM to the whole group, a
 // grace period, then SIGKILL. The runner's memory stays bounded whatever
-// the command prints, and the pipes are always drained.
+// the command prints, and the pipes are always drained. The bounded file
+// (BoundedFile) is also what the executor keeps an agent's output in when
+// it splits stdout from stderr.
 //
 // The package is for Unix systems only (process groups, signals); on other
 // systems it is empty. On Linux the child also gets SIGKILL if the runner

@@ -127,3 +127,104 @@ func TestBoundedLogWithoutFile(t *testing.T) {
 		t.Errorf("Close = %d, %d, %v; want 1000, 0, nil", total, cut, err)
 	}
 }
+
+// TestBoundedFileLines checks that with Lines every cut falls between
+// lines, the marker on a line of its own, within the limit.
+func TestBoundedFileLines(t *testing.T) {
+	var all strings.Builder
+	for i := 0; all.Len() < 20000; i++ {
+		fmt.Fprintf(&all, `{"n":%d,"pad":"%s"}`+"\n", i, strings.Repeat("x", i%37))
+	}
+	out := all.String()
+	for _, chunk := range []int{1, 7, 4096, len(out)} {
+		path := filepath.Join(t.TempDir(), "events.jsonl")
+		b, err := OpenBounded(path, BoundedOptions{Limit: 2048, Lines: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(out); i += chunk {
+			b.Write([]byte(out[i:min(i+chunk, len(out))]))
+		}
+		total, cut, err := b.Close()
+		if err != nil || total != int64(len(out)) || cut == 0 {
+			t.Fatalf("chunk %d: Close = %d, %d, %v", chunk, total, cut, err)
+		}
+		data := readFile(t, path)
+		if len(data) > 2048 {
+			t.Errorf("chunk %d: %d bytes, over the limit", chunk, len(data))
+		}
+		marker := CutMarker(cut)
+		i := strings.Index(data, marker)
+		if i < 0 {
+			t.Fatalf("chunk %d: no marker %q in\n%s", chunk, marker, data)
+		}
+		head, tail := data[:i], data[i+len(marker):]
+		if !strings.HasPrefix(out, head) || !strings.HasSuffix(out, tail) || !strings.HasSuffix(head, "\n") ||
+			!strings.Contains(out, "\n"+tail) || int64(len(head)+len(tail))+cut != int64(len(out)) {
+			t.Errorf("chunk %d: head %q and tail %q are not whole lines of the output with %d cut", chunk, head, tail, cut)
+		}
+	}
+}
+
+// TestBoundedFileWholeFile appends several parts to one file and checks
+// that it stays within the limit, keeps the start of the first part, the
+// prefix and the end of the last one, and reports where the part starts.
+func TestBoundedFileWholeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "executor.log")
+	const limit = 4096
+	for run := 1; run <= 5; run++ {
+		prefix := fmt.Sprintf("\n--- run %d ---\n", run)
+		b, err := OpenBounded(path, BoundedOptions{Limit: limit, Append: run > 1, WholeFile: true, Prefix: []byte(prefix)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := b.Start()
+		body := fmt.Sprintf("run %d starts\n%s\nrun %d ends\n", run, strings.Repeat("y", 1000*run), run)
+		b.Write([]byte(body))
+		if _, _, err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data := readFile(t, path)
+		if len(data) > limit {
+			t.Errorf("run %d: file is %d bytes, over %d", run, len(data), limit)
+		}
+		if !strings.HasPrefix(data, "\n--- run 1 ---\nrun 1 starts\n") {
+			t.Errorf("run %d: the file lost its start: %q", run, data[:40])
+		}
+		if start > int64(len(data)) || !strings.HasSuffix(data[:start], prefix) ||
+			!strings.HasPrefix(data[start:], fmt.Sprintf("run %d starts\n", run)) || !strings.HasSuffix(data, fmt.Sprintf("run %d ends\n", run)) {
+			t.Errorf("run %d: the part at %d is not this run's:\n%s", run, start, data)
+		}
+	}
+}
+
+func TestBoundedFileWholeFileLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	var earlier strings.Builder
+	for i := 0; earlier.Len() < 10000; i++ {
+		fmt.Fprintf(&earlier, `{"earlier":%d}`+"\n", i)
+	}
+	if err := os.WriteFile(path, []byte(earlier.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenBounded(path, BoundedOptions{Limit: 4096, Append: true, WholeFile: true, Lines: true, Prefix: []byte("--- again ---\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write([]byte(`{"later":1}` + "\n"))
+	if _, cut, err := b.Close(); cut != 0 || err != nil {
+		t.Fatalf("Close: cut %d, %v", cut, err)
+	}
+	data := readFile(t, path)
+	if len(data) > 1024+len("--- again ---\n")+len(`{"later":1}`+"\n") {
+		t.Errorf("the earlier content was not cut to a quarter of the limit: %d bytes", len(data))
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(data, "\n"), "\n") {
+		if !strings.HasPrefix(line, `{"earlier":`) && !strings.HasPrefix(line, "[runner: ") && line != "--- again ---" && line != `{"later":1}` {
+			t.Errorf("line %q is not whole", line)
+		}
+	}
+	if !strings.Contains(data, " bytes of output cut here]\n") {
+		t.Errorf("no marker in %q", data)
+	}
+}

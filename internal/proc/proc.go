@@ -55,11 +55,13 @@ type Spec struct {
 	// applies to this run's part of the file.
 	LogAppend bool
 
-	// Stdout, when set, also receives every byte of stdout (not stderr),
-	// for example an events file or a TailBuffer. A write error stops
-	// further writes to it (the pipe is still drained) and is reported in
-	// Result.OutputErr.
+	// Stdout and Stderr, when set, also receive every byte of stdout and
+	// of stderr, for example an events file or a TailBuffer (with Log ""
+	// they are the only copy). Each is written from its own goroutine. A
+	// write error stops further writes to that one (the pipe is still
+	// drained) and is reported in Result.OutputErr.
 	Stdout io.Writer
+	Stderr io.Writer
 
 	// Timeout stops the command after this long; IdleTimeout stops it
 	// when it printed nothing on stdout or stderr for this long; zero
@@ -193,9 +195,9 @@ func Run(ctx context.Context, s Spec) Result {
 	}
 
 	var lastOut atomic.Int64 // time of the last output, as nanoseconds since start
-	var sinkErr error
+	var outErr, errErr error
 	var wg sync.WaitGroup
-	drain := func(r *os.File, extra io.Writer) {
+	drain := func(r *os.File, extra io.Writer, name string, sinkErr *error) {
 		defer wg.Done()
 		buf := make([]byte, readBuf)
 		for {
@@ -205,7 +207,7 @@ func Run(ctx context.Context, s Spec) Result {
 				log.Write(buf[:n])
 				if extra != nil {
 					if _, werr := extra.Write(buf[:n]); werr != nil {
-						sinkErr = fmt.Errorf("write stdout copy: %w", werr)
+						*sinkErr = fmt.Errorf("write %s copy: %w", name, werr)
 						extra = nil
 					}
 				}
@@ -216,8 +218,8 @@ func Run(ctx context.Context, s Spec) Result {
 		}
 	}
 	wg.Add(2)
-	go drain(outR, s.Stdout)
-	go drain(errR, nil)
+	go drain(outR, s.Stdout, "stdout", &outErr)
+	go drain(errR, s.Stderr, "stderr", &errErr)
 
 	stdinDone := make(chan struct{})
 	var closeStdin func()
@@ -294,7 +296,7 @@ func Run(ctx context.Context, s Spec) Result {
 
 	var logErr error
 	res.LogBytes, res.CutBytes, logErr = log.Close()
-	res.OutputErr = errors.Join(logErr, sinkErr)
+	res.OutputErr = errors.Join(logErr, outErr, errErr)
 	return res
 }
 

@@ -164,6 +164,27 @@ func TestRunStdoutSinkGetsOnlyStdout(t *testing.T) {
 	}
 }
 
+func TestRunStderrSinkWithoutLog(t *testing.T) {
+	out, errs := NewTailBuffer(1024), NewTailBuffer(1024)
+	r := runBounded(t, context.Background(), Spec{
+		Argv:   []string{"sh", "-c", "echo out; echo err >&2; echo more >&2"},
+		Stdout: out,
+		Stderr: errs,
+	}, 30*time.Second)
+	if r.ExitCode != 0 || r.StartErr != nil || r.OutputErr != nil {
+		t.Fatalf("Run = %+v", r)
+	}
+	if got, want := string(out.Bytes()), "out\n"; got != want {
+		t.Errorf("stdout sink = %q, want %q", got, want)
+	}
+	if got, want := string(errs.Bytes()), "err\nmore\n"; got != want {
+		t.Errorf("stderr sink = %q, want %q", got, want)
+	}
+	if r.LogBytes != 13 {
+		t.Errorf("LogBytes = %d, want 13", r.LogBytes)
+	}
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
@@ -176,6 +197,11 @@ func TestRunSinkErrorStillDrains(t *testing.T) {
 	}
 	if r.OutputErr == nil || !strings.Contains(r.OutputErr.Error(), "disk full") {
 		t.Errorf("OutputErr = %v, want the sink's error", r.OutputErr)
+	}
+	s = Spec{Argv: []string{"sh", "-c", "head -c 300000 /dev/zero >&2"}, Stderr: failingWriter{}}
+	r = runBounded(t, context.Background(), s, 30*time.Second)
+	if r.ExitCode != 0 || r.LogBytes != 300000 || r.OutputErr == nil || !strings.Contains(r.OutputErr.Error(), "write stderr copy: disk full") {
+		t.Errorf("Run = %+v, want all 300000 bytes drained and the stderr sink's error", r)
 	}
 }
 
