@@ -389,6 +389,7 @@ func agentMeta(res *executor.Result, limits []state.RateLimitMeta) *state.AgentM
 		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
 		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
 		Evidence: res.Evidence, Failed: res.AgentFailed, PermissionDenials: res.PermissionDenials, RateLimits: limits,
+		Recovered: res.Recovered,
 	}
 }
 

@@ -593,12 +593,29 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		return r.endResumed(meta, who+" stopped before the agent started: no attempt was spent")
 	}
 	if res := r.recoverAgent(meta); res != nil {
-		r.log.Info("the previous runner stopped after the agent finished; recording the agent's saved message", "iteration", in.Iteration, "node", in.Node)
+		var limits []state.RateLimitMeta
+		if meta.Agent != nil {
+			limits = meta.Agent.RateLimits
+		}
+		meta.Agent = agentMeta(res, limits)
+		if res.Usage != nil {
+			if meta.Usage == nil {
+				meta.Usage = &state.Usage{}
+			}
+			meta.Usage.Add(*res.Usage)
+			r.rs.Usage.Add(*res.Usage)
+		}
+		if res.Class == executor.ClassRateLimited {
+			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
+			return r.endResumed(meta, who+" stopped after the agent hit a usage or rate limit: no attempt was spent")
+		}
+		r.log.Info("the previous runner stopped after the agent finished; recording what the agent left", "iteration", in.Iteration, "node", in.Node)
+		meta.Note = "recorded from the files the agent left: " + who + " stopped, or could not write its records, after the agent finished (its exit status is unknown)"
 		return r.agentFinished(ctx, meta, res)
 	}
 	r.log.Warn("the previous runner was interrupted while the agent worked; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
 	if meta.Agent == nil {
-		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: logTail(filepath.Join(runDir, "executor.log"))}
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.executorOptions(), runDir)}
 	}
 	return r.recordInterrupted(meta, who+" stopped while the agent was working")
 }
@@ -723,31 +740,6 @@ func phaseRank(phase string) int {
 	return 0
 }
 
-// logTail returns the last lines of a log file, bounded.
-func logTail(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	const max = 2048
-	st, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := st.Size() - max
-	if off < 0 {
-		off = 0
-	}
-	buf := make([]byte, st.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // progress prints the one line a user sees per iteration. meta.json is
 // shared with the agent, so what it says is escaped.
 func (r *Runner) progress(m *state.Meta) {
@@ -866,5 +858,15 @@ func (c *configCache) load(path string) (*config.Config, fileSum, error) {
 // (it died, or could not write, right after the agent ended). nil when
 // the agent did not finish.
 func (r *Runner) recoverAgent(meta *state.Meta) *executor.Result {
-	return nil // PLACEHOLDER: wired to executor.Recover
+	req := executor.Request{
+		Root: r.p.Root, RunnerDir: r.p.Dir, RunDir: r.p.RunDir(meta.Iteration),
+		Iteration: meta.Iteration, NodeID: meta.Node,
+		PromptFile: filepath.Join(r.p.RunDir(meta.Iteration), "prompt.md"), SchemaFile: r.p.Schema(),
+	}
+	res, err := executor.Recover(r.executorOptions(), req)
+	if err != nil {
+		r.log.Warn("cannot read what the agent left; counting the iteration as interrupted", "iteration", meta.Iteration, "err", err)
+		return nil
+	}
+	return res
 }

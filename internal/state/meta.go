@@ -84,6 +84,10 @@ type AgentMeta struct {
 	// RateLimits lists the runs of this iteration that hit a usage or rate
 	// limit and were retried after a wait, oldest first.
 	RateLimits []RateLimitMeta `json:"rate_limits,omitempty"`
+	// Recovered is set when the run was read back from the files the agent
+	// left (a runner stopped after the agent finished and before it saved
+	// the run): its exit status is unknown.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // PermissionDenial is one tool call the agent was refused.
