@@ -84,9 +84,9 @@ type Runner struct {
 	// (see record and flushState).
 	stateDirty bool
 	// journalDirty says the journal has records appended without an fsync.
+	journalDirty bool
 	// stateOnDisk says run_state.json exists (checkIntact).
 	stateOnDisk bool
-	journalDirty bool
 
 	// Writes done while the agent works (iterate.go, whileAgentRuns).
 	background       sync.WaitGroup
