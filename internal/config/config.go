@@ -29,7 +29,10 @@ const (
 // MaxFileSize is the largest config file Load reads.
 const MaxFileSize = 1 << 20
 
-// Config is the whole of .runner/config.toml with defaults applied.
+// Config is the whole of .runner/config.toml with defaults applied. The
+// toml tag of each field is the key it is read from: a field with a tag,
+// a default in Default, a rule in validate and a line in the example
+// config.toml make a new key.
 type Config struct {
 	Executor Executor `toml:"executor"`
 	Guards   []Guard  `toml:"guard"`
@@ -154,12 +157,12 @@ type ScrubRule struct {
 // the result. file names the file in error messages. When anything is
 // wrong the error is an *Error holding every problem found.
 func Parse(file string, data []byte) (*Config, error) {
-	d := newDecoder(file, data)
-	cfg, ok := d.decode()
+	r := &report{file: file, data: data}
+	cfg, ok := decode(r)
 	if ok {
-		d.validate(cfg)
+		r.validate(cfg)
 	}
-	if err := d.err(); err != nil {
+	if err := r.err(); err != nil {
 		return nil, err
 	}
 	return cfg, nil

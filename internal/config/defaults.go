@@ -80,3 +80,25 @@ func Default() *Config {
 		Scrub: Scrub{Enabled: true},
 	}
 }
+
+// fillDefaults gives a decoded Config the defaults that depend on what
+// the file says; set reports whether the file set the field a pointer
+// points to.
+func fillDefaults(c *Config, set func(field any) bool) {
+	e := &c.Executor
+	if !set(&e.Args) {
+		e.Args = DefaultArgs(e.Preset)
+	}
+	if !set(&e.Prices.CachedInput) {
+		e.Prices.CachedInput = e.Prices.Input
+	}
+	for i := range c.Guards {
+		g := &c.Guards[i]
+		if !set(&g.Timeout) {
+			g.Timeout = Duration{DefaultGuardTimeout}
+		}
+		if !set(&g.OutputLimit) {
+			g.OutputLimit = DefaultGuardOutputLimit
+		}
+	}
+}
