@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -47,6 +48,58 @@ func (e *Error) Error() string {
 		lines[i] = p.Error()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// report collects the problems of one file, each on the line of its key.
+type report struct {
+	file     string
+	data     []byte         // the file's text; nil for a Config built in code
+	lines    map[string]int // key path -> line, found on first use
+	problems []Problem
+}
+
+// line returns the line of path, or of its nearest ancestor the file
+// mentions, or 0.
+func (r *report) line(path string) int {
+	if r.data == nil {
+		return 0
+	}
+	if r.lines == nil {
+		r.lines = keyLines(string(r.data))
+	}
+	for p := path; p != ""; p = parentPath(p) {
+		if l, ok := r.lines[p]; ok {
+			return l
+		}
+	}
+	return 0
+}
+
+// addf reports a problem with the value of key path.
+func (r *report) addf(path, format string, args ...any) {
+	r.addAt(path, path, format, args...)
+}
+
+// addAt reports a problem with key path on the line of another key, for a
+// key that is missing because of what another one says.
+func (r *report) addAt(linePath, path, format string, args ...any) {
+	r.problems = append(r.problems, Problem{File: r.file, Line: r.line(linePath), Key: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// err returns the problems in file order (those without a line last) as
+// an *Error, or nil when there are none.
+func (r *report) err() error {
+	if len(r.problems) == 0 {
+		return nil
+	}
+	sort.SliceStable(r.problems, func(i, j int) bool {
+		li, lj := r.problems[i].Line, r.problems[j].Line
+		if li == 0 || lj == 0 {
+			return li != 0 && lj == 0
+		}
+		return li < lj
+	})
+	return &Error{Problems: r.problems}
 }
 
 // suggest returns the candidate closest to key when it is close enough to

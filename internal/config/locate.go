@@ -7,71 +7,13 @@ import (
 	"unicode/utf8"
 )
 
-// The TOML library reports positions only for syntax errors, so the lines
-// of keys are found by a small scanner of its own. It runs only on text the
-// library has already accepted, so it can be lenient: on anything it does
-// not understand it stops, and keys it did not reach simply have no line.
-
-// keyPath joins a table path and a key the way problems name keys:
-// dotted, with keys that are not bare quoted.
-func keyPath(parent, key string) string {
-	k := key
-	if !isBareKey(key) {
-		k = strconv.Quote(key)
-	}
-	if parent == "" {
-		return k
-	}
-	return parent + "." + k
-}
-
-// indexPath names element i of the array at parent.
-func indexPath(parent string, i int) string {
-	return parent + "[" + strconv.Itoa(i) + "]"
-}
-
-// parentPath strips the last key or index from path; it returns "" for a
-// top-level key.
-func parentPath(path string) string {
-	if strings.HasSuffix(path, "]") {
-		if i := strings.LastIndexByte(path, '['); i > 0 {
-			return path[:i]
-		}
-	}
-	// Skip quoted parts when looking for the last separating dot.
-	inQuote := false
-	last := -1
-	for i := 0; i < len(path); i++ {
-		switch c := path[i]; {
-		case c == '\\' && inQuote:
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case c == '.' && !inQuote:
-			last = i
-		}
-	}
-	if last < 0 {
-		return ""
-	}
-	return path[:last]
-}
-
-func isBareKey(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isBareKeyByte(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func isBareKeyByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
+// The TOML library (v1.6) does not expose where a key is: it keeps one
+// position per key name, for its own errors, so every [[guard]] would get
+// the last one's line, and none for array elements. The lines of keys are
+// found by this small scanner instead, only when a problem needs one. It
+// runs only on text the library has already accepted, so it can be
+// lenient: on anything it does not understand it stops, and keys it did
+// not reach simply have no line (a problem then takes its table's).
 
 // keyLines maps the path of every key, table header and array element in
 // src to the 1-based line where it first appears.
@@ -382,55 +324,16 @@ func (s *locator) multiline(delim string, escapes bool) bool {
 	return false
 }
 
-// unescapeBasic decodes the escapes of a TOML basic string, leaving any it
-// does not know as written.
+// unescapeBasic decodes the escapes of a TOML basic string as Go does.
+// TOML's \e and \xHH (a code point, where Go's is a byte) are left
+// undecoded: such a key is then not found, and a problem with it takes
+// the line of its table.
 func unescapeBasic(raw string) string {
-	if !strings.Contains(raw, `\`) {
+	if !strings.Contains(raw, `\`) || strings.Contains(raw, `\x`) {
 		return raw
 	}
-	var b strings.Builder
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch e := raw[i]; e {
-		case 'b':
-			b.WriteByte('\b')
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'f':
-			b.WriteByte('\f')
-		case 'r':
-			b.WriteByte('\r')
-		case 'e':
-			b.WriteByte(0x1b)
-		case '"', '\\':
-			b.WriteByte(e)
-		case 'x', 'u', 'U':
-			n := 2
-			if e == 'u' {
-				n = 4
-			} else if e == 'U' {
-				n = 8
-			}
-			if i+1+n <= len(raw) {
-				if v, err := strconv.ParseUint(raw[i+1:i+1+n], 16, 32); err == nil && utf8.ValidRune(rune(v)) {
-					b.WriteRune(rune(v))
-					i += n
-					continue
-				}
-			}
-			b.WriteByte('\\')
-			b.WriteByte(e)
-		default:
-			b.WriteByte('\\')
-			b.WriteByte(e)
-		}
+	if s, err := strconv.Unquote(`"` + raw + `"`); err == nil {
+		return s
 	}
-	return b.String()
+	return raw
 }

@@ -32,6 +32,16 @@ func (d *Duration) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// UnmarshalTOML reads a duration string, and names what the file wrote
+// instead when the value is not a string.
+func (d *Duration) UnmarshalTOML(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf(`want a duration string in Go syntax such as "90s", "30m" or "1h30m", got %s`, describe(v))
+	}
+	return d.UnmarshalText([]byte(s))
+}
+
 // MarshalText writes the duration in Go syntax.
 func (d Duration) MarshalText() ([]byte, error) {
 	return []byte(d.Duration.String()), nil
@@ -95,6 +105,22 @@ func (s *Size) UnmarshalText(text []byte) error {
 	}
 	*s = v
 	return nil
+}
+
+// UnmarshalTOML reads a size string as ParseSize does, or an integer
+// count of bytes.
+func (s *Size) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return fmt.Errorf("invalid size %d: must not be negative", x)
+		}
+		*s = Size(x)
+		return nil
+	case string:
+		return s.UnmarshalText([]byte(x))
+	}
+	return fmt.Errorf(`want a size such as "40KiB", "8MiB", "100B" or a number of bytes, got %s`, describe(v))
 }
 
 // MarshalText writes the size as String does, so it reads back unchanged.

@@ -10,69 +10,69 @@ import (
 // Validate checks the value rules of a Config built in code; Parse applies
 // the same rules to every file it reads.
 func (c *Config) Validate() error {
-	d := newDecoder("config", nil)
-	d.validate(c)
-	return d.err()
+	r := &report{file: "config"}
+	r.validate(c)
+	return r.err()
 }
 
 // scrubRuleName restricts rule names so [REDACTED:<name>] stays readable.
 var scrubRuleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-func (d *decoder) validate(c *Config) {
+func (r *report) validate(c *Config) {
 	e := &c.Executor
 	switch e.Preset {
 	case PresetCodex, PresetClaude:
 		if len(e.Command) > 0 {
-			d.addf("executor.command", "is only used with preset = %q, but preset is %q; remove command or set preset = %q", PresetCommand, e.Preset, PresetCommand)
+			r.addf("executor.command", "is only used with preset = %q, but preset is %q; remove command or set preset = %q", PresetCommand, e.Preset, PresetCommand)
 		}
 	case PresetCommand:
 		if len(e.Command) == 0 {
-			d.addAt("executor.preset", "executor.command", `must be set when preset = "command", for example ["my-agent", "--prompt", "{prompt_file}", "--out", "{output_file}"]`)
+			r.addAt("executor.preset", "executor.command", `must be set when preset = "command", for example ["my-agent", "--prompt", "{prompt_file}", "--out", "{output_file}"]`)
 		} else if strings.TrimSpace(e.Command[0]) == "" {
-			d.addf("executor.command[0]", "the program to run must not be empty")
+			r.addf("executor.command[0]", "the program to run must not be empty")
 		}
 		if e.Bin != "" {
-			d.addf("executor.bin", `is not used with preset = "command"; put the program first in command`)
+			r.addf("executor.bin", `is not used with preset = "command"; put the program first in command`)
 		}
 		if len(e.Args) > 0 {
-			d.addf("executor.args", `is not used with preset = "command"; put every argument in command`)
+			r.addf("executor.args", `is not used with preset = "command"; put every argument in command`)
 		}
 	default:
-		d.addf("executor.preset", `unknown preset %q: want "codex", "claude" or "command"`, e.Preset)
+		r.addf("executor.preset", `unknown preset %q: want "codex", "claude" or "command"`, e.Preset)
 	}
 	for i, a := range e.Command {
 		if strings.ContainsRune(a, 0) {
-			d.addf(indexPath("executor.command", i), "must not contain a NUL byte")
+			r.addf(indexPath("executor.command", i), "must not contain a NUL byte")
 		}
 	}
 	for i, a := range e.Args {
 		if strings.ContainsRune(a, 0) {
-			d.addf(indexPath("executor.args", i), "must not contain a NUL byte")
+			r.addf(indexPath("executor.args", i), "must not contain a NUL byte")
 		}
 	}
-	d.positive("executor.timeout", e.Timeout, `"30m"`)
-	d.nonNegative("executor.idle_timeout", e.IdleTimeout, `"0s" (off) or "10m"`)
-	d.nonNegative("executor.kill_grace", e.KillGrace, `"10s"`)
-	d.positiveSize("executor.output_limit", e.OutputLimit, `"8MiB"`)
+	r.positive("executor.timeout", e.Timeout, `"30m"`)
+	r.nonNegative("executor.idle_timeout", e.IdleTimeout, `"0s" (off) or "10m"`)
+	r.nonNegative("executor.kill_grace", e.KillGrace, `"10s"`)
+	r.positiveSize("executor.output_limit", e.OutputLimit, `"8MiB"`)
 	for _, k := range sortedKeys(e.Env) {
 		if !validEnvName(k) {
-			d.addf(keyPath("executor.env", k), "%q is not a valid environment variable name", k)
+			r.addf(keyPath("executor.env", k), "%q is not a valid environment variable name", k)
 		} else if strings.ContainsRune(e.Env[k], 0) {
-			d.addf(keyPath("executor.env", k), "value must not contain a NUL byte")
+			r.addf(keyPath("executor.env", k), "value must not contain a NUL byte")
 		}
 	}
 	for i, k := range e.EnvDrop {
 		if !validEnvName(k) {
-			d.addf(indexPath("executor.env_drop", i), "%q is not a valid environment variable name", k)
+			r.addf(indexPath("executor.env_drop", i), "%q is not a valid environment variable name", k)
 		}
 	}
 	for i, pat := range e.RateLimitPatterns {
 		re, err := regexp.Compile(pat)
 		switch {
 		case err != nil:
-			d.addf(indexPath("executor.rate_limit_patterns", i), "does not compile: %v", err)
+			r.addf(indexPath("executor.rate_limit_patterns", i), "does not compile: %v", err)
 		case re.MatchString(""):
-			d.addf(indexPath("executor.rate_limit_patterns", i), "%q matches the empty string, so every failed run would count as rate limited", pat)
+			r.addf(indexPath("executor.rate_limit_patterns", i), "%q matches the empty string, so every failed run would count as rate limited", pat)
 		}
 	}
 	for _, pr := range []struct {
@@ -80,7 +80,7 @@ func (d *decoder) validate(c *Config) {
 		v   float64
 	}{{"input", e.Prices.Input}, {"cached_input", e.Prices.CachedInput}, {"output", e.Prices.Output}} {
 		if math.IsNaN(pr.v) || math.IsInf(pr.v, 0) || pr.v < 0 {
-			d.addf("executor.prices."+pr.key, "must be US dollars per million tokens, 0 or more, got %v", pr.v)
+			r.addf("executor.prices."+pr.key, "must be US dollars per million tokens, 0 or more, got %v", pr.v)
 		}
 	}
 
@@ -88,101 +88,101 @@ func (d *decoder) validate(c *Config) {
 	for i, g := range c.Guards {
 		p := indexPath("guard", i)
 		if strings.TrimSpace(g.Name) == "" {
-			d.addf(keyPath(p, "name"), "every [[guard]] needs a name")
+			r.addf(keyPath(p, "name"), "every [[guard]] needs a name")
 		} else if j, dup := seen[g.Name]; dup {
-			d.addf(keyPath(p, "name"), "guard name %q is already used by guard[%d]", g.Name, j)
+			r.addf(keyPath(p, "name"), "guard name %q is already used by guard[%d]", g.Name, j)
 		} else {
 			seen[g.Name] = i
 		}
 		if strings.TrimSpace(g.Run) == "" {
-			d.addf(keyPath(p, "run"), `every [[guard]] needs a command to run, for example run = "go test ./..."`)
+			r.addf(keyPath(p, "run"), `every [[guard]] needs a command to run, for example run = "go test ./..."`)
 		}
-		d.positive(keyPath(p, "timeout"), g.Timeout, `"10m"`)
-		d.positiveSize(keyPath(p, "output_limit"), g.OutputLimit, `"1MiB"`)
+		r.positive(keyPath(p, "timeout"), g.Timeout, `"10m"`)
+		r.positiveSize(keyPath(p, "output_limit"), g.OutputLimit, `"1MiB"`)
 	}
 
-	d.positiveSize("prompt.budget", c.Prompt.Budget, `"40KiB"`)
+	r.positiveSize("prompt.budget", c.Prompt.Budget, `"40KiB"`)
 
 	l := &c.Loop
 	if l.MaxIterations < 1 {
-		d.addf("loop.max_iterations", "must be at least 1, got %d", l.MaxIterations)
+		r.addf("loop.max_iterations", "must be at least 1, got %d", l.MaxIterations)
 	}
 	if l.MaxAttempts < 1 {
-		d.addf("loop.max_attempts", "must be at least 1, got %d", l.MaxAttempts)
+		r.addf("loop.max_attempts", "must be at least 1, got %d", l.MaxAttempts)
 	}
 	if l.OnBlocked != OnBlockedStop && l.OnBlocked != OnBlockedContinue {
-		d.addf("loop.on_blocked", `want "stop" or "continue", got %q`, l.OnBlocked)
+		r.addf("loop.on_blocked", `want "stop" or "continue", got %q`, l.OnBlocked)
 	}
-	d.nonNegative("loop.max_wait", l.MaxWait, `"6h"`)
+	r.nonNegative("loop.max_wait", l.MaxWait, `"6h"`)
 	if math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0) || l.MaxCostUSD < 0 {
-		d.addf("loop.max_cost_usd", "must be a number of dollars, 0 or more (0 = no limit), got %v", l.MaxCostUSD)
+		r.addf("loop.max_cost_usd", "must be a number of dollars, 0 or more (0 = no limit), got %v", l.MaxCostUSD)
 	}
 	if l.MaxTokens < 0 {
-		d.addf("loop.max_tokens", "must be 0 or more (0 = no limit), got %d", l.MaxTokens)
+		r.addf("loop.max_tokens", "must be 0 or more (0 = no limit), got %d", l.MaxTokens)
 	}
 	if l.MaxCostUSD > 0 && e.Preset == PresetCodex && !e.Prices.IsSet() {
-		d.addAt("loop.max_cost_usd", "executor.prices", "must be set when loop.max_cost_usd is: Codex reports tokens, not dollars, so the cost is tokens × prices; for example prices = { input = 1.25, cached_input = 0.125, output = 10.0 } (US dollars per million tokens)")
+		r.addAt("loop.max_cost_usd", "executor.prices", "must be set when loop.max_cost_usd is: Codex reports tokens, not dollars, so the cost is tokens × prices; for example prices = { input = 1.25, cached_input = 0.125, output = 10.0 } (US dollars per million tokens)")
 	}
 	if l.MaxConsecutiveErrors < 0 {
-		d.addf("loop.max_consecutive_errors", "must be 0 or more (0 = off), got %d", l.MaxConsecutiveErrors)
+		r.addf("loop.max_consecutive_errors", "must be 0 or more (0 = off), got %d", l.MaxConsecutiveErrors)
 	}
 	if l.KeepRuns < 0 {
-		d.addf("loop.keep_runs", "must be 0 or more (0 = keep every run folder), got %d", l.KeepRuns)
+		r.addf("loop.keep_runs", "must be 0 or more (0 = keep every run folder), got %d", l.KeepRuns)
 	}
-	d.positive("loop.rate_limit_backoff", l.RateLimitBackoff, `"1m"`)
-	d.positive("loop.rate_limit_backoff_max", l.RateLimitBackoffMax, `"30m"`)
+	r.positive("loop.rate_limit_backoff", l.RateLimitBackoff, `"1m"`)
+	r.positive("loop.rate_limit_backoff_max", l.RateLimitBackoffMax, `"30m"`)
 	if l.RateLimitBackoffMax.Duration > 0 && l.RateLimitBackoffMax.Duration < l.RateLimitBackoff.Duration {
-		d.addf("loop.rate_limit_backoff_max", "must not be shorter than loop.rate_limit_backoff (%s), got %s", l.RateLimitBackoff.Duration, l.RateLimitBackoffMax.Duration)
+		r.addf("loop.rate_limit_backoff_max", "must not be shorter than loop.rate_limit_backoff (%s), got %s", l.RateLimitBackoff.Duration, l.RateLimitBackoffMax.Duration)
 	}
 
 	names := map[string]int{}
-	for i, r := range c.Scrub.Rules {
+	for i, rule := range c.Scrub.Rules {
 		p := indexPath("scrub.rules", i)
-		switch j, dup := names[r.Name]; {
-		case r.Name == "":
-			d.addf(keyPath(p, "name"), "every scrub rule needs a name")
-		case !scrubRuleName.MatchString(r.Name):
-			d.addf(keyPath(p, "name"), "%q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", r.Name)
+		switch j, dup := names[rule.Name]; {
+		case rule.Name == "":
+			r.addf(keyPath(p, "name"), "every scrub rule needs a name")
+		case !scrubRuleName.MatchString(rule.Name):
+			r.addf(keyPath(p, "name"), "%q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", rule.Name)
 		case dup:
-			d.addf(keyPath(p, "name"), "scrub rule name %q is already used by scrub.rules[%d]", r.Name, j)
+			r.addf(keyPath(p, "name"), "scrub rule name %q is already used by scrub.rules[%d]", rule.Name, j)
 		default:
-			names[r.Name] = i
+			names[rule.Name] = i
 		}
-		if r.Regex == "" {
-			d.addf(keyPath(p, "regex"), "every scrub rule needs a regex")
+		if rule.Regex == "" {
+			r.addf(keyPath(p, "regex"), "every scrub rule needs a regex")
 			continue
 		}
-		re, err := regexp.Compile(r.Regex)
+		re, err := regexp.Compile(rule.Regex)
 		if err != nil {
-			d.addf(keyPath(p, "regex"), "does not compile: %v", err)
+			r.addf(keyPath(p, "regex"), "does not compile: %v", err)
 			continue
 		}
 		if re.MatchString("") {
-			d.addf(keyPath(p, "regex"), "%q matches the empty string, so it would redact everywhere", r.Regex)
+			r.addf(keyPath(p, "regex"), "%q matches the empty string, so it would redact everywhere", rule.Regex)
 		}
 	}
 	for i, a := range c.Scrub.Allow {
 		if a == "" {
-			d.addf(indexPath("scrub.allow", i), "allow-list entries must not be empty")
+			r.addf(indexPath("scrub.allow", i), "allow-list entries must not be empty")
 		}
 	}
 }
 
-func (d *decoder) positive(path string, v Duration, example string) {
+func (r *report) positive(path string, v Duration, example string) {
 	if v.Duration <= 0 {
-		d.addf(path, "must be a duration greater than zero, such as %s; got %q", example, v.Duration.String())
+		r.addf(path, "must be a duration greater than zero, such as %s; got %q", example, v.Duration.String())
 	}
 }
 
-func (d *decoder) nonNegative(path string, v Duration, example string) {
+func (r *report) nonNegative(path string, v Duration, example string) {
 	if v.Duration < 0 {
-		d.addf(path, "must not be negative; use a duration such as %s, got %q", example, v.Duration.String())
+		r.addf(path, "must not be negative; use a duration such as %s, got %q", example, v.Duration.String())
 	}
 }
 
-func (d *decoder) positiveSize(path string, v Size, example string) {
+func (r *report) positiveSize(path string, v Size, example string) {
 	if v <= 0 {
-		d.addf(path, "must be greater than zero, such as %s; got %s", example, fmt.Sprint(int64(v)))
+		r.addf(path, "must be greater than zero, such as %s; got %s", example, fmt.Sprint(int64(v)))
 	}
 }
 
