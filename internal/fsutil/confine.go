@@ -36,22 +36,22 @@ var ErrSymlink = errors.New("symbolic link refused")
 var ErrNotRegular = errors.New("not a regular file")
 
 // LinkError is a refusal to go through a symbolic link under a confined
-// directory: Link is the link, Path what was being read or written.
+// directory: Link is the link, Path what was being read or written, Op
+// what was being done ("" for Confine itself). The message names the
+// link; callers say what they were doing with which file.
 type LinkError struct {
 	Op, Path, Link string
 }
 
 func (e *LinkError) Error() string {
-	if e.Op == "" {
-		return fmt.Sprintf("%s is a symbolic link, and the runner does not follow symbolic links under .runner/; move the real folder there instead",
-			DisplayPath(e.Link))
+	const why = "is a symbolic link, and the runner does not follow symbolic links under .runner/"
+	switch {
+	case e.Op == "":
+		return fmt.Sprintf("%s %s; move the real folder there instead", DisplayPath(e.Link), why)
+	case e.Link == e.Path:
+		return fmt.Sprintf("%s %s; put the real file there instead", DisplayPath(e.Link), why)
 	}
-	what := "file or folder"
-	if e.Link != e.Path {
-		what = "folder"
-	}
-	return fmt.Sprintf("%s %s: %s is a symbolic link, and the runner does not follow symbolic links under .runner/; put the real %s there instead",
-		e.Op, DisplayPath(e.Path), DisplayPath(e.Link), what)
+	return fmt.Sprintf("%s %s; put the real folder there instead", DisplayPath(e.Link), why)
 }
 
 func (e *LinkError) Unwrap() error { return ErrSymlink }
