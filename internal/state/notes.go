@@ -43,7 +43,9 @@ func AppendNotes(path, heading string, iteration int, node string, items []strin
 		return err
 	}
 	switch last, err := lastByte(path); {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, fsutil.ErrSymlink), errors.Is(err, fsutil.ErrNotRegular):
+		// Missing, or not a file of the runner's own (a link the agent
+		// made, a named pipe): the append starts a new file.
 		text = "# " + heading + "\n\n" + text
 	case err != nil:
 		return fmt.Errorf("append %s: %w", path, err)
@@ -55,7 +57,7 @@ func AppendNotes(path, heading string, iteration int, node string, items []strin
 
 // lastByte returns the last byte of the file, '\n' for an empty one.
 func lastByte(path string) (byte, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return 0, err
 	}
