@@ -24,7 +24,10 @@ func openBeneath(dirfd int, rel string, readable bool) (int, error) {
 		} else {
 			flags |= unix.O_PATH
 		}
-		for {
+		// EAGAIN: a rename elsewhere raced the lookup; the kernel asks
+		// for a retry. A few retries, then the walk, which has no such
+		// limit.
+		for try := 0; try < 16; try++ {
 			fd, err := unix.Openat2(dirfd, rel, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS})
 			switch {
 			case err == nil:

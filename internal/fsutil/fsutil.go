@@ -187,11 +187,12 @@ func SyncFile(path string) error {
 
 // RemoveTemps deletes the temporary files WriteFileAtomic left in dir when
 // the process died between creating and renaming them. It returns the
-// names it removed.
+// names it removed. A dir under a confined directory that is a symbolic
+// link holds nothing of the runner's: nothing is removed.
 func RemoveTemps(dir string) ([]string, error) {
 	entries, err := ReadDir(dir)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, ErrSymlink) {
 			return nil, nil
 		}
 		return nil, err
