@@ -144,23 +144,43 @@ func mkdirAll(path string, perm os.FileMode) error {
 		return err
 	}
 	defer l.release()
+	// As os.MkdirAll: an existing folder costs one stat and no mkdir.
+	if done, err := isDirAt(&l); done || err != nil {
+		return err
+	}
 	err = unix.Mkdirat(l.dir, l.name, uint32(perm.Perm()))
 	if errors.Is(err, unix.EEXIST) {
-		var st unix.Stat_t
-		if serr := unix.Fstatat(l.dir, l.name, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil {
-			switch st.Mode & unix.S_IFMT {
-			case unix.S_IFDIR:
-				return nil
-			case unix.S_IFLNK:
-				return &LinkError{Op: "create", Path: path, Link: path}
-			}
-			return &fs.PathError{Op: "mkdir", Path: path, Err: unix.ENOTDIR}
+		if done, err := isDirAt(&l); done || err != nil {
+			return err
 		}
 	}
 	if err != nil {
 		return &fs.PathError{Op: "mkdir", Path: path, Err: err}
 	}
 	return nil
+}
+
+// isDirAt reports whether l's name is a folder, without following a link;
+// a link or anything else there is an error, a missing name neither.
+func isDirAt(l *loc) (bool, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(l.dir, l.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return false, nil
+	case err != nil:
+		return false, &fs.PathError{Op: "stat", Path: l.path, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return true, nil
+	case unix.S_IFLNK:
+		if l.confined {
+			return false, &LinkError{Op: "create", Path: l.path, Link: l.path}
+		}
+		return false, nil // a link outside any confined folder: mkdir says what it is
+	}
+	return false, &fs.PathError{Op: "mkdir", Path: l.path, Err: unix.ENOTDIR}
 }
 
 // Rename renames oldpath to newpath. Under a confined directory both must
