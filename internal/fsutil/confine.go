@@ -90,11 +90,30 @@ func kindOf(m fs.FileMode) string {
 type root struct {
 	dir  string // absolute and clean
 	fd   int
-	refs int
-	// mu is held for reading while an operation uses fd, so that Release
-	// never closes it under one.
-	mu     sync.RWMutex
-	closed bool
+	refs int // Confine calls not yet released (under rootsMu)
+	// users counts the operations using fd, plus one while the root is
+	// registered; whoever brings it to zero closes fd, so Release never
+	// closes it under an operation.
+	users atomic.Int64
+}
+
+// acquire reports whether fd can be used, counting one more user.
+func (r *root) acquire() bool {
+	for {
+		n := r.users.Load()
+		if n == 0 {
+			return false // released meanwhile
+		}
+		if r.users.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func (r *root) done() {
+	if r.users.Add(-1) == 0 {
+		unix.Close(r.fd)
+	}
 }
 
 var (
@@ -144,7 +163,9 @@ func Confine(dir string) error {
 	if cur != nil {
 		next = append(next, *cur...)
 	}
-	next = append(next, &root{dir: abs, fd: fd, refs: 1})
+	r := &root{dir: abs, fd: fd, refs: 1}
+	r.users.Store(1)
+	next = append(next, r)
 	roots.Store(&next)
 	return nil
 }
@@ -171,10 +192,7 @@ func Release(dir string) {
 		}
 		next := append(append([]*root(nil), (*cur)[:i]...), (*cur)[i+1:]...)
 		roots.Store(&next)
-		r.mu.Lock()
-		r.closed = true
-		unix.Close(r.fd)
-		r.mu.Unlock()
+		r.done()
 		return
 	}
 }
@@ -219,7 +237,7 @@ type loc struct {
 	path     string // as given, for messages
 	confined bool
 	owned    bool  // dir is closed by release
-	r        *root // read-locked until release
+	r        *root // acquired until release
 }
 
 func (l *loc) release() {
@@ -228,7 +246,7 @@ func (l *loc) release() {
 		l.owned = false
 	}
 	if l.r != nil {
-		l.r.mu.RUnlock()
+		l.r.done()
 		l.r = nil
 	}
 }
@@ -257,13 +275,11 @@ func locate(path string, readable bool) (loc, error) {
 	if r == nil {
 		return loc{dir: unix.AT_FDCWD, name: path, path: path}, nil
 	}
-	r.mu.RLock()
-	if r.closed {
-		r.mu.RUnlock()
+	if !r.acquire() {
 		return loc{dir: unix.AT_FDCWD, name: path, path: path}, nil
 	}
 	if rel == "." {
-		r.mu.RUnlock()
+		r.done()
 		return loc{}, fmt.Errorf("%s: is the confined folder itself, not a file in it", DisplayPath(path))
 	}
 	l := loc{dir: r.fd, path: path, confined: true, r: r}
@@ -287,11 +303,10 @@ func locate(path string, readable bool) (loc, error) {
 func openDir(path string) (int, error) {
 	r, rel := lookup(path)
 	if r != nil {
-		r.mu.RLock()
-		defer r.mu.RUnlock()
-		if !r.closed {
+		if r.acquire() {
+			defer r.done()
 			if rel == "." {
-				return unix.Dup(r.fd)
+				return unix.FcntlInt(uintptr(r.fd), unix.F_DUPFD_CLOEXEC, 0)
 			}
 			fd, err := openBeneath(r.fd, rel, true)
 			if err != nil {
@@ -339,7 +354,7 @@ func walkBeneath(dirfd int, rel string) (int, error) {
 		cur, owned = fd, true
 	}
 	if !owned {
-		return unix.Dup(dirfd)
+		return unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
 	}
 	return cur, nil
 }
