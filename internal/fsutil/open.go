@@ -123,41 +123,6 @@ func Create(path string) (*os.File, error) {
 	}
 }
 
-// OpenLock opens path, a lock file, for reading and writing, creating it
-// when missing. A lock is held on the file others open too, so the name is
-// never replaced: a file that is not a regular file with a single link
-// (or, under a confined directory, a symbolic link) is refused with an
-// error saying so, and nothing is written to it.
-func OpenLock(path string) (*os.File, error) {
-	l, err := locate(path, false)
-	if err != nil {
-		return nil, err
-	}
-	defer l.release()
-	fd, err := openat(l.dir, l.name, unix.O_RDWR|unix.O_CREAT|unix.O_NONBLOCK|unix.O_CLOEXEC|l.nofollow(), 0o644)
-	if errors.Is(err, unix.ENXIO) {
-		return nil, &NotRegularError{Path: path, Mode: fs.ModeSocket}
-	}
-	if err != nil {
-		return nil, finalError(&l, "open", err)
-	}
-	var st unix.Stat_t
-	if err := fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, &NotRegularError{Path: path, Mode: fileMode(uint32(st.Mode))}
-	}
-	if st.Nlink != 1 {
-		unix.Close(fd)
-		return nil, fmt.Errorf("%s: has %d links: it is shared with another file, which the runner does not write through; remove it once no runner is running",
-			DisplayPath(path), st.Nlink)
-	}
-	return newFile(fd, 0, path)
-}
-
 func openPrivate(path string, appendFlag int, keep, create bool) (*os.File, error) {
 	l, err := locate(path, false)
 	if err != nil {
