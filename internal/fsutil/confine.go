@@ -142,22 +142,9 @@ func Confine(dir string) error {
 			}
 		}
 	}
-	st, err := os.Lstat(abs)
+	fd, err := openRoot(abs)
 	if err != nil {
 		return err
-	}
-	if st.Mode()&fs.ModeSymlink != 0 {
-		return &LinkError{Path: abs, Link: abs}
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a folder", DisplayPath(abs))
-	}
-	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-		return &LinkError{Path: abs, Link: abs} // replaced meanwhile
-	}
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: abs, Err: err}
 	}
 	var next []*root
 	if cur != nil {
@@ -168,6 +155,28 @@ func Confine(dir string) error {
 	next = append(next, r)
 	roots.Store(&next)
 	return nil
+}
+
+// openRoot opens the directory to confine, refusing a symbolic link.
+func openRoot(abs string) (int, error) {
+	st, err := os.Lstat(abs)
+	if err != nil {
+		return -1, err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return -1, &LinkError{Path: abs, Link: abs}
+	}
+	if !st.IsDir() {
+		return -1, fmt.Errorf("%s is not a folder", DisplayPath(abs))
+	}
+	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+		return -1, &LinkError{Path: abs, Link: abs} // replaced meanwhile
+	}
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: abs, Err: err}
+	}
+	return fd, nil
 }
 
 // Release undoes one Confine of dir; the last one closes it, and paths
@@ -228,6 +237,64 @@ func lookup(path string) (*root, string) {
 	return nil, ""
 }
 
+// use returns the confined directory holding path, acquired (the caller
+// calls done), and path's name relative to it; nil for a path outside
+// every confined directory.
+func use(path string) (*root, string) {
+	r, rel := lookup(path)
+	if r == nil || !r.acquire() {
+		return nil, ""
+	}
+	if removed(r) {
+		if nr := reopen(r); nr != r && nr.acquire() {
+			r.done()
+			r = nr
+		}
+	}
+	return r, rel
+}
+
+// removed reports whether r's directory was removed: its link count is 0.
+func removed(r *root) bool {
+	var st unix.Stat_t
+	return fstat(r.fd, &st) == nil && st.Nlink == 0
+}
+
+// reopen replaces r, whose directory was removed, with the directory made
+// again at the same path (the agent's `git clean -fdx` took .runner/ and
+// the runner put it back), opened as Confine opens it, so that the files
+// written from then on are in the folder people see. It returns the
+// directory now registered for r's path: r itself when there is nothing to
+// open there (or a symbolic link, which is refused).
+func reopen(r *root) *root {
+	rootsMu.Lock()
+	defer rootsMu.Unlock()
+	cur := roots.Load()
+	if cur == nil {
+		return r
+	}
+	for i, x := range *cur {
+		if x.dir != r.dir {
+			continue
+		}
+		if x != r {
+			return x // reopened already
+		}
+		fd, err := openRoot(r.dir)
+		if err != nil {
+			return r
+		}
+		nr := &root{dir: r.dir, fd: fd, refs: r.refs}
+		nr.users.Store(1)
+		next := append([]*root(nil), (*cur)...)
+		next[i] = nr
+		roots.Store(&next)
+		r.done() // the registry's reference: closed once its users are done
+		return nr
+	}
+	return r
+}
+
 // loc is where a file lies: a directory descriptor and the file's name
 // relative to it. Outside every confined directory dir is AT_FDCWD and
 // name the path itself.
@@ -271,11 +338,8 @@ func (l *loc) sibling(base string) string {
 // directory descriptor can be fsynced and listed (on Linux it is
 // otherwise an O_PATH descriptor). The caller must call release.
 func locate(path string, readable bool) (loc, error) {
-	r, rel := lookup(path)
+	r, rel := use(path)
 	if r == nil {
-		return loc{dir: unix.AT_FDCWD, name: path, path: path}, nil
-	}
-	if !r.acquire() {
 		return loc{dir: unix.AT_FDCWD, name: path, path: path}, nil
 	}
 	if rel == "." {
@@ -301,19 +365,16 @@ func locate(path string, readable bool) (loc, error) {
 // directory. The caller closes the descriptor; the confined directory
 // itself is returned as a new descriptor too.
 func openDir(path string) (int, error) {
-	r, rel := lookup(path)
-	if r != nil {
-		if r.acquire() {
-			defer r.done()
-			if rel == "." {
-				return unix.FcntlInt(uintptr(r.fd), unix.F_DUPFD_CLOEXEC, 0)
-			}
-			fd, err := openBeneath(r.fd, rel, true)
-			if err != nil {
-				return -1, resolveError(r, rel, path, err)
-			}
-			return fd, nil
+	if r, rel := use(path); r != nil {
+		defer r.done()
+		if rel == "." {
+			return unix.FcntlInt(uintptr(r.fd), unix.F_DUPFD_CLOEXEC, 0)
 		}
+		fd, err := openBeneath(r.fd, rel, true)
+		if err != nil {
+			return -1, resolveError(r, rel, path, err)
+		}
+		return fd, nil
 	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -331,3 +331,37 @@ func TestReleaseUnderOperations(t *testing.T) {
 		}
 	}
 }
+
+// TestConfinedFolderMadeAgain: the confined folder is removed (the agent's
+// `git clean -fdx` took all of .runner/) and made again at the same path:
+// the files written from then on land in the new folder. A link made in
+// its place instead is refused.
+func TestConfinedFolderMadeAgain(t *testing.T) {
+	h := newHostileRepo(t)
+	if err := os.RemoveAll(h.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := MkdirAll(h.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := MkdirAll(h.path("state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(h.path("state/run_state.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(h.path("state/run_state.json")); err != nil || string(got) != "{}\n" {
+		t.Fatalf("after the folder was made again: %q, %v", got, err)
+	}
+
+	if err := os.RemoveAll(h.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(h.outside, h.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(h.path("bashrc"), []byte("evil\n"), 0o644); err == nil {
+		t.Error("wrote through a link made in the confined folder's place")
+	}
+	h.untouched(t)
+}

@@ -124,7 +124,7 @@ func MkdirAll(path string, perm os.FileMode) error {
 		return os.MkdirAll(path, perm)
 	}
 	if rel == "." {
-		return nil
+		return os.MkdirAll(path, perm) // the confined folder itself, made again after a removal
 	}
 	return mkdirAll(r.dir+"/"+rel, perm)
 }
