@@ -173,7 +173,7 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	if m.Note != "" {
 		fmt.Fprintf(w, "note:     %s\n", indentRest(m.Note))
 	}
-	entries, _ := os.ReadDir(runDir)
+	entries, _ := fsutil.ReadDir(runDir)
 	var files []string
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), fsutil.TempPrefix) {

@@ -37,11 +37,11 @@ func runStop(g *globals) error {
 		return fmt.Errorf("stop: read %s: %w", rel(p, p.Lock()), err)
 	}
 	if !held {
-		os.Remove(p.StopRequest())
+		fsutil.Remove(p.StopRequest())
 		fmt.Fprintln(g.streams.Out, "no runner is running in this repository; nothing to stop")
 		return nil
 	}
-	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+	if err := fsutil.MkdirAll(p.StateDir(), 0o755); err != nil {
 		return err
 	}
 	if err := fsutil.WriteFileAtomic(p.StopRequest(), []byte(fmt.Sprintf("stop requested by pid %d\n", os.Getpid())), 0o644); err != nil {

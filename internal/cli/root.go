@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -61,6 +62,9 @@ type globals struct {
 	LogFormat string
 	streams   Streams
 	logger    *log.Logger
+	// confined are the .runner/ folders this command confined
+	// (fsutil.Confine), released when it ends.
+	confined []string
 }
 
 // Main runs the command line with the process's arguments and streams and
@@ -80,6 +84,9 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	err := root.ExecuteContext(ctx)
+	for _, dir := range g.confined {
+		fsutil.Release(dir)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -158,8 +165,22 @@ func (g *globals) setupLogger() error {
 }
 
 // paths resolves the repository: --dir, or the nearest parent of the
-// working directory that holds .runner/.
+// working directory that holds .runner/. Its .runner/ is confined for the
+// rest of the command: no symbolic link under it is followed, and a
+// .runner/ that is itself a link is refused (fsutil.Confine).
 func (g *globals) paths() (state.Paths, error) {
+	p, err := g.findPaths()
+	if err != nil {
+		return p, err
+	}
+	if err := fsutil.Confine(p.Dir); err != nil {
+		return p, err
+	}
+	g.confined = append(g.confined, p.Dir)
+	return p, nil
+}
+
+func (g *globals) findPaths() (state.Paths, error) {
 	if g.Dir != "" {
 		abs, err := filepath.Abs(g.Dir)
 		if err != nil {

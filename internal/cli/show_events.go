@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -43,7 +43,7 @@ type eventCommand struct {
 // Edit, MultiEdit and NotebookEdit files) and their results. It returns
 // nil when the file does not exist.
 func summarizeEvents(path string) *eventSummary {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return nil
 	}

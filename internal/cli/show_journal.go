@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -32,18 +32,14 @@ func traceIteration(p state.Paths, n int) (*journalTrace, error) {
 	tr := &journalTrace{}
 	key := []byte(`"iteration":` + strconv.Itoa(n))
 	for _, path := range []string{p.OldJournal(), p.Journal()} {
-		// O_NONBLOCK: a FIFO put in the journal's place must not hang the
-		// open; it is refused below.
-		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		// A FIFO put in the journal's place is refused at once, and a
+		// symbolic link is not followed (fsutil.Open).
+		f, err := fsutil.Open(path)
 		if os.IsNotExist(err) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", rel(p, path), err)
-		}
-		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			f.Close()
-			return nil, fmt.Errorf("read %s: not a regular file", rel(p, path))
 		}
 		found := false
 		sc := bufio.NewScanner(f)

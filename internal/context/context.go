@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -172,7 +173,7 @@ func renderFailure(prev Previous, limit int64) (string, error) {
 // boundary when one is near, and always at a UTF-8 boundary; invalid UTF-8
 // in the log is replaced with U+FFFD and CR LF line ends become LF.
 func readTail(path string, limit int64) (string, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", err
@@ -321,11 +322,25 @@ func normalizeNewlines(s string) string {
 // before every iteration (and read by the agent only once they are
 // written), so none needs to survive a crash, and reusing them spares the
 // file system a file deleted and one created per iteration.
+//
+// The agent shares dir: only what is inside it is ever removed or written.
+// A symbolic link in the place of dir is removed itself and the folder
+// made again; a link inside it is removed, never followed; a file
+// with another hard link is replaced rather than overwritten
+// (fsutil.OpenWrite), so the other file keeps its content.
 func Write(dir string, f Files) error {
 	if dir == "" {
 		return errors.New("write context files: no directory given")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	err := fsutil.MkdirAll(dir, 0o755)
+	if errors.Is(err, fsutil.ErrSymlink) {
+		// A link in the folder's place: the link is removed, never
+		// followed, and the folder made again.
+		if fsutil.Remove(dir) == nil {
+			err = fsutil.MkdirAll(dir, 0o755)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("write context files: create %s: %w", dir, err)
 	}
 	files := []struct{ name, data string }{
@@ -339,7 +354,7 @@ func Write(dir string, f Files) error {
 			keep[file.name] = true
 		}
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := fsutil.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("write context files: list %s: %w", dir, err)
 	}
@@ -347,7 +362,7 @@ func Write(dir string, f Files) error {
 		if keep[e.Name()] && e.Type().IsRegular() {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+		if err := fsutil.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			return fmt.Errorf("write context files: empty %s: %w", dir, err)
 		}
 	}
@@ -362,9 +377,10 @@ func Write(dir string, f Files) error {
 	return nil
 }
 
-// overwrite replaces the content of path in place, creating it if needed.
+// overwrite replaces the content of path in place, creating it if needed;
+// a file that is not the runner's own is replaced instead (fsutil.OpenWrite).
 func overwrite(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := fsutil.OpenWrite(path)
 	if err != nil {
 		return err
 	}

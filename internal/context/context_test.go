@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -298,5 +299,68 @@ func TestRenderFailureCutsAtRuneBoundary(t *testing.T) {
 		if strings.ContainsRune(rest, utf8.RuneError) || !strings.HasPrefix(rest, "€") {
 			t.Errorf("limit %d: tail starts inside a rune: %q", limit, rest[:min(12, len(rest))])
 		}
+	}
+}
+
+// TestWriteStaysInside is the agent's attack on context/: it replaced the
+// folder with a link to a folder outside the repository, or hard-linked
+// goal.md to a file outside, or left links inside it. Writing the context
+// files changes nothing outside, and context/ ends up a real folder with
+// the files of the iteration.
+func TestWriteStaysInside(t *testing.T) {
+	setup := map[string]func(t *testing.T, ctx, outside string){
+		"context/ linked outside": func(t *testing.T, ctx, outside string) {
+			must(t, os.Symlink(outside, ctx))
+		},
+		"goal.md hard-linked outside": func(t *testing.T, ctx, outside string) {
+			must(t, os.Mkdir(ctx, 0o755))
+			must(t, os.Link(filepath.Join(outside, "bashrc"), filepath.Join(ctx, "goal.md")))
+		},
+		"links inside": func(t *testing.T, ctx, outside string) {
+			must(t, os.MkdirAll(filepath.Join(ctx, "deep"), 0o755))
+			must(t, os.Symlink(outside, filepath.Join(ctx, "deep", "out")))
+			must(t, os.Symlink(filepath.Join(outside, "bashrc"), filepath.Join(ctx, "history.md")))
+			must(t, os.Symlink(outside, filepath.Join(ctx, "failure.md")))
+		},
+	}
+	for name, attack := range setup {
+		t.Run(name, func(t *testing.T) {
+			base := t.TempDir()
+			runner := filepath.Join(base, "repo", ".runner")
+			outside := filepath.Join(base, "outside")
+			must(t, os.MkdirAll(runner, 0o755))
+			must(t, os.MkdirAll(outside, 0o755))
+			must(t, os.WriteFile(filepath.Join(outside, "bashrc"), []byte("keep\n"), 0o644))
+			ctx := filepath.Join(runner, "context")
+			attack(t, ctx, outside)
+			must(t, fsutil.Confine(runner))
+			defer fsutil.Release(runner)
+
+			if err := Write(ctx, Files{Goal: "# Goal\n\nNew\n", History: "# History\n"}); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(filepath.Join(outside, "bashrc")); err != nil || string(got) != "keep\n" {
+				t.Errorf("the file outside holds %q (%v), want it unchanged", got, err)
+			}
+			if got := names(t, outside); !slices.Equal(got, []string{"bashrc"}) {
+				t.Errorf("the folder outside holds %v, want only bashrc", got)
+			}
+			if st, err := os.Lstat(ctx); err != nil || !st.IsDir() {
+				t.Fatalf("context/ is %v (%v), want a real folder", st.Mode(), err)
+			}
+			if got := names(t, ctx); !slices.Equal(got, []string{"goal.md", "history.md"}) {
+				t.Errorf("context/ holds %v", got)
+			}
+			if got, _ := os.ReadFile(filepath.Join(ctx, "goal.md")); string(got) != "# Goal\n\nNew\n" {
+				t.Errorf("goal.md = %q", got)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -175,7 +175,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	}
 	// A stale output file from an earlier run of this directory must never
 	// be read as this run's message.
-	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := fsutil.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale output file: %w", err)
 	}
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
@@ -268,19 +267,8 @@ func (c *cutCounter) line(line []byte, _ int64) {
 }
 
 // openRegular opens a file for reading, refusing anything but a regular
-// file without blocking on it (a FIFO put in place of a run file).
+// file without blocking on it (a FIFO put in place of a run file), and a
+// symbolic link under .runner/ (fsutil.Open).
 func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("open %s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return fsutil.Open(path)
 }

@@ -42,6 +42,11 @@
 //	env             names of environment variables printed to stdout as
 //	                NAME=value, or "NAME unset"
 //	delete          files to remove (missing ones are fine)
+//	symlink         [{path, target}]: replace path (whatever it is, a folder
+//	                with its content too) with a symbolic link to target
+//	hardlink        [{path, target}]: replace path with a hard link to the
+//	                file target (relative to the working directory)
+//	mkfifo          paths to replace with named pipes
 //	write           [{path, content, append}]: files to write or append to
 //	                (parent directories are created)
 //	grandchild      {"sleep": "60s", "pid_file": "gc.pid"}: start `sleep`
@@ -152,6 +157,9 @@ type Step struct {
 	SaveArgs   string      `json:"save_args,omitempty"`
 	Env        []string    `json:"env,omitempty"`
 	Delete     []string    `json:"delete,omitempty"`
+	Symlink    []Link      `json:"symlink,omitempty"`
+	Hardlink   []Link      `json:"hardlink,omitempty"`
+	Mkfifo     []string    `json:"mkfifo,omitempty"`
 	Write      []File      `json:"write,omitempty"`
 	Grandchild *Grandchild `json:"grandchild,omitempty"`
 	Shell      []string    `json:"shell,omitempty"`
@@ -203,6 +211,13 @@ type File struct {
 	Path    string `json:"path"`
 	Content string `json:"content"`
 	Append  bool   `json:"append,omitempty"`
+}
+
+// Link is a link a step makes, as a hostile agent would: path is
+// replaced by a link to target.
+type Link struct {
+	Path   string `json:"path"`
+	Target string `json:"target"`
 }
 
 // Grandchild is a `sleep` process the step leaves running.
@@ -417,6 +432,9 @@ func (st *Step) run(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 			return 0, err
 		}
 	}
+	if err := st.makeLinks(); err != nil {
+		return 0, err
+	}
 	for _, f := range st.Write {
 		if err := writeFile(f.Path, []byte(f.Content), f.Append); err != nil {
 			return 0, err
@@ -490,6 +508,35 @@ func writeFile(path string, data []byte, appendMode bool) error {
 	}
 	_, err = f.Write(data)
 	return errors.Join(err, f.Close())
+}
+
+// makeLinks replaces the step's symlink, hardlink and mkfifo paths.
+func (st *Step) makeLinks() error {
+	for _, l := range st.Symlink {
+		if err := os.RemoveAll(l.Path); err != nil {
+			return err
+		}
+		if err := os.Symlink(l.Target, l.Path); err != nil {
+			return err
+		}
+	}
+	for _, l := range st.Hardlink {
+		if err := os.RemoveAll(l.Path); err != nil {
+			return err
+		}
+		if err := os.Link(l.Target, l.Path); err != nil {
+			return err
+		}
+	}
+	for _, p := range st.Mkfifo {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			return fmt.Errorf("mkfifo %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func startGrandchild(g *Grandchild) error {

@@ -1,6 +1,10 @@
 // Package fsutil holds the small file-system primitives every state file
 // relies on: durable atomic replacement, bounded reads, and cleanup of
-// temporary files left behind by a crash.
+// temporary files left behind by a crash; and the confinement of the
+// files an untrusted agent shares with the runner (see Confine): under a
+// confined directory no symbolic link is followed and no file with other
+// links is written through, and everywhere the files read are regular
+// files, never a named pipe that would block the runner.
 //
 // For crash tests only, the RUNNER_FAILPOINT environment variable makes
 // the process kill itself inside one of these writes (see FailpointEnv).
@@ -15,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // TempPrefix starts the name of every temporary file WriteFileAtomic
@@ -78,20 +84,22 @@ func PrepareReplace(path string, data []byte, perm os.FileMode) (*Replacement, e
 }
 
 func prepareReplace(path string, data []byte, perm os.FileMode, sync bool) (*Replacement, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	l, err := locate(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
+	defer l.release()
+	fd, name, err := l.createTemp()
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := filepath.Join(filepath.Dir(path), filepath.Base(name))
+	f := os.NewFile(uintptr(fd), tmp)
 	ok := false
 	defer func() {
 		if !ok {
 			f.Close()
-			os.Remove(tmp)
+			unix.Unlinkat(l.dir, name, 0)
 		}
 	}()
 	if failHere(FailTemp, path) {
@@ -118,11 +126,19 @@ func prepareReplace(path string, data []byte, perm os.FileMode, sync bool) (*Rep
 
 // Commit renames the prepared file over its path and, with Durable,
 // fsyncs the directory. The content was fsynced by PrepareReplace
-// (ReplaceFile with NotSynced prepares without it).
+// (ReplaceFile with NotSynced prepares without it). A symbolic link at
+// path is replaced, never followed.
 func (r *Replacement) Commit(d Durability) error {
-	if err := os.Rename(r.tmp, r.path); err != nil {
-		os.Remove(r.tmp)
+	l, err := locate(r.path, d == Durable)
+	if err != nil {
+		Remove(r.tmp)
 		return fmt.Errorf("write %s: %w", r.path, err)
+	}
+	defer l.release()
+	tmp := l.sibling(filepath.Base(r.tmp))
+	if err := unix.Renameat(l.dir, tmp, l.dir, l.name); err != nil {
+		unix.Unlinkat(l.dir, tmp, 0)
+		return fmt.Errorf("write %s: %w", r.path, &os.LinkError{Op: "rename", Old: r.tmp, New: r.path, Err: err})
 	}
 	if failHere(FailRename, r.path) {
 		die()
@@ -130,33 +146,32 @@ func (r *Replacement) Commit(d Durability) error {
 	if d != Durable {
 		return nil
 	}
-	dir := filepath.Dir(r.path)
-	return SyncDir(dir)
+	if !l.confined {
+		return SyncDir(filepath.Dir(r.path))
+	}
+	return fsyncDir(l.dir, filepath.Dir(r.path))
 }
 
 // Abort removes the prepared file.
 func (r *Replacement) Abort() {
-	os.Remove(r.tmp)
+	Remove(r.tmp)
 }
 
 // SyncDir fsyncs a directory so that a rename or file creation inside it
 // survives a power loss.
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	fd, err := openDir(dir)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	defer unix.Close(fd)
+	return fsyncDir(fd, dir)
 }
 
 // SyncFile fsyncs an existing file, making earlier writes to it durable
 // (an append made without an fsync, say). A missing file is not an error.
 func SyncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -172,11 +187,12 @@ func SyncFile(path string) error {
 
 // RemoveTemps deletes the temporary files WriteFileAtomic left in dir when
 // the process died between creating and renaming them. It returns the
-// names it removed.
+// names it removed. A dir under a confined directory that is a symbolic
+// link holds nothing of the runner's: nothing is removed.
 func RemoveTemps(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := ReadDir(dir)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, ErrSymlink) {
 			return nil, nil
 		}
 		return nil, err
@@ -186,7 +202,7 @@ func RemoveTemps(dir string) ([]string, error) {
 		if e.IsDir() || !strings.HasPrefix(e.Name(), TempPrefix) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return removed, err
 		}
 		removed = append(removed, e.Name())
@@ -199,7 +215,9 @@ var ErrTooLarge = errors.New("file too large")
 
 // ReadLimited reads at most limit bytes of path. A file larger than limit
 // is refused without reading the rest of it. When text is true the content
-// must also be valid UTF-8. Errors name the file and the reason.
+// must also be valid UTF-8. Errors name the file and the reason. The file
+// is opened as Open opens it: a named pipe, a device or a socket is
+// refused at once, and under a confined directory a symbolic link.
 func ReadLimited(path string, limit int64, text bool) ([]byte, error) {
 	return ReadLimitedInto(nil, path, limit, text)
 }
@@ -210,7 +228,7 @@ func ReadLimited(path string, limit int64, text bool) ([]byte, error) {
 // When buf is not nil and too small, the new buffer leaves room for the
 // file to grow by an eighth.
 func ReadLimitedInto(buf []byte, path string, limit int64, text bool) ([]byte, error) {
-	f, err := os.Open(path)
+	f, size, err := openRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +236,7 @@ func ReadLimitedInto(buf []byte, path string, limit int64, text bool) ([]byte, e
 	// The buffer is sized from the file's size, so a large file is read
 	// into one allocation of its size instead of a buffer grown by
 	// doubling; a file that grows meanwhile still ends at limit+1 bytes.
-	size := int64(512)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = min(st.Size(), limit) + 1
-	}
+	size = min(size, limit) + 1
 	data := buf[:0]
 	if int64(cap(data)) < size {
 		if buf != nil {
@@ -280,114 +295,6 @@ func LineCol(data []byte, offset int) (line, col int) {
 	start := bytes.LastIndexByte(before, '\n') + 1
 	col = utf8.RuneCount(before[start:]) + 1
 	return line, col
-}
-
-// AppendSync appends data to path (creating it) and fsyncs it. The
-// append-only notes files use it.
-func AppendSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("append %s: %w", path, err)
-	}
-	return appendTo(f, path, data)
-}
-
-// AppendLine appends data, one or more complete lines, to path (creating
-// it) and fsyncs it; the journal uses it. When the file does not end with a
-// newline, its last line was torn by a crash in the middle of an append:
-// that partial line is cut off first, so that every line in the file stays
-// whole and a reader that ignores a torn last line never finds damage in
-// the middle.
-func AppendLine(path string, data []byte) error {
-	return AppendLineAs(path, data, Durable)
-}
-
-// AppendLineAs is AppendLine with a choice of durability: with NotSynced
-// the file is not fsynced, and the lines reach the disk with the next
-// fsync of the file (an fsync writes every earlier append) or the kernel's
-// writeback. Durable and FileSynced both fsync the file; neither fsyncs
-// its directory, which matters only for the append that creates the file.
-func AppendLineAs(path string, data []byte, d Durability) error {
-	if len(data) == 0 || data[len(data)-1] != '\n' {
-		return fmt.Errorf("append %s: the data does not end with a newline", path)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("append %s: %w", path, err)
-	}
-	if err := cutTornLine(f); err != nil {
-		f.Close()
-		return fmt.Errorf("append %s: cut a torn last line: %w", path, err)
-	}
-	if d == NotSynced {
-		return appendNoSync(f, path, data)
-	}
-	return appendTo(f, path, data)
-}
-
-// appendNoSync writes data to f, opened for appending, and closes it.
-func appendNoSync(f *os.File, path string, data []byte) error {
-	if failHere(FailAppend, path) {
-		f.Write(data[:len(data)/2])
-		die()
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("append %s: %w", path, err)
-	}
-	return f.Close()
-}
-
-// appendTo writes data to f, opened for appending, fsyncs and closes it.
-func appendTo(f *os.File, path string, data []byte) error {
-	if failHere(FailAppend, path) {
-		f.Write(data[:len(data)/2])
-		die()
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("append %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("append %s: fsync: %w", path, err)
-	}
-	return f.Close()
-}
-
-// cutTornLine truncates f after its last newline when it does not end
-// with one.
-func cutTornLine(f *os.File) error {
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	end := st.Size()
-	if end == 0 {
-		return nil
-	}
-	var last [1]byte
-	if _, err := f.ReadAt(last[:], end-1); err != nil {
-		return err
-	}
-	if last[0] == '\n' {
-		return nil
-	}
-	buf := make([]byte, 4096)
-	for off := end; off > 0; {
-		n := int64(len(buf))
-		if off < n {
-			n = off
-		}
-		off -= n
-		if _, err := f.ReadAt(buf[:n], off); err != nil {
-			return err
-		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			return f.Truncate(off + int64(i) + 1)
-		}
-	}
-	return f.Truncate(0)
 }
 
 // DisplayPath shortens path for messages: relative to the working

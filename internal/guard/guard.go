@@ -20,6 +20,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
 )
 
@@ -60,10 +61,12 @@ type Result struct {
 // so far are returned and the remaining guards are not run. The guards
 // get the runner's environment plus env ("NAME=value" entries, which win).
 func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration, env []string) (results []Result, verdict string, err error) {
-	if err := os.Remove(failureLog); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := fsutil.Remove(failureLog); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("remove stale %s: %w", failureLog, err)
 	}
-	if err := os.WriteFile(guardLog, nil, 0o644); err != nil {
+	if f, err := fsutil.Create(guardLog); err != nil {
+		return nil, "", fmt.Errorf("create guard log: %w", err)
+	} else if err := f.Close(); err != nil {
 		return nil, "", fmt.Errorf("create guard log: %w", err)
 	}
 	verdict = VerdictPass
@@ -149,7 +152,7 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 
 // appendText appends s to path and returns the offset where it starts.
 func appendText(path, s string) (int64, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := fsutil.OpenAppend(path)
 	if err != nil {
 		return 0, fmt.Errorf("write guard log: %w", err)
 	}
@@ -175,7 +178,7 @@ func fileSize(path string) (int64, error) {
 }
 
 func endsWithNewline(path string) bool {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return true
 	}
@@ -193,12 +196,12 @@ func endsWithNewline(path string) bool {
 
 // copySection appends bytes [start, end) of src to dst.
 func copySection(src, dst string, start, end int64) error {
-	in, err := os.Open(src)
+	in, err := fsutil.Open(src)
 	if err != nil {
 		return fmt.Errorf("copy failing guard output: %w", err)
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	out, err := fsutil.OpenAppend(dst)
 	if err != nil {
 		return fmt.Errorf("copy failing guard output: %w", err)
 	}

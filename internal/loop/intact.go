@@ -118,7 +118,7 @@ func (r *Runner) checkIntact(n int) error {
 		if _, err := os.Lstat(r.p.RunDir(n)); errors.Is(err, os.ErrNotExist) {
 			r.log.Warn("the folder of the iteration under way was removed while the agent or the guards ran; its logs so far are lost",
 				"iteration", n, "folder", r.p.Rel(r.p.RunDir(n)))
-			if err := os.MkdirAll(r.p.RunDir(n), 0o755); err != nil {
+			if err := fsutil.MkdirAll(r.p.RunDir(n), 0o755); err != nil {
 				return fmt.Errorf("make %s again: %w", r.p.Rel(r.p.RunDir(n)), err)
 			}
 		}
@@ -138,7 +138,7 @@ func (r *Runner) restore(what string) error {
 			"missing", what, "restored", done.String(), "keep", r.keep.Dir())
 	} else {
 		for _, d := range []string{r.p.Dir, r.p.StateDir(), r.p.RunsDir()} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := fsutil.MkdirAll(d, 0o755); err != nil {
 				return fmt.Errorf("make %s again: %w", r.p.Rel(d), err)
 			}
 		}

@@ -332,7 +332,7 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 // and its provenance: records for people, atomic, not fsynced (see
 // BENCHMARKS.md, "Durable writes").
 func writeRunFolder(runDir string, n int, node string, pack *prompt.Pack) error {
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
+	if err := fsutil.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", runDir, err)
 	}
 	if err := fsutil.ReplaceFile(filepath.Join(runDir, "prompt.md"), []byte(pack.Text), 0o644, fsutil.NotSynced); err != nil {
@@ -553,7 +553,7 @@ func (r *Runner) journalLazy(rec state.Record) error {
 // ensureSchema keeps state/output.schema.json equal to the schema the
 // runner expects, writing it only when it differs.
 func (r *Runner) ensureSchema() error {
-	if cur, err := os.ReadFile(r.p.Schema()); err == nil && string(cur) == executor.OutputSchema {
+	if cur, err := fsutil.ReadFile(r.p.Schema()); err == nil && string(cur) == executor.OutputSchema {
 		return nil
 	}
 	return fsutil.WriteFileAtomic(r.p.Schema(), []byte(executor.OutputSchema), 0o644)

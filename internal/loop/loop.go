@@ -131,6 +131,12 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log, ctx: ctx}
 
+	// Every file under .runner/ is read and written without following a
+	// symbolic link the agent may have made (fsutil.Confine).
+	if err := fsutil.Confine(r.p.Dir); err != nil {
+		return nil, err
+	}
+	defer fsutil.Release(r.p.Dir)
 	lock, err := state.AcquireLock(r.p)
 	if err != nil {
 		return nil, err
@@ -152,10 +158,10 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.cleanTemps(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(r.p.StateDir(), 0o755); err != nil {
+	if err := fsutil.MkdirAll(r.p.StateDir(), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(r.p.RunsDir(), 0o755); err != nil {
+	if err := fsutil.MkdirAll(r.p.RunsDir(), 0o755); err != nil {
 		return nil, err
 	}
 	// The journal's started records mark iterations under way, so the
@@ -164,7 +170,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	// A stop requested while no runner was running is stale.
-	os.Remove(r.p.StopRequest())
+	fsutil.Remove(r.p.StopRequest())
 
 	if r.rs, err = state.LoadRunState(r.p.RunState()); err != nil {
 		return nil, err
@@ -422,7 +428,7 @@ func ensureDurableFile(path string) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := fsutil.OpenAppend(path)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}

@@ -44,7 +44,7 @@ func (r *Runner) pruneRuns(last int) {
 			break
 		}
 		dir := r.p.RunDir(n)
-		if err := os.RemoveAll(dir); err != nil {
+		if err := fsutil.RemoveAll(dir); err != nil {
 			r.log.Warn("loop.keep_runs: cannot remove an old run folder", "folder", r.p.Rel(dir), "err", err)
 			return
 		}
@@ -57,7 +57,7 @@ func (r *Runner) pruneRuns(last int) {
 
 // listRuns returns the numbers of the run folders in runs/, in order.
 func listRuns(p state.Paths) ([]int, error) {
-	entries, err := os.ReadDir(p.RunsDir())
+	entries, err := fsutil.ReadDir(p.RunsDir())
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (r *Runner) rotateJournal() error {
 		return err
 	}
 	r.journalDirty = false
-	if err := os.Rename(r.p.Journal(), r.p.OldJournal()); err != nil {
+	if err := fsutil.Rename(r.p.Journal(), r.p.OldJournal()); err != nil {
 		return fmt.Errorf("loop.keep_runs: rotate the journal: %w", err)
 	}
 	if err := ensureDurableFile(r.p.Journal()); err != nil {

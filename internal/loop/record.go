@@ -346,7 +346,7 @@ func (r *Runner) journalOnce(rec state.Record) error {
 // iteration. It streams the file; lines that do not decode (a torn last
 // line, a person's edit) are skipped.
 func journalHas(path string, iteration int, event string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -404,7 +404,10 @@ func (r *Runner) appendNotesOnce(path, heading string, meta *state.Meta, items [
 		return nil
 	}
 	if r.resuming {
-		data, err := os.ReadFile(path)
+		data, err := fsutil.ReadFile(path)
+		if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) {
+			data, err = nil, nil // not the runner's own file: the append replaces it
+		}
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("read %s: %w", r.p.Rel(path), err)
 		}
@@ -426,7 +429,7 @@ func (r *Runner) appendNotesOnce(path, heading string, meta *state.Meta, items [
 		}
 		items = missing
 		if cut {
-			if err := os.Truncate(path, int64(len(data)-len(torn))); err != nil {
+			if err := fsutil.Truncate(path, int64(len(data)-len(torn))); err != nil {
 				return fmt.Errorf("cut a torn line off %s: %w", r.p.Rel(path), err)
 			}
 		}
@@ -516,7 +519,7 @@ func (r *Runner) resume(ctx context.Context) error {
 		// of this iteration reached the tree: it was the node's next
 		// attempt. meta.json is written at once, so that a crash while
 		// this iteration is being recorded cannot count the attempt twice.
-		if err := os.MkdirAll(runDir, 0o755); err != nil {
+		if err := fsutil.MkdirAll(runDir, 0o755); err != nil {
 			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 		}
 		meta = &state.Meta{Iteration: in.Iteration, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt, Phase: state.PhaseStarted}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -46,7 +47,7 @@ func sumBytes(data []byte) fileSum {
 }
 
 func sumFile(path string) fileSum {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return fileSum{err: err.Error()}
 	}
@@ -248,6 +249,6 @@ func consumeStop(p state.Paths) bool {
 	if _, err := os.Stat(p.StopRequest()); err != nil {
 		return false
 	}
-	os.Remove(p.StopRequest())
+	fsutil.Remove(p.StopRequest())
 	return true
 }

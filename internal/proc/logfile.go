@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/runner-cli/runner/internal/fsutil"
 )
 
 // markerReserve is the room kept in a limited file for the cut marker line.
@@ -71,11 +73,11 @@ func OpenBounded(path string, o BoundedOptions) (*BoundedFile, error) {
 }
 
 func openBounded(path string, o BoundedOptions) (*BoundedFile, error) {
-	flags := os.O_RDWR | os.O_CREATE
-	if !o.Append {
-		flags |= os.O_TRUNC
+	open := fsutil.Create // a new file, never one truncated through a link
+	if o.Append {
+		open = fsutil.OpenAppend
 	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -126,6 +126,12 @@ func Init(opts Options) (Result, error) {
 			return res, err
 		}
 		if d == Dir {
+			// From here on nothing under .runner/ follows a symbolic link.
+			dir := filepath.Join(opts.Root, Dir)
+			if err := fsutil.Confine(dir); err != nil {
+				return res, fmt.Errorf("init: %w", err)
+			}
+			defer fsutil.Release(dir)
 			continue
 		}
 		if created {
@@ -153,14 +159,20 @@ func prefixed(dir string, names []string) []string {
 	return out
 }
 
-// checkDir fails when rel exists but is not a folder.
+// checkDir fails when rel exists but is not a folder; a symbolic link to
+// one is refused too, since the runner does not follow links under
+// .runner/.
 func checkDir(root, rel string) error {
-	info, err := os.Stat(filepath.Join(root, rel))
+	p := filepath.Join(root, rel)
+	info, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("init: %s: %w", rel, err)
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("init: %w", &fsutil.LinkError{Path: p, Link: p})
 	}
 	if !info.IsDir() {
 		return fmt.Errorf("init: %s exists but is not a folder; move it away and run init again", rel)
@@ -172,7 +184,7 @@ func checkDir(root, rel string) error {
 // is made durable by syncing its parent.
 func mkdir(root, rel string) (bool, error) {
 	p := filepath.Join(root, rel)
-	err := os.Mkdir(p, 0o755)
+	err := fsutil.Mkdir(p, 0o755)
 	if errors.Is(err, fs.ErrExist) {
 		return false, checkDir(root, rel)
 	}
@@ -195,16 +207,17 @@ const (
 
 // compare tells whether path is missing, holds exactly want, or differs.
 func compare(path string, want []byte) (fileState, error) {
-	info, err := os.Stat(path)
+	info, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		// A dangling symlink counts as a file in the way.
-		if _, lerr := os.Lstat(path); lerr == nil {
-			return different, nil
-		}
 		return missing, nil
 	}
 	if err != nil {
 		return 0, err
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		// A symbolic link is a file in the way, never followed: with
+		// --force it is replaced by the file itself.
+		return different, nil
 	}
 	if info.IsDir() {
 		return 0, errors.New("exists but is a folder; move it away and run init again")

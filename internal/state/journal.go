@@ -74,7 +74,7 @@ func AppendJournalAs(path string, r Record, d fsutil.Durability) error {
 // even when what remains happens to decode (the next append cuts it off);
 // a damaged line elsewhere is an error naming its line number.
 func ReadJournal(path string) ([]Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -134,7 +134,7 @@ var (
 // aborted) follows it. Only the end of the journal is read; lines that do
 // not decode are skipped.
 func LastStart(path string) (*Record, bool, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}

@@ -255,7 +255,7 @@ func (r Restored) String() string {
 func (k *Keep) Restore() (Restored, error) {
 	var done Restored
 	for _, d := range []string{k.p.Dir, k.p.StateDir(), k.p.RunsDir()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := fsutil.MkdirAll(d, 0o755); err != nil {
 			return done, fmt.Errorf("restore %s: %w", k.p.Rel(d), err)
 		}
 	}
@@ -296,7 +296,7 @@ func (k *Keep) Restore() (Restored, error) {
 		if _, err := os.Lstat(dst); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if err := os.MkdirAll(dst, 0o755); err != nil {
+		if err := fsutil.MkdirAll(dst, 0o755); err != nil {
 			return done, fmt.Errorf("restore %s: %w", k.p.Rel(dst), err)
 		}
 		src := filepath.Join(k.dir, "runs", RunName(n))
@@ -393,7 +393,7 @@ func isPrefix(src, dst string, size int64) bool {
 }
 
 func readAt(path string, off, n int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +407,7 @@ func readAt(path string, off, n int64) ([]byte, error) {
 
 // appendFrom appends src's bytes from off on to dst.
 func appendFrom(src, dst string, off int64) error {
-	in, err := os.Open(src)
+	in, err := fsutil.Open(src)
 	if err != nil {
 		return err
 	}
@@ -425,7 +425,7 @@ func appendFrom(src, dst string, off int64) error {
 
 // copyFile replaces dst with a copy of src.
 func copyFile(src, dst string, d fsutil.Durability) error {
-	data, err := os.ReadFile(src)
+	data, err := fsutil.ReadFile(src)
 	if err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func LatestRun(p Paths) (int, error) {
 
 // LastRun returns the highest iteration number that has a run folder, or 0.
 func LastRun(p Paths) (int, error) {
-	entries, err := os.ReadDir(p.RunsDir())
+	entries, err := fsutil.ReadDir(p.RunsDir())
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 )
@@ -43,7 +42,9 @@ func AppendNotes(path, heading string, iteration int, node string, items []strin
 		return err
 	}
 	switch last, err := lastByte(path); {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, fsutil.ErrSymlink), errors.Is(err, fsutil.ErrNotRegular):
+		// Missing, or not a file of the runner's own (a link the agent
+		// made, a named pipe): the append starts a new file.
 		text = "# " + heading + "\n\n" + text
 	case err != nil:
 		return fmt.Errorf("append %s: %w", path, err)
@@ -55,7 +56,7 @@ func AppendNotes(path, heading string, iteration int, node string, items []strin
 
 // lastByte returns the last byte of the file, '\n' for an empty one.
 func lastByte(path string) (byte, error) {
-	f, err := os.Open(path)
+	f, err := fsutil.Open(path)
 	if err != nil {
 		return 0, err
 	}
@@ -88,7 +89,7 @@ func rotateNotes(path string, more int64) error {
 	if err != nil || st.Size()+more <= NotesLimit {
 		return nil
 	}
-	if err := os.Rename(path, RotatedNotes(path)); err != nil {
+	if err := fsutil.Rename(path, RotatedNotes(path)); err != nil {
 		return fmt.Errorf("rotate %s: %w", path, err)
 	}
 	return nil
@@ -98,9 +99,10 @@ func rotateNotes(path string, more int64) error {
 // from the start of a line: the most recent notes, which are the ones a
 // prompt wants. A missing file is empty.
 func ReadNotesTail(path string, limit int64) (string, error) {
-	// O_NONBLOCK: a FIFO in its place is refused below instead of
-	// blocking the open until something writes to it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// A FIFO in its place is refused at once instead of blocking the open
+	// until something writes to it, and a symbolic link is not followed
+	// (fsutil.Open).
+	f, err := fsutil.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -111,9 +113,6 @@ func ReadNotesTail(path string, limit int64) (string, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("read %s: not a regular file; replace it with the file itself", path)
 	}
 	off := max(st.Size()-limit, 0)
 	buf := make([]byte, st.Size()-off)
