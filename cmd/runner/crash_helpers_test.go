@@ -460,8 +460,17 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 		}
 	}
 	for n, it := range iters {
-		if it.rec.Outcome == state.OutcomeInterrupted && limited[n] && seen[n] == 0 {
-			t.Errorf("iteration %d was charged as interrupted, but the runner was waiting out a rate limit: no agent was working", n)
+		if it.rec.Outcome != state.OutcomeInterrupted || !limited[n] || seen[n] > 0 {
+			continue
+		}
+		// The runner marks executor.log just before it starts the agent
+		// again: past that mark the agent may have been starting (a test
+		// binary takes a while before it logs its start), and an attempt
+		// is rightly spent.
+		log, _ := os.ReadFile(filepath.Join(r.p.RunDir(n), "executor.log"))
+		if !bytes.Contains(log, []byte("after a usage or rate limit ---")) {
+			meta, _ := os.ReadFile(filepath.Join(r.p.RunDir(n), "meta.json"))
+			t.Errorf("iteration %d was charged as interrupted, but its only agent run had ended on a rate limit: no agent was working\nexecutor.log:\n%s\nmeta.json:\n%s", n, log, meta)
 		}
 	}
 	if o := r.overlaps(); o != "" {

@@ -272,3 +272,18 @@ func (c *cutCounter) line(line []byte, _ int64) {
 func openRegular(path string) (*os.File, error) {
 	return fsutil.Open(path)
 }
+
+// RunBegan reports whether the retry-th agent run of an iteration (0: the
+// first) began: its output files are opened, executor.log created or a
+// later run's mark line appended to it, just before the agent is started.
+// A runner that died earlier, during a wait between two runs say, started
+// no agent.
+func RunBegan(runDir string, retry, iteration int) bool {
+	path := filepath.Join(runDir, LogFileName)
+	if retry == 0 {
+		_, err := os.Lstat(path)
+		return err == nil
+	}
+	data, err := fsutil.ReadLimited(path, 1<<30, false)
+	return err == nil && bytes.Contains(data, retryMark(retry, iteration))
+}

@@ -93,11 +93,9 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 		return true, r.endWait(meta, "`runner stop` was asked while the run waited out a usage or rate limit")
 	}
 	*waited += wait
-	// The agent is about to work again: from here a kill costs an attempt.
+	// The agent runs again: a kill from the moment its next run is marked
+	// in executor.log costs an attempt (resumeStarted, agentBegan).
 	meta.Phase = state.PhaseStarted
-	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
-		return true, err
-	}
 	return false, nil
 }
 

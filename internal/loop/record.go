@@ -587,11 +587,11 @@ func (r *Runner) resume(ctx context.Context) error {
 func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *state.Meta) error {
 	runDir := r.p.RunDir(in.Iteration)
 	who := fmt.Sprintf("runner pid %d", in.RunnerPID)
-	switch {
-	case meta.Phase == state.PhaseWaiting:
-		r.log.Warn("the previous runner stopped while it waited out a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
-		return r.endResumed(meta, who+" stopped while it waited out a usage or rate limit: no agent was running, no attempt was spent")
-	case !agentStarted(in, meta, runDir):
+	if !agentBegan(in, meta, runDir) {
+		if meta.Phase == state.PhaseWaiting {
+			r.log.Warn("the previous runner stopped while it waited out a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
+			return r.endResumed(meta, who+" stopped while it waited out a usage or rate limit: no agent was running, no attempt was spent")
+		}
 		r.log.Warn("the previous runner stopped before the agent started; no attempt spent", "iteration", in.Iteration, "node", in.Node)
 		return r.endResumed(meta, who+" stopped before the agent started: no attempt was spent")
 	}
@@ -623,16 +623,16 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	return r.recordInterrupted(meta, who+" stopped while the agent was working")
 }
 
-// agentStarted tells, for an iteration a runner left in phase started,
-// whether its agent may have run: its process group was recorded, it has
-// results in meta.json, or its log exists (the log is created just before
-// the agent starts).
-func agentStarted(in *state.InFlight, meta *state.Meta, runDir string) bool {
-	if in.AgentPGID > 0 || meta.Agent != nil {
-		return true
+// agentBegan tells, for an iteration a runner left in phase started (or
+// waiting), whether its last agent run may have begun: after a rate limit,
+// whether the runner got as far as marking the next run in executor.log;
+// otherwise whether the agent's process group was recorded or its log
+// exists (both come just before or after the agent starts).
+func agentBegan(in *state.InFlight, meta *state.Meta, runDir string) bool {
+	if meta.Agent != nil && len(meta.Agent.RateLimits) > 0 {
+		return executor.RunBegan(runDir, len(meta.Agent.RateLimits), meta.Iteration)
 	}
-	_, err := os.Lstat(filepath.Join(runDir, executor.LogFileName))
-	return err == nil
+	return in.AgentPGID > 0 || executor.RunBegan(runDir, 0, meta.Iteration)
 }
 
 // endResumed ends an iteration a previous runner left without an agent
