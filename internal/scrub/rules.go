@@ -1,320 +1,178 @@
-// NOTICE
-//
-// Many of the patterns and keyword lists below are adapted from the default
-// rule set of gitleaks (https://github.com/gitleaks/gitleaks), and several rule
-// names follow its rule ids. gitleaks is distributed under the MIT License:
-//
-//	Copyright (c) 2019 Zachary Rice
-//
-//	Permission is hereby granted, free of charge, to any person obtaining a copy
-//	of this software and associated documentation files (the "Software"), to deal
-//	in the Software without restriction, including without limitation the rights
-//	to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-//	copies of the Software, and to permit persons to whom the Software is
-//	furnished to do so, subject to the following conditions:
-//
-//	The above copyright notice and this permission notice shall be included in all
-//	copies or substantial portions of the Software.
-//
-//	THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-//	IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-//	FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-//	AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-//	LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-//	OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-//	SOFTWARE.
-//
-// Differences from gitleaks: the patterns are rewritten for Go's RE2 engine and
-// for redaction rather than reporting (gitleaks' entropy thresholds are replaced
-// by a placeholder check, trailing-context groups are dropped so that a token
-// glued to other text is still redacted, and the private-key rule also handles
-// wrapped, indented, escaped and truncated blocks). The url-password, secret-assignment,
-// npmrc-auth-token and gcp-oauth-client-secret rules are this package's own.
-
 package scrub
 
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
-// Rule is one secret format.
-//
-// Every default rule's match contains one of its Keywords, and every default
-// rule except private-key matches within a single line. Redact relies on
-// both: it runs a default rule only over the lines that contain one of its
-// keywords (secret-assignment on each such line on its own, private-key from
-// the first such line to the end of the text).
-type Rule struct {
-	// Name appears in the redaction marker [REDACTED:<Name>] and as the key of
-	// the counts Redact returns.
-	Name    string
-	Pattern *regexp.Regexp
-	// Keywords is a cheap prefilter: the rule runs only where one keyword
-	// appears, compared case-insensitively (secret-assignment, whose matches
-	// hold them in upper case, compares them exactly). Empty means the rule
-	// always runs over the whole text.
-	Keywords []string
-	// Group is the submatch to redact; 0 redacts the whole match.
-	Group int
-
-	// multiline marks a rule whose matches may span lines.
-	multiline bool
-	// perLine marks a rule applied to each line on its own, so that ^ and $
-	// stand for the line's ends and an anchored pattern is tried once per
-	// line instead of at every position.
-	perLine bool
-	// exactKeywords makes the keyword prefilter case-sensitive.
-	exactKeywords bool
-	// find, when set, is a faster equivalent of Pattern.FindAllStringIndex
-	// over text[from:], with offsets into text.
-	find func(text string, from int) [][2]int
-	// check, when set, vets a match [start,end) of text: it may narrow the
-	// span and reports false when the match is not a secret (a placeholder,
-	// a documentation example, a bare header).
-	check func(text string, start, end int) (int, int, bool)
-}
-
-// DefaultRules returns the built-in rules in priority order: when matches of
-// several rules overlap, the merged redaction is named after the rule that
-// comes first. The result is a fresh copy; changing it does not affect New.
-func DefaultRules() []Rule {
-	out := make([]Rule, len(defaultRules))
-	for i, r := range defaultRules {
-		r.Keywords = append([]string(nil), r.Keywords...)
-		out[i] = r
+// builtinRules returns the built-in rules in priority order: when the
+// matches of several rules overlap, the merged redaction is named after the
+// rule that comes first. Rules for a format come before rules that find a
+// secret by its context (a key name, a header, a command line), so that a
+// token in an assignment or a curl command is named after its format:
+// this package's private-key rule (which stands in for gitleaks' own),
+// gitleaks' format rules, this package's format rules, gitleaks' context
+// rules, this package's context rules, and gitleaks' generic-api-key last.
+var builtinRules = sync.OnceValue(func() []*rule {
+	rules := []*rule{privateKeyRule()}
+	var context []*rule
+	var generic *rule
+	for _, g := range gitleaksRules {
+		switch {
+		case g.ID == "private-key":
+		case g.ID == "generic-api-key":
+			generic = fromGitleaks(g)
+		case isContextRule(g):
+			context = append(context, fromGitleaks(g))
+		default:
+			rules = append(rules, fromGitleaks(g))
+		}
 	}
-	return out
+	own := ownRules()
+	formats := 2 // anthropic-oauth-token, gcp-oauth-client-secret
+	rules = append(rules, own[:formats]...)
+	rules = append(rules, context...)
+	rules = append(rules, own[formats:]...)
+	if generic != nil {
+		rules = append(rules, generic)
+	}
+	return rules
+})
+
+// gitleaksAssignment is the operator gitleaks' rules for key names use.
+const gitleaksAssignment = `(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+
+// isContextRule reports whether a gitleaks rule finds secrets by their
+// context rather than by their format.
+func isContextRule(g glRule) bool {
+	return strings.Contains(g.Regex, gitleaksAssignment) || strings.HasPrefix(g.ID, "curl-") || g.Path != ""
 }
 
-// assignValue is the value of a NAME=value assignment: a quoted string, or an
-// unquoted word that does not start like a shell expansion or a call.
-const assignValue = `("[^"\r\n]{8,}"|'[^'\r\n]{8,}'|[^\s"'` + "`" + `$\[\]{}()<>;,=][^\s"'` + "`" + `\[\]{}()<>;,]{7,})` +
-	`(?:[ \t\r"'` + "`" + `;,]|$)`
+// builtinIndex indexes the built-in rules' keywords and anchors. User rules
+// have neither and come after the built-in ones, so every Scrubber shares it.
+var builtinIndex = sync.OnceValue(func() *needleIndex { return buildIndex(builtinRules()) })
 
-var defaultRules = []Rule{
-	{
-		Name:      "private-key",
-		Pattern:   regexp.MustCompile(pemPattern),
-		Keywords:  []string{"private key"},
-		multiline: true,
-		find:      scanPEM,
-		check:     checkPEM,
-	},
-	{
-		Name:     "github-fine-grained-pat",
-		Pattern:  regexp.MustCompile(`github_pat_[0-9A-Za-z_]{82}`),
-		Keywords: []string{"github_pat_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "github-pat",
-		Pattern:  regexp.MustCompile(`ghp_[0-9A-Za-z]{36}`),
-		Keywords: []string{"ghp_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "github-oauth",
-		Pattern:  regexp.MustCompile(`gho_[0-9A-Za-z]{36}`),
-		Keywords: []string{"gho_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "github-app-token",
-		Pattern:  regexp.MustCompile(`gh[us]_[0-9A-Za-z]{36}`),
-		Keywords: []string{"ghu_", "ghs_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "github-refresh-token",
-		Pattern:  regexp.MustCompile(`ghr_[0-9A-Za-z]{36}`),
-		Keywords: []string{"ghr_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "gitlab-pat",
-		Pattern:  regexp.MustCompile(`\bglpat-[0-9A-Za-z_-]{20,}(?:\.[0-9a-z]{2,9})*`),
-		Keywords: []string{"glpat-"},
-		check:    checkToken,
-	},
-	{
-		Name: "gitlab-token",
-		Pattern: regexp.MustCompile(`\b(?:gl(?:dt|ptt|rt|ft|imt|agent|oas|soat|ffct|cbt)-[0-9A-Za-z_-]{20,}(?:\.[0-9a-z]{2,9})*` +
-			`|GR1348941[0-9A-Za-z_-]{20,})`),
-		Keywords: []string{"gldt-", "glptt-", "glrt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-", "glffct-", "glcbt-", "gr1348941"},
-		check:    checkToken,
-	},
-	{
-		Name:     "aws-access-token",
-		Pattern:  regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`),
-		Keywords: []string{"a3t", "akia", "asia", "abia", "acca"},
-		check:    checkTokenNot("EXAMPLE"),
-	},
-	{
-		Name:     "anthropic-api-key",
-		Pattern:  regexp.MustCompile(`\bsk-ant-[0-9A-Za-z_-]{32,}`),
-		Keywords: []string{"sk-ant-"},
-		check:    checkToken,
-	},
-	{
-		Name:     "openai-api-key",
-		Pattern:  regexp.MustCompile(`\bsk-(?:(?:proj|svcacct|admin)-[0-9A-Za-z_-]{40,}|[0-9A-Za-z]{32,})`),
-		Keywords: []string{"sk-"},
-		check:    checkToken,
-	},
-	{
-		Name:     "slack-token",
-		Pattern:  regexp.MustCompile(`\bxox[abeoprs]-[0-9A-Za-z-]{10,}`),
-		Keywords: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"},
-		check:    checkToken,
-	},
-	{
-		Name:     "slack-app-token",
-		Pattern:  regexp.MustCompile(`(?i)\bxapp-\d-[A-Z0-9]+-\d+-[A-Z0-9]+`),
-		Keywords: []string{"xapp-"},
-		check:    checkToken,
-	},
-	{
-		Name:     "slack-webhook-url",
-		Pattern:  regexp.MustCompile(`(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[0-9A-Za-z+/]{43,}`),
-		Keywords: []string{"hooks.slack.com"},
-		check:    checkToken,
-	},
-	{
-		Name:     "gcp-api-key",
-		Pattern:  regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
-		Keywords: []string{"aiza"},
-		check:    checkToken,
-	},
-	{
-		Name:     "gcp-oauth-client-secret",
-		Pattern:  regexp.MustCompile(`\bGOCSPX-[0-9A-Za-z_-]{28}`),
-		Keywords: []string{"gocspx-"},
-		check:    checkToken,
-	},
-	{
-		Name:     "stripe-access-token",
-		Pattern:  regexp.MustCompile(`\b[rs]k_(?:live|test|prod)_[0-9A-Za-z]{10,}`),
-		Keywords: []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "npm-access-token",
-		Pattern:  regexp.MustCompile(`(?i)\bnpm_[0-9A-Z]{36,}`),
-		Keywords: []string{"npm_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "pypi-upload-token",
-		Pattern:  regexp.MustCompile(`pypi-AgEIcHlwaS5vcmc[0-9A-Za-z_-]{50,}`),
-		Keywords: []string{"pypi-ageichlwas5vcmc"},
-		check:    checkToken,
-	},
-	{
-		Name:     "huggingface-access-token",
-		Pattern:  regexp.MustCompile(`\bhf_[A-Za-z]{34}\b`),
-		Keywords: []string{"hf_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "digitalocean-token",
-		Pattern:  regexp.MustCompile(`\bdo[opr]_v1_[0-9a-f]{64}`),
-		Keywords: []string{"doo_v1_", "dop_v1_", "dor_v1_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "sendgrid-api-token",
-		Pattern:  regexp.MustCompile(`\bSG\.[0-9A-Za-z_-]{22}\.[0-9A-Za-z_-]{43}`),
-		Keywords: []string{"sg."},
-		check:    checkToken,
-	},
-	{
-		Name:     "shopify-token",
-		Pattern:  regexp.MustCompile(`shp(?:at|ca|pa|ss)_[0-9A-Fa-f]{32}`),
-		Keywords: []string{"shpat_", "shpca_", "shppa_", "shpss_"},
-		check:    checkToken,
-	},
-	{
-		Name:     "vault-token",
-		Pattern:  regexp.MustCompile(`\bhv[sb]\.[0-9A-Za-z_-]{90,}`),
-		Keywords: []string{"hvs.", "hvb."},
-		check:    checkToken,
-	},
-	{
-		Name:     "databricks-api-token",
-		Pattern:  regexp.MustCompile(`\bdapi[0-9a-f]{32}(?:-\d)?\b`),
-		Keywords: []string{"dapi"},
-		check:    checkToken,
-	},
-	{
-		Name:     "age-secret-key",
-		Pattern:  regexp.MustCompile(`AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`),
-		Keywords: []string{"age-secret-key-1"},
-		check:    checkToken,
-	},
-	{
-		Name:     "jwt",
-		Pattern:  regexp.MustCompile(`\beyJ[0-9A-Za-z_-]{10,}\.eyJ[0-9A-Za-z_-]{10,}\.[0-9A-Za-z_-]*`),
-		Keywords: []string{"eyj"},
-		check:    checkToken,
-	},
-	{
-		// scheme://user:password@host; only the password is redacted.
-		Name:     "url-password",
-		Pattern:  regexp.MustCompile(`\b[A-Za-z][0-9A-Za-z+.-]{1,20}://[^\s:@/?#\[\]"'<>]*:([^\s@/?#\[\]"'<>]+)@`),
-		Keywords: []string{"://"},
-		Group:    1,
-		check:    checkNotPlaceholder,
-	},
-	{
-		// aws_secret_access_key = ..., AWS_SECRET_ACCESS_KEY=..., "SecretAccessKey": "..."
-		Name: "aws-secret-access-key",
-		Pattern: regexp.MustCompile(`(?im)\b(?:aws[_.-]?)?secret(?:_access_|-access-|\.access\.|access)key["']?[ \t]*(?::=|=>|[=:])[ \t]*["']?` +
-			`([0-9A-Za-z/+=]{40})(?:[^0-9A-Za-z/+=\n]|$)`),
-		Keywords: []string{"secret_access_key", "secretaccesskey", "secret-access-key", "secret.access.key"},
-		Group:    1,
-		check:    checkTokenNot("EXAMPLEKEY"),
-	},
-	{
-		// //registry.npmjs.org/:_authToken=... and the _auth / _password forms.
-		Name:     "npmrc-auth-token",
-		Pattern:  regexp.MustCompile(`(?m)(?:^|[ \t:"'])(?:_authToken|_auth|_password)[ \t]*=[ \t]*` + assignValue),
-		Keywords: []string{"_auth", "_password"},
-		Group:    1,
-		check:    checkNotPlaceholder,
-	},
-	{
-		// Environment-style assignments at the start of a line (dotenv files,
-		// shell exports, compose and CI environment lists): an upper-case name
-		// ending in PASSWORD, PASSWD, TOKEN, SECRET, _KEY, _PASS or _PWD.
-		Name: "secret-assignment",
-		Pattern: regexp.MustCompile(`^[ \t]*(?:export[ \t]+|-[ \t]+)?["']?` +
-			`(?:[A-Z0-9_]*(?:PASSWORD|PASSWD)|(?:[A-Z0-9_]*_)?(?:TOKEN|SECRET)|[A-Z0-9_]*_(?:KEY|PASS|PWD))` +
-			`["']?[ \t]*[=:][ \t]*` + assignValue),
-		Keywords:      []string{"PASSWORD", "PASSWD", "TOKEN", "SECRET", "_KEY", "_PASS", "_PWD"},
-		Group:         1,
-		perLine:       true,
-		exactKeywords: true,
-		check:         checkAssignment,
-	},
-}
-
-// checkToken rejects placeholders such as ghp_xxxxxxxx... or
-// AKIAXXXXXXXXXXXXXXXX: a real token's tail is random, so its last 16 bytes
-// hold many distinct characters.
-func checkToken(text string, start, end int) (int, int, bool) {
-	return start, end, !lowVariety(text[start:end])
-}
-
-// checkTokenNot is checkToken that also rejects tokens ending in suffix (the
-// placeholders of vendor documentation, such as AKIAIOSFODNN7EXAMPLE).
-func checkTokenNot(suffix string) func(string, int, int) (int, int, bool) {
-	return func(text string, start, end int) (int, int, bool) {
-		s := text[start:end]
-		return start, end, !lowVariety(s) && !strings.HasSuffix(s, suffix)
+// ownRules are the formats gitleaks' default rules leave out or find only
+// in some shapes, and that a prompt is likely to carry.
+func ownRules() []*rule {
+	return []*rule{
+		{
+			// Claude's OAuth access and refresh tokens (gitleaks knows the
+			// API keys only).
+			name:    "anthropic-oauth-token",
+			pattern: `\bsk-ant-o[ar]t\d\d-[0-9A-Za-z_-]{32,400}`,
+			check:   checkValue,
+		},
+		{
+			// Google OAuth client secrets.
+			name:    "gcp-oauth-client-secret",
+			pattern: `\bGOCSPX-[0-9A-Za-z_-]{28}`,
+			check:   checkValue,
+		},
+		{
+			// aws_secret_access_key = ..., AWS_SECRET_ACCESS_KEY=...,
+			// "SecretAccessKey": "..." (gitleaks' generic rule misses the keys
+			// that start with / or +).
+			name: "aws-secret-access-key",
+			pattern: `(?i)\b(?:aws[_.-]?)?secret(?:_access_|-access-|\.access\.|access)key["']?[ \t]*(?::=|=>|[=:])[ \t]*["']?` +
+				`([0-9A-Za-z/+=]{40})(?:[^0-9A-Za-z/+=]|$)`,
+			group: 1,
+			check: checkAWSSecret,
+		},
+		{
+			// scheme://user:password@host; only the password is redacted.
+			name:    "url-password",
+			pattern: `\b[A-Za-z][0-9A-Za-z+.-]{1,20}://[^\s:@/?#\[\]"'<>]{0,256}:([^\s@/?#\[\]"'<>]{1,256})@`,
+			group:   1,
+			check:   checkValue,
+		},
+		{
+			// Environment-style assignments anywhere in a line (dotenv files,
+			// shell exports, compose and CI environment lists, a goal's first
+			// line): an upper-case name ending in PASSWORD, PASSWD, TOKEN,
+			// SECRET, _KEY, _PASS or _PWD.
+			name: "secret-assignment",
+			pattern: `[A-Z0-9_]{0,64}?(?:PASSWORD|PASSWD|TOKEN|SECRET|_KEY|_PASS|_PWD)["']?[ \t]*(?::=|=>|[=:])[ \t]*` +
+				`("[^"\r\n]{8,256}"|'[^'\r\n]{8,256}'|[^\s"'` + "`" + `$\[\]{}()<>;,=][^\s"'` + "`" + `\[\]{}()<>;,]{7,255})` +
+				`(?:[ \t\r\n"'` + "`" + `;,)\]}&]|$)`,
+			group: 1,
+			check: checkEnvAssignment,
+		},
+		{
+			// password: value, "passwd" => 'value', userPassword = "value"
+			// in any case. An unquoted value must end its line (or a
+			// list item), so that prose after a colon is left alone.
+			name: "secret-assignment",
+			pattern: `(?i)[A-Za-z0-9_.-]{0,64}?(?:password|passwd|passphrase)["']?[ \t]*(?::=|=>|[=:])[ \t]*` +
+				`(?:"([^"\r\n]{6,256})"|'([^'\r\n]{6,256})'|([^\s"'` + "`" + `$\[\]{}()<>;,=][^\s"'` + "`" + `\[\]{}()<>;,]{5,255})[ \t]*(?:[\r\n#;,)\]}&]|$))`,
+			group: groupAuto,
+			check: checkPasswordAssignment,
+		},
+		{
+			// Authorization: Bearer <token>, in headers, curl lines, JSON
+			// and logs.
+			name:    "authorization-header",
+			pattern: `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?((?:bearer|basic|token|bot|digest|apikey|api-key|sso-key)[ \t]+)?([0-9A-Za-z._~+/=:-]{8,1000})`,
+			group:   2,
+			check:   checkAuthorization,
+		},
+		{
+			// Bearer <token> without the header name.
+			name:    "bearer-token",
+			pattern: `(?i)\bbearer[ \t]+([0-9A-Za-z._~+/-]{20,1000}=*)`,
+			group:   1,
+			check:   checkTokenLike,
+		},
+		{
+			// Azure connection strings: AccountKey=..., SharedAccessKey=...
+			name:    "azure-access-key",
+			pattern: `(?i)\b(?:AccountKey|SharedAccessKey|SharedSecretValue)[ \t]*=[ \t]*([0-9A-Za-z+/]{20,1000}={0,2})`,
+			group:   1,
+			check:   checkValue,
+		},
+		{
+			// .netrc: machine <host> login <user> password <password>, on
+			// one line or several.
+			name: "netrc-password",
+			pattern: `(?i)\b(?:machine[ \t]+\S{1,128}|default)(?:\s{1,8}(?:login|account|port|protocol)[ \t]+\S{1,128}){1,3}` +
+				`\s{1,8}password[ \t]+(\S{1,256})`,
+			group: 1,
+			check: checkValue,
+		},
 	}
 }
 
+func privateKeyRule() *rule {
+	return &rule{
+		name:     "private-key",
+		keywords: []string{"private key"},
+		find:     func(text string) [][2]int { return scanPEM(text, 0) },
+		check: func(h hit) (int, int, bool) {
+			return checkPEM(h.text, h.start, h.end)
+		},
+	}
+}
+
+// placeholderRE matches values that stand for a secret without being one:
+// shell and template expansions, format verbs, masks and stock words.
+var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
+	`\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|\$\([^)]*\)|\$\{\{.*\}\}|\{\{.*\}\}|<[^>]*>|%[sv]|%\([a-z_]+\)s|` +
+	`\*+|x+|\.+|-+|password|passwd|pass|changeme|changeit|secret|token|example|redacted|string|required|optional|` +
+	`none|null|nil|true|false|undefined|empty|hidden|masked|dummy|sample|default|placeholder|your[_-]?\w*|\w*[_-]here` +
+	`)$`)
+
+// looksPlaceholder reports whether v (quotes stripped) is a placeholder:
+// a stock word, an expansion, or a value whose tail repeats a few
+// characters (hf_xxxxxxxx..., AKIAXXXXXXXX...).
+func looksPlaceholder(v string) bool {
+	v = strings.Trim(v, "\"'`")
+	return placeholderRE.MatchString(v) || strings.Contains(strings.ToLower(v), "example") || lowVariety(v)
+}
+
+// lowVariety reports whether the last 16 bytes of s (all of it, when
+// shorter) hold fewer than four distinct characters; a generated secret's
+// tail is random.
 func lowVariety(s string) bool {
 	if len(s) > 16 {
 		s = s[len(s)-16:]
@@ -330,29 +188,83 @@ func lowVariety(s string) bool {
 	return n < 4
 }
 
-// placeholderRE matches values that stand for a secret without being one:
-// shell and template expansions, format verbs, masks and stock words.
-var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
-	`\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|\$\([^)]*\)|\$\{\{.*\}\}|\{\{.*\}\}|<[^>]*>|%[sv]|%\([a-z_]+\)s|` +
-	`\*+|x+|\.\.\.|password|passwd|pass|changeme|secret|token|example|redacted` +
-	`)$`)
-
-// checkNotPlaceholder rejects placeholder values; surrounding quotes are
-// ignored for the comparison but stay part of the redaction.
-func checkNotPlaceholder(text string, start, end int) (int, int, bool) {
-	v := strings.Trim(text[start:end], `"'`)
-	return start, end, !placeholderRE.MatchString(v)
+// checkValue rejects placeholder values; surrounding quotes are ignored for
+// the comparison but stay part of the redaction.
+func checkValue(h hit) (int, int, bool) {
+	return h.start, h.end, !looksPlaceholder(h.text[h.start:h.end])
 }
 
 // dottedIdentRE matches a reference such as settings.DB_PASSWORD.
 var dottedIdentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
 
-// checkAssignment rejects placeholders and unquoted references to other
-// variables or attributes.
-func checkAssignment(text string, start, end int) (int, int, bool) {
-	v := text[start:end]
-	if v[0] != '"' && v[0] != '\'' && dottedIdentRE.MatchString(v) {
-		return start, end, false
+// isIdentByte reports whether c can be part of an identifier or a shell
+// expansion, so that a name preceded by it is part of a longer name.
+func isIdentByte(c byte) bool {
+	return c == '_' || c == '$' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// checkEnvAssignment checks the name of an upper-case assignment: it must
+// be a whole name (not the tail of a longer identifier), and TOKEN and
+// SECRET must be the whole name or follow an underscore; and an unquoted
+// value must not be a reference to another variable or attribute.
+func checkEnvAssignment(h hit) (int, int, bool) {
+	if h.from > 0 && isIdentByte(h.text[h.from-1]) {
+		return 0, 0, false
 	}
-	return checkNotPlaceholder(text, start, end)
+	end := h.from
+	for end < len(h.text) && (h.text[end] == '_' || '0' <= h.text[end] && h.text[end] <= '9' || 'A' <= h.text[end] && h.text[end] <= 'Z') {
+		end++
+	}
+	name := h.text[h.from:end]
+	for _, word := range []string{"TOKEN", "SECRET"} {
+		if strings.HasSuffix(name, word) && len(name) > len(word) && name[len(name)-len(word)-1] != '_' {
+			return 0, 0, false
+		}
+	}
+	v := h.text[h.start:h.end]
+	if v[0] != '"' && v[0] != '\'' && dottedIdentRE.MatchString(v) {
+		return 0, 0, false
+	}
+	return h.start, h.end, !looksPlaceholder(v)
+}
+
+// checkPasswordAssignment checks a password assignment in any case: the
+// name is whole and the value is neither a placeholder nor a reference.
+func checkPasswordAssignment(h hit) (int, int, bool) {
+	if h.from > 0 && isIdentByte(h.text[h.from-1]) {
+		return 0, 0, false
+	}
+	v := h.text[h.start:h.end]
+	if h.group(3) != "" && dottedIdentRE.MatchString(v) {
+		return 0, 0, false
+	}
+	return h.start, h.end, !looksPlaceholder(v)
+}
+
+// checkAuthorization accepts a credential after a scheme (Bearer, Basic,
+// ...); without one, only a value that looks generated (20 or more
+// characters with a digit).
+func checkAuthorization(h hit) (int, int, bool) {
+	if h.group(1) == "" {
+		return checkTokenLike(h)
+	}
+	return checkValue(h)
+}
+
+// checkAWSSecret rejects placeholders and AWS's documentation key.
+func checkAWSSecret(h hit) (int, int, bool) {
+	if strings.HasSuffix(h.text[h.start:h.end], "EXAMPLEKEY") {
+		return 0, 0, false
+	}
+	return checkValue(h)
+}
+
+// checkTokenLike accepts values of 20 or more characters with a digit that
+// are not placeholders.
+func checkTokenLike(h hit) (int, int, bool) {
+	v := h.text[h.start:h.end]
+	if len(v) < 20 || !strings.ContainsAny(v, "0123456789") {
+		return 0, 0, false
+	}
+	return checkValue(h)
 }

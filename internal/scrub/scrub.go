@@ -1,24 +1,26 @@
 // Package scrub redacts secrets from text before it is written to a prompt
 // file or sent to an agent.
 //
-// A Scrubber finds secrets with the built-in rules (DefaultRules: tokens of
-// GitHub, GitLab, AWS, OpenAI, Anthropic, Slack, Google, Stripe, npm and
-// others, whole PEM private-key blocks, JWTs, passwords inside URLs and
-// secret-looking assignments), with the user's extra rules, and by the exact
-// values of secret-looking environment variables. Each match is replaced by
-// the marker [REDACTED:<rule>]; matches that overlap are merged into one marker
-// named after the highest-priority rule among them.
+// A Scrubber finds secrets with the rules of gitleaks, the reference secret
+// scanner (its default rule set, imported at build time: gitleaks.go), with
+// this package's own rules for what gitleaks leaves out (whole PEM
+// private-key blocks of any shape, passwords in URLs, secret-looking
+// assignments, Authorization headers, Azure connection-string keys, .netrc
+// passwords: rules.go), with the user's extra rules, and by the exact
+// values of secret-looking environment variables. A secret value found
+// once is redacted wherever else it appears in the text.
+//
+// Each secret is replaced by the marker [REDACTED:<rule>], where rule is a
+// gitleaks rule id or this package's rule name; matches that overlap are
+// merged into one marker named after the highest-priority rule among them.
 //
 // Redaction is idempotent: redacting the output again changes nothing and
 // counts nothing. Existing markers are left alone, so text that was redacted
 // earlier (a history file, say) passes through unchanged.
 //
 // Git commit hashes, sha256 digests, go.sum hashes and UUIDs are not secrets
-// and are never redacted by the built-in rules: no rule matches bare
-// hexadecimal or base64 of any length.
-//
-// The built-in rules are curated from gitleaks (MIT License, Copyright (c)
-// 2019 Zachary Rice); rules.go carries the notice and lists the differences.
+// and survive, as they do in gitleaks, unless a key name says otherwise
+// (api_key: <40 hex digits> is a secret).
 package scrub
 
 import (
@@ -28,7 +30,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // Options configures a Scrubber. The zero value disables redaction; the
@@ -82,43 +83,47 @@ var (
 // Scrubber redacts secrets. It is safe for concurrent use.
 type Scrubber struct {
 	enabled bool
-	rules   []Rule   // built-in rules, then extra rules
+	rules   []*rule  // built-in rules, then extra rules
 	labels  []string // one per rule, then one per env secret
 	env     []string // secret environment values, longest first
 	allow   []string
-	index   *keywordIndex
+	index   *needleIndex
 }
 
 type span struct {
 	start, end int
 	rule       int // index into labels; lower wins when spans merge
+	// match is where the rule matched, around the span; zero for the
+	// other spans.
+	match [2]int
 }
 
 // New compiles the extra rules and collects the secret environment values.
 // An error names the offending rule and says what is wrong with it.
 func New(o Options) (*Scrubber, error) {
+	builtin := builtinRules()
 	s := &Scrubber{
 		enabled: o.Enabled,
-		rules:   slices.Clone(defaultRules),
-		index:   defaultIndex(),
+		rules:   slices.Clone(builtin),
+		index:   builtinIndex(),
 	}
 	used := make(map[string]bool)
-	for _, r := range defaultRules {
-		used[r.Name] = true
+	for _, r := range builtin {
+		used[r.name] = true
 	}
 	for i, u := range o.Extra {
 		r, err := compileUserRule(i, u)
 		if err != nil {
 			return nil, err
 		}
-		if used[r.Name] {
+		if used[r.name] {
 			return nil, fmt.Errorf("scrub rule %q: the name is already used by another rule", u.Name)
 		}
-		used[r.Name] = true
+		used[r.name] = true
 		s.rules = append(s.rules, r)
 	}
 	for _, r := range s.rules {
-		s.labels = append(s.labels, r.Name)
+		s.labels = append(s.labels, r.name)
 	}
 	for _, e := range envSecrets(o.Environ) {
 		s.env = append(s.env, e.value)
@@ -132,27 +137,30 @@ func New(o Options) (*Scrubber, error) {
 	return s, nil
 }
 
-func compileUserRule(i int, u UserRule) (Rule, error) {
+func compileUserRule(i int, u UserRule) (*rule, error) {
 	if u.Name == "" {
-		return Rule{}, fmt.Errorf("scrub rule #%d: the name is empty", i+1)
+		return nil, fmt.Errorf("scrub rule #%d: the name is empty", i+1)
 	}
 	if !userRuleNameRE.MatchString(u.Name) {
-		return Rule{}, fmt.Errorf("scrub rule %q: the name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", u.Name)
+		return nil, fmt.Errorf("scrub rule %q: the name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", u.Name)
 	}
 	if u.Regex == "" {
-		return Rule{}, fmt.Errorf("scrub rule %q: the regex is empty", u.Name)
+		return nil, fmt.Errorf("scrub rule %q: the regex is empty", u.Name)
 	}
 	re, err := regexp.Compile(u.Regex)
 	if err != nil {
-		return Rule{}, fmt.Errorf("scrub rule %q: compile regex: %w", u.Name, err)
+		return nil, fmt.Errorf("scrub rule %q: compile regex: %w", u.Name, err)
 	}
 	if re.MatchString("") {
-		return Rule{}, fmt.Errorf("scrub rule %q: regex %q matches the empty string", u.Name, u.Regex)
+		return nil, fmt.Errorf("scrub rule %q: regex %q matches the empty string", u.Name, u.Regex)
 	}
-	r := Rule{Name: u.Name, Pattern: re}
+	r := &rule{name: u.Name, pattern: u.Regex}
 	if g := re.SubexpIndex("secret"); g > 0 {
-		r.Group = g
+		r.group = g
 	}
+	// A user rule runs over the whole text.
+	r.shapeOnce.Do(func() {})
+	r.once.Do(func() { r.m = &matcher{re: re} })
 	return r, nil
 }
 
@@ -202,13 +210,15 @@ func (s *Scrubber) Redact(text string) (string, map[string]int) {
 	// A replacement can create a new match (a rule anchored at a word
 	// boundary now follows the marker's ']'), so repeat until nothing
 	// changes; that makes the result idempotent.
-	var created []span
-	for range maxPasses {
-		out, now, changed := s.redactOnce(text, counts, created)
-		if !changed {
+	// A later pass looks only near the markers the pass before it wrote:
+	// elsewhere the text is what the previous pass saw.
+	var created, fresh []span
+	for pass := range maxPasses {
+		if pass > 0 && len(fresh) == 0 {
 			break
 		}
-		text, created = out, now
+		out, now, wrote := s.redactOnce(text, counts, created, fresh, pass == 0)
+		text, created, fresh = out, now, wrote
 	}
 	return text, counts
 }
@@ -217,26 +227,31 @@ func (s *Scrubber) Redact(text string) (string, map[string]int) {
 // counts. created lists the markers earlier passes of the same Redact call
 // wrote into text; a marker that this pass absorbs into a larger redaction is
 // taken out of counts again, so that counts match the markers in the result.
-// It returns the new text, the markers created so far in its coordinates, and
-// whether anything changed.
-func (s *Scrubber) redactOnce(text string, counts map[string]int, created []span) (string, []span, bool) {
-	spans := s.find(text)
-	if len(spans) == 0 {
-		return text, created, false
+// Unless all is set, it looks only near the markers in near (see find). It
+// returns the new text, the markers created so far in its coordinates, and
+// the markers it wrote.
+func (s *Scrubber) redactOnce(text string, counts map[string]int, created, near []span, all bool) (string, []span, []span) {
+	markers := findMarkers(text)
+	if !all {
+		near = nearLines(text, near)
 	}
-	spans = s.filter(text, spans)
+	spans := s.find(text, markers, near, all)
 	if len(spans) == 0 {
-		return text, created, false
+		return text, created, nil
+	}
+	spans = s.filter(text, markers, spans)
+	if len(spans) == 0 {
+		return text, created, nil
 	}
 	spans = merge(spans)
 	var b strings.Builder
 	b.Grow(len(text))
-	var now []span
+	var now, wrote []span
 	last, c := 0, 0
 	for _, sp := range spans {
 		for ; c < len(created) && created[c].start < sp.start; c++ {
 			shift := b.Len() + created[c].start - last
-			now = append(now, span{shift, shift + created[c].end - created[c].start, created[c].rule})
+			now = append(now, span{start: shift, end: shift + created[c].end - created[c].start, rule: created[c].rule})
 		}
 		for ; c < len(created) && created[c].end <= sp.end; c++ {
 			label := s.labels[created[c].rule]
@@ -246,7 +261,8 @@ func (s *Scrubber) redactOnce(text string, counts map[string]int, created []span
 		}
 		label := s.labels[sp.rule]
 		b.WriteString(text[last:sp.start])
-		now = append(now, span{b.Len(), b.Len() + len(markerPrefix) + len(label) + 1, sp.rule})
+		now = append(now, span{start: b.Len(), end: b.Len() + len(markerPrefix) + len(label) + 1, rule: sp.rule})
+		wrote = append(wrote, now[len(now)-1])
 		b.WriteString(markerPrefix)
 		b.WriteString(label)
 		b.WriteByte(']')
@@ -255,115 +271,139 @@ func (s *Scrubber) redactOnce(text string, counts map[string]int, created []span
 	}
 	for ; c < len(created); c++ {
 		shift := b.Len() + created[c].start - last
-		now = append(now, span{shift, shift + created[c].end - created[c].start, created[c].rule})
+		now = append(now, span{start: shift, end: shift + created[c].end - created[c].start, rule: created[c].rule})
 	}
 	b.WriteString(text[last:])
-	return b.String(), now, true
+	return b.String(), now, wrote
 }
 
-// find collects the matches of every rule and environment value.
-func (s *Scrubber) find(text string) []span {
+// find collects the matches of every rule and environment value in text.
+func (s *Scrubber) find(text string, markers, near []span, all bool) []span {
+	return s.findPlain(text, markers, near, all)
+}
+
+// findPlain collects the matches of every rule and environment value.
+// markers are the redaction markers in text: the needle scan skips them.
+// Unless all is set, a rule whose matches span a bounded number of lines is
+// tried only at starts within that many lines of the lines in near: a later
+// pass needs to look only where the previous one changed the text.
+func (s *Scrubber) findPlain(text string, markers, near []span, all bool) []span {
 	var spans []span
-	hits := s.index.scan(text)
-	for i := range s.rules {
-		r := &s.rules[i]
-		switch {
-		case len(r.Keywords) == 0:
-			spans = s.run(spans, i, text, 0)
-		case i >= len(hits) || len(hits[i]) == 0:
-			// No keyword, so no match.
-		case r.multiline:
-			spans = s.run(spans, i, text, hits[i][0])
-		case r.perLine:
-			for _, from := range hits[i] {
-				spans = s.runRange(spans, i, text, from, lineEnd(text, from))
+	h := s.index.scan(text, markers)
+	var secrets []found
+	var lines []int
+	windows := map[int][]span{}
+	values := map[string]int{} // secret value -> rule, for its other occurrences
+	for i, r := range s.rules {
+		var anchors []int
+		var within []span
+		if i < len(h.keyword) {
+			if !h.keyword[i] {
+				continue
 			}
-		default:
-			// Run the rule over each run of consecutive lines that contain
-			// one of its keywords. Default single-line rules cannot match
-			// elsewhere, and a line is matched exactly as it would be in
-			// the whole text: ^, $ (multi-line) and \b see the same
-			// neighbours at a line's edges.
-			lines := hits[i]
-			for j := 0; j < len(lines); {
-				from := lines[j]
-				to := lineEnd(text, from)
-				for j++; j < len(lines) && lines[j] == to+1; j++ {
-					to = lineEnd(text, lines[j])
+			anchors = h.anchors[i]
+			if len(anchors) == 0 && s.index.anchors[i] > 0 {
+				continue
+			}
+			if k := r.shape().maxNL; !all && len(anchors) > 0 && k >= 0 {
+				if lines == nil {
+					lines = lineStarts(text)
 				}
-				spans = s.runRange(spans, i, text, from, to)
+				if within = windows[k]; within == nil {
+					within = widen(text, lines, near, k)
+					windows[k] = within
+				}
 			}
 		}
+		secrets = r.matches(text, anchors, within, secrets[:0])
+		for _, f := range secrets {
+			spans = append(spans, span{f.start, f.end, i, [2]int{f.mStart, f.mEnd}})
+			if v := text[f.start:f.end]; len(v) >= MinEnvValueLen {
+				if _, ok := values[v]; !ok {
+					values[v] = i
+				}
+			}
+		}
+	}
+	for v, rule := range values {
+		spans = appendOccurrences(spans, text, v, rule)
 	}
 	for k, v := range s.env {
-		rule := len(s.rules) + k
-		for i := 0; ; {
-			j := strings.Index(text[i:], v)
-			if j < 0 {
-				break
-			}
-			i += j
-			spans = append(spans, span{i, i + len(v), rule})
-			i += len(v)
-		}
+		spans = appendOccurrences(spans, text, v, len(s.rules)+k)
 	}
 	return spans
 }
 
-func lineEnd(text string, from int) int {
-	if i := strings.IndexByte(text[from:], '\n'); i >= 0 {
-		return from + i
+// lineStarts returns the offset of every line of text.
+func lineStarts(text string) []int {
+	starts := []int{0}
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			return starts
+		}
+		i += j + 1
+		starts = append(starts, i)
 	}
-	return len(text)
 }
 
-func (s *Scrubber) run(spans []span, ri int, text string, from int) []span {
-	return s.runRange(spans, ri, text, from, len(text))
+// nearLines returns the spans of the whole lines that hold the spans in
+// near, merged, in order.
+func nearLines(text string, near []span) []span {
+	var out []span
+	for _, sp := range near {
+		start := strings.LastIndexByte(text[:sp.start], '\n') + 1
+		end := len(text)
+		if i := strings.IndexByte(text[sp.end:], '\n'); i >= 0 {
+			end = sp.end + i
+		}
+		if n := len(out); n > 0 && start <= out[n-1].end+1 {
+			out[n-1].end = max(out[n-1].end, end)
+			continue
+		}
+		out = append(out, span{start: start, end: end})
+	}
+	return out
 }
 
-// runRange appends the matches of rule ri in text[from:to].
-func (s *Scrubber) runRange(spans []span, ri int, text string, from, to int) []span {
-	r := &s.rules[ri]
-	if r.find != nil {
-		for _, loc := range r.find(text[:to], from) {
-			spans = r.add(spans, ri, text, loc[0], loc[1])
+// widen extends the line spans in near by k lines on each side; lines are
+// the offsets of text's lines.
+func widen(text string, lines []int, near []span, k int) []span {
+	out := []span{}
+	for _, sp := range near {
+		first := sort.SearchInts(lines, sp.start+1) - 1 // the line holding sp.start
+		last := sort.SearchInts(lines, sp.end+1) - 1
+		start := lines[max(first-k, 0)]
+		end := len(text)
+		if last+k+1 < len(lines) {
+			end = lines[last+k+1]
 		}
-		return spans
-	}
-	chunk := text[from:to]
-	if r.Group == 0 {
-		for _, loc := range r.Pattern.FindAllStringIndex(chunk, -1) {
-			spans = r.add(spans, ri, text, from+loc[0], from+loc[1])
+		if n := len(out); n > 0 && start <= out[n-1].end {
+			out[n-1].end = max(out[n-1].end, end)
+			continue
 		}
-		return spans
+		out = append(out, span{start: start, end: end})
 	}
-	g := 2 * r.Group
-	for _, loc := range r.Pattern.FindAllStringSubmatchIndex(chunk, -1) {
-		if g+1 < len(loc) && loc[g] >= 0 {
-			spans = r.add(spans, ri, text, from+loc[g], from+loc[g+1])
-		}
-	}
-	return spans
+	return out
 }
 
-func (r *Rule) add(spans []span, ri int, text string, start, end int) []span {
-	if r.check != nil {
-		var ok bool
-		if start, end, ok = r.check(text, start, end); !ok {
+// appendOccurrences adds a span for every occurrence of v in text.
+func appendOccurrences(spans []span, text, v string, rule int) []span {
+	for i := 0; ; {
+		j := strings.Index(text[i:], v)
+		if j < 0 {
 			return spans
 		}
+		i += j
+		spans = append(spans, span{start: i, end: i + len(v), rule: rule})
+		i += len(v)
 	}
-	if start >= end {
-		return spans
-	}
-	return append(spans, span{start, end, ri})
 }
 
 // filter drops the matches that lie inside an allow-listed string or inside
 // an existing marker, and widens a match that cuts into a marker so that the
 // marker is replaced whole.
-func (s *Scrubber) filter(text string, spans []span) []span {
-	markers := findMarkers(text)
+func (s *Scrubber) filter(text string, markers, spans []span) []span {
 	allowed := s.findAllowed(text)
 	out := spans[:0]
 	for _, sp := range spans {
@@ -393,7 +433,7 @@ func findMarkers(text string) []span {
 		}
 		i += j
 		if m := markerRE.FindStringIndex(text[i:]); m != nil {
-			out = append(out, span{i, i + m[1], 0})
+			out = append(out, span{start: i, end: i + m[1]})
 			i += m[1]
 		} else {
 			i++
@@ -412,7 +452,7 @@ func (s *Scrubber) findAllowed(text string) intervals {
 				break
 			}
 			i += j
-			out.spans = append(out.spans, span{i, i + len(a), 0})
+			out.spans = append(out.spans, span{start: i, end: i + len(a)})
 			i++
 		}
 	}
@@ -462,116 +502,4 @@ func merge(spans []span) []span {
 		out = append(out, sp)
 	}
 	return out
-}
-
-// keywordIndex finds, in one pass over a text, the lines that contain each
-// rule's keywords. Keywords are at least two bytes long; the index maps the
-// ASCII-folded first two bytes of a keyword to the keywords that start with
-// them, with a bitset in front of the table so that the common miss touches
-// only 8 KiB.
-type keywordIndex struct {
-	bits   [1 << 10]uint64 // bit p set: pair p starts some keyword
-	pair   []uint16        // 1<<16 entries: 1 + index into groups
-	groups [][]keyword
-	nrules int
-}
-
-type keyword struct {
-	text  string // lower case, or as written when exact
-	exact bool   // compare case-sensitively
-	rules []int
-}
-
-var lowerASCII = func() (t [256]byte) {
-	for i := range t {
-		t[i] = byte(i)
-		if 'A' <= i && i <= 'Z' {
-			t[i] = byte(i + 'a' - 'A')
-		}
-	}
-	return t
-}()
-
-// defaultIndex indexes the built-in rules' keywords. Extra rules have no
-// keywords and come after the built-in rules, so every Scrubber shares it.
-var defaultIndex = sync.OnceValue(func() *keywordIndex { return buildIndex(defaultRules) })
-
-func buildIndex(rules []Rule) *keywordIndex {
-	x := &keywordIndex{pair: make([]uint16, 1<<16), nrules: len(rules)}
-	var kws []keyword
-	for i, r := range rules {
-		for _, k := range r.Keywords {
-			if !r.exactKeywords {
-				k = strings.ToLower(k)
-			}
-			if len(k) < 2 {
-				panic(fmt.Sprintf("scrub: rule %q: keyword %q is shorter than two bytes", r.Name, k))
-			}
-			at := slices.IndexFunc(kws, func(w keyword) bool { return w.text == k && w.exact == r.exactKeywords })
-			if at < 0 {
-				kws = append(kws, keyword{text: k, exact: r.exactKeywords})
-				at = len(kws) - 1
-			}
-			if !slices.Contains(kws[at].rules, i) {
-				kws[at].rules = append(kws[at].rules, i)
-			}
-		}
-	}
-	for _, k := range kws {
-		p := uint16(lowerASCII[k.text[0]])<<8 | uint16(lowerASCII[k.text[1]])
-		if x.pair[p] == 0 {
-			x.groups = append(x.groups, nil)
-			x.pair[p] = uint16(len(x.groups))
-			x.bits[p>>6] |= 1 << (p & 63)
-		}
-		g := x.pair[p] - 1
-		x.groups[g] = append(x.groups[g], k)
-	}
-	return x
-}
-
-// scan returns, for each rule with keywords, the start offsets of the lines
-// of text that contain at least one of its keywords, in increasing order.
-func (x *keywordIndex) scan(text string) [][]int {
-	var hits [][]int
-	lineStart := 0
-	for i := 0; i+1 < len(text); i++ {
-		c := text[i]
-		if c == '\n' {
-			lineStart = i + 1
-			continue
-		}
-		p := uint16(lowerASCII[c])<<8 | uint16(lowerASCII[text[i+1]])
-		if x.bits[p>>6]&(1<<(p&63)) == 0 {
-			continue
-		}
-		for _, k := range x.groups[x.pair[p]-1] {
-			if k.exact && !strings.HasPrefix(text[i:], k.text) || !k.exact && !hasPrefixFold(text[i:], k.text) {
-				continue
-			}
-			if hits == nil {
-				hits = make([][]int, x.nrules)
-			}
-			for _, r := range k.rules {
-				if h := hits[r]; len(h) == 0 || h[len(h)-1] != lineStart {
-					hits[r] = append(h, lineStart)
-				}
-			}
-		}
-	}
-	return hits
-}
-
-// hasPrefixFold reports whether s starts with the lower-case ASCII string
-// prefix, ignoring ASCII case in s.
-func hasPrefixFold(s, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := 0; i < len(prefix); i++ {
-		if lowerASCII[s[i]] != prefix[i] {
-			return false
-		}
-	}
-	return true
 }

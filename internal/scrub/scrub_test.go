@@ -120,12 +120,12 @@ func TestEnvironmentValues(t *testing.T) {
 	}})
 	in := "clone with " + gh + "\n" +
 		"api key " + api + " and pw " + pw + ".\n" +
-		"client secret=" + cs + "\n" +
+		"the client secret is " + cs + "\n" +
 		"short abc1234, home /home/runner/some/long/path, editor nvim-qt-editor, pk_live_0123456789, ssh-ed25519-AAAA\n" +
 		gh
 	want := "clone with " + marker("env:ALSO_A_TOKEN") + "\n" +
 		"api key " + marker("env:my_api_key") + " and pw " + marker("env:DB_PASSWORD") + ".\n" +
-		"client secret=" + marker("env:OAUTH_CLIENT_SECRET") + "\n" +
+		"the client secret is " + marker("env:OAUTH_CLIENT_SECRET") + "\n" +
 		"short abc1234, home /home/runner/some/long/path, editor nvim-qt-editor, pk_live_0123456789, ssh-ed25519-AAAA\n" +
 		marker("env:ALSO_A_TOKEN")
 	got, counts := s.Redact(in)
@@ -314,5 +314,75 @@ func TestCountsFollowTheResult(t *testing.T) {
 	got, counts := s.Redact("zzzzzz")
 	if got != marker("fuzz-rule") || !equalCounts(counts, map[string]int{"fuzz-rule": 1}) {
 		t.Errorf("Redact(%q) = %q, %v; want %q, fuzz-rule: 1", "zzzzzz", got, counts, marker("fuzz-rule"))
+	}
+}
+
+// TestAssignmentOnAnyLine: an assignment is redacted on the first line of a
+// text (a goal, a title, the tree summary) as on any other.
+func TestAssignmentOnAnyLine(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	pw := fake("any-line", alnum, 16)
+	for _, line := range []string{
+		"DB_PASSWORD=" + pw,
+		"title: fix the login with DB_PASSWORD=" + pw,
+		"- [ ] a: deploy (DB_PASSWORD=" + pw + ")",
+		"goal: export DB_PASSWORD=" + pw + " before the tests",
+	} {
+		for _, in := range []string{line, line + "\nsecond line", "first line\n" + line, "# Goal\n\n" + line + "\n"} {
+			out, counts := s.Redact(in)
+			if strings.Contains(out, pw) || counts["secret-assignment"] != 1 {
+				t.Errorf("Redact(%q) = %q, %v", in, out, counts)
+			}
+		}
+	}
+}
+
+// TestHashesSurviveEveryKeyword: commit hashes, digests, go.sum lines and
+// UUIDs survive in a text that holds the keyword of every rule.
+func TestHashesSurviveEveryKeyword(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	var kws []string
+	for _, r := range builtinRules() {
+		kws = append(kws, r.keywords...)
+	}
+	hashes := "commit 3f786850e387550fdab836ed7e6dc881de23001b\nMerge: 1b2c3d4 5e6f7a8\n" +
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty.txt\n" +
+		"image: golang@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n" +
+		"github.com/spf13/cobra v1.10.2 h1:HPRbJPEdfJL3xnKcLD2GcFv7ZmbMYIKBRbL1z0aSsXg=\n" +
+		"github.com/spf13/cobra v1.10.2/go.mod h1:7C1pvHqHw5A4vrJfjNwvOdzYu0Gml16OCs2GRiTUUS0=\n" +
+		"request 0f8fad5b-d9cb-469f-a165-70867728950e failed; trace 7c9e6679-7425-40de-944b-e07fc1f90ae7\n" +
+		"a94a8fe5ccb19ba61c4c0873d391e987982fbbd3 refs/heads/main\n"
+	for _, in := range []string{strings.Join(kws, " ") + "\n" + hashes, hashes + strings.Join(kws, "\n")} {
+		out, counts := s.Redact(in)
+		if !strings.Contains(out, hashes) {
+			t.Errorf("hashes changed (%v):\n%s", counts, out)
+		}
+	}
+}
+
+// TestMarkersHoldNoKeywords: a rule's name inside a marker does not switch
+// on rules that need a keyword. gitleaks' sourcegraph rule takes any 40 hex
+// digits for a token once "sourcegraph" appears in a text.
+func TestMarkersHoldNoKeywords(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	in := marker("sourcegraph-access-token") + "\nchecksum 6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3\n"
+	if out, counts := s.Redact(in); out != in {
+		t.Errorf("Redact(%q) = %q, %v", in, out, counts)
+	}
+	in = "sourcegraph: 6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3"
+	if out, _ := s.Redact(in); out != "sourcegraph: "+marker("sourcegraph-access-token") {
+		t.Errorf("Redact(%q) = %q", in, out)
+	}
+}
+
+// TestSecretRedactedEverywhere: a value found as a secret once is redacted
+// wherever else it appears.
+func TestSecretRedactedEverywhere(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	pw := fake("everywhere", alnum, 16)
+	in := "DB_PASSWORD=" + pw + "\nlog: connecting with " + pw + " failed\n"
+	want := "DB_PASSWORD=" + marker("secret-assignment") + "\nlog: connecting with " + marker("secret-assignment") + " failed\n"
+	if out, counts := s.Redact(in); out != want || counts["secret-assignment"] != 2 {
+		t.Errorf("Redact(%q)\n got %q %v\nwant %q", in, out, counts, want)
 	}
 }
