@@ -85,9 +85,13 @@ type Scrubber struct {
 	enabled bool
 	rules   []*rule  // built-in rules, then extra rules
 	labels  []string // one per rule, then one per env secret
-	env     []string // secret environment values, longest first
-	allow   []string
-	index   *needleIndex
+	// prio orders the labels for merged redactions: the rules, then the
+	// environment values, then gitleaks' generic-api-key, which names what
+	// it finds least precisely.
+	prio  []int
+	env   []string // secret environment values, longest first
+	allow []string
+	index *needleIndex
 }
 
 type span struct {
@@ -128,6 +132,13 @@ func New(o Options) (*Scrubber, error) {
 	for _, e := range envSecrets(o.Environ) {
 		s.env = append(s.env, e.value)
 		s.labels = append(s.labels, "env:"+e.name)
+	}
+	s.prio = make([]int, len(s.labels))
+	for i := range s.prio {
+		s.prio[i] = i
+		if i < len(s.rules) && s.rules[i].name == "generic-api-key" {
+			s.prio[i] = len(s.labels) + i
+		}
 	}
 	for _, a := range o.Allow {
 		if a != "" && !slices.Contains(s.allow, a) {
@@ -243,7 +254,7 @@ func (s *Scrubber) redactOnce(text string, counts map[string]int, created, near 
 	if len(spans) == 0 {
 		return text, created, nil
 	}
-	spans = merge(spans)
+	spans = merge(spans, s.prio)
 	var b strings.Builder
 	b.Grow(len(text))
 	var now, wrote []span
@@ -483,8 +494,8 @@ func (iv intervals) covers(sp span) bool {
 }
 
 // merge sorts spans and joins the overlapping ones; a joined span takes the
-// lowest rule index among its parts.
-func merge(spans []span) []span {
+// rule of highest priority (lowest prio) among its parts.
+func merge(spans []span, prio []int) []span {
 	slices.SortFunc(spans, func(a, b span) int {
 		if c := cmp.Compare(a.start, b.start); c != 0 {
 			return c
@@ -496,7 +507,9 @@ func merge(spans []span) []span {
 		cur := &out[len(out)-1]
 		if sp.start < cur.end {
 			cur.end = max(cur.end, sp.end)
-			cur.rule = min(cur.rule, sp.rule)
+			if prio[sp.rule] < prio[cur.rule] {
+				cur.rule = sp.rule
+			}
 			continue
 		}
 		out = append(out, sp)

@@ -251,7 +251,8 @@ func TestDisabled(t *testing.T) {
 
 func TestOverlapsMergeUnderTheFirstRule(t *testing.T) {
 	tok := "ghp_" + fake("overlap", alnum, 36)
-	s := mustNew(t, Options{Enabled: true, Environ: []string{"GH_TOKEN=" + tok[:20]}})
+	deploy := fake("overlap-deploy", alnum, 24)
+	s := mustNew(t, Options{Enabled: true, Environ: []string{"GH_TOKEN=" + tok[:20], "DEPLOY_TOKEN=" + deploy}})
 	tests := []struct {
 		name, in, want string
 		counts         map[string]int
@@ -259,6 +260,10 @@ func TestOverlapsMergeUnderTheFirstRule(t *testing.T) {
 		{"env value inside a token", "x " + tok + " y", "x " + marker("github-pat") + " y", map[string]int{"github-pat": 1}},
 		{"token in an assignment", "GITHUB_TOKEN=\"" + tok + "\"", "GITHUB_TOKEN=" + marker("github-pat"), map[string]int{"github-pat": 1}},
 		{"token as a url password", "https://x-access-token:" + tok + "@github.com/o/r.git", "https://x-access-token:" + marker("github-pat") + "@github.com/o/r.git", map[string]int{"github-pat": 1}},
+		// An environment value is named more precisely than by gitleaks'
+		// generic rule.
+		{"env value under a key name", "deploy token: " + deploy, "deploy token: " + marker("env:DEPLOY_TOKEN"), map[string]int{"env:DEPLOY_TOKEN": 1}},
+		{"generic key", "deploy token: " + fake("overlap-other", alnum, 24), "deploy token: " + marker("generic-api-key"), map[string]int{"generic-api-key": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
