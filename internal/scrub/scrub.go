@@ -7,8 +7,10 @@
 // private-key blocks of any shape, passwords in URLs, secret-looking
 // assignments, Authorization headers, Azure connection-string keys, .netrc
 // passwords: rules.go), with the user's extra rules, and by the exact
-// values of secret-looking environment variables. A secret value found
-// once is redacted wherever else it appears in the text.
+// values of secret-looking environment variables. Base64, hex and
+// percent-encoded text is decoded, as gitleaks does, and a secret found in
+// the decoded text redacts the encoded text. A secret value found once is
+// redacted wherever else it appears in the text.
 //
 // Each secret is replaced by the marker [REDACTED:<rule>], where rule is a
 // gitleaks rule id or this package's rule name; matches that overlap are
@@ -97,8 +99,8 @@ type Scrubber struct {
 type span struct {
 	start, end int
 	rule       int // index into labels; lower wins when spans merge
-	// match is where the rule matched, around the span; zero for the
-	// other spans.
+	// match is where the rule matched, around the span; findDecoded needs
+	// it. Zero for the other spans.
 	match [2]int
 }
 
@@ -288,9 +290,11 @@ func (s *Scrubber) redactOnce(text string, counts map[string]int, created, near 
 	return b.String(), now, wrote
 }
 
-// find collects the matches of every rule and environment value in text.
+// find collects the matches of every rule and environment value in text
+// and in its decoded forms (see findDecoded).
 func (s *Scrubber) find(text string, markers, near []span, all bool) []span {
-	return s.findPlain(text, markers, near, all)
+	spans := s.findPlain(text, markers, near, all)
+	return append(spans, s.findDecoded(text, markers)...)
 }
 
 // findPlain collects the matches of every rule and environment value.

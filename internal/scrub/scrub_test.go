@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -319,6 +320,36 @@ func TestCountsFollowTheResult(t *testing.T) {
 	got, counts := s.Redact("zzzzzz")
 	if got != marker("fuzz-rule") || !equalCounts(counts, map[string]int{"fuzz-rule": 1}) {
 		t.Errorf("Redact(%q) = %q, %v; want %q, fuzz-rule: 1", "zzzzzz", got, counts, marker("fuzz-rule"))
+	}
+}
+
+// TestEncodedSecrets covers secrets that reach a prompt encoded, as gitleaks
+// finds them: the encoded text is redacted under the rule that found the
+// secret in the decoded text.
+func TestEncodedSecrets(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	key := pemBlock("b64-key", "RSA PRIVATE KEY", 600, nil, "", "\n")
+	b64 := func(v string) string { return base64.StdEncoding.EncodeToString([]byte(v)) }
+	tok := "ghp_" + fake("hex-ghp", alnum, 36)
+	assign := "DB_PASSWORD=" + fake("b64-assign", alnum, 20) + "\n"
+	tests := []struct{ name, in, want string }{
+		{"base64 of a private key", "tls:\n  key: " + b64(key) + "\n", "tls:\n  key: " + marker("private-key") + "\n"},
+		{"base64 of an assignment", "data:\n  env: " + b64(assign), "data:\n  env: " + marker("secret-assignment")},
+		{"base64 twice", "blob " + b64(b64(assign)) + " end", "blob " + marker("secret-assignment") + " end"},
+		{"hex", "payload=" + hex.EncodeToString([]byte(tok)), "payload=" + marker("github-pat")},
+		// A percent-encoded run reaches from the first %XX to the last on
+		// its line, and is redacted whole.
+		{"percent-encoding", "https://example.com/cb?token%3D" + tok + "%26x%3D1", "https://example.com/cb?token" + marker("github-pat") + "1"},
+		{"percent-encoded key name", "q=password%3A%20" + fake("pct", alnum, 12) + "\n", "q=password%3A%20" + marker("secret-assignment") + "\n"},
+		{"decoded text without a secret", "motd: " + b64("welcome to the build machine, have a nice day"), "motd: " + b64("welcome to the build machine, have a nice day")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := s.Redact(tt.in)
+			if got != tt.want {
+				t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+		})
 	}
 }
 
