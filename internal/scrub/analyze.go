@@ -12,13 +12,13 @@ import (
 // shape is what the matcher needs to know about a pattern to run it only
 // where it can match, instead of over the whole text.
 //
-// A pattern may begin with an extender: a lazy repetition of a character
-// class such as gitleaks' [\w.-]{0,50}?, which only widens a match to the
+// A pattern may begin with an extender: lazy repetitions of character
+// classes such as gitleaks' [\w.-]{0,50}?, which only widen a match to the
 // left over the identifier in front of a key name. Dropping it changes
 // where matches start but not where they end nor what their groups hold:
 // the leftmost match of the pattern ends where the leftmost match of the
-// rest does, and its start is found again by walking back over the class
-// (see matcher.extendBack).
+// rest does, and its start is found again by walking back over the classes
+// (see extendBack).
 //
 // The rest of the pattern, body, is described by an anchor: a set of
 // literal strings (lower case, compared case-insensitively) of which every
@@ -29,8 +29,7 @@ type shape struct {
 	whole *syntax.Regexp // the pattern
 	body  *syntax.Regexp // the pattern without its extender
 
-	extClass []rune // the extender's character class, nil if none
-	extMax   int    // its maximum repetition count
+	ext []extPart // the extender, in order; none if empty
 
 	anchors        []string // empty: no usable anchor
 	minOff, maxOff int
@@ -42,7 +41,22 @@ type shape struct {
 	// when body is longer: a cheap test that rules out most starts.
 	pre    *syntax.Regexp
 	preLen int
+
+	// req are literals further on in body that a match must hold: a start
+	// with none of them where they can be is ruled out too.
+	req []reqLit
 }
+
+// reqLit is a set of literals (lower case) one of which every match of
+// body holds, starting between minOff and maxOff bytes (-1: no bound) and
+// after at most maxNL line breaks (-1: no bound) from the match's start.
+type reqLit struct {
+	set            []string
+	minOff, maxOff int
+	maxNL          int
+}
+
+const maxReqs = 2
 
 const (
 	maxAnchors      = 64 // more literal alternatives than this are not worth indexing
@@ -53,7 +67,7 @@ const (
 
 func analyze(re *syntax.Regexp) shape {
 	sh := shape{whole: re}
-	sh.body, sh.extClass, sh.extMax = stripExtender(re)
+	sh.body, sh.ext = stripExtender(re)
 	sh.maxLen = maxWidth(sh.body)
 	sh.maxNL = maxNewlines(sh.body)
 	sh.anchors, sh.minOff, sh.maxOff = findAnchor(sh.body)
@@ -79,42 +93,82 @@ func analyze(re *syntax.Regexp) shape {
 			sh.pre = &syntax.Regexp{Op: syntax.OpConcat, Sub: seq[:n]}
 			sh.preLen = total
 		}
+		sh.req = findReqs(seq, n)
 	}
 	return sh
 }
 
-// stripExtender removes the leading lazy repetitions of one character class
-// from re and returns the rest, the class and the total maximum count.
-func stripExtender(re *syntax.Regexp) (*syntax.Regexp, []rune, int) {
+// findReqs returns up to maxReqs literal sets among the elements of seq
+// from the first-th on (those before are the sieve's), preferring long
+// literals.
+func findReqs(seq []*syntax.Regexp, first int) []reqLit {
+	var all []reqLit
+	minOff, maxOff, nl := 0, 0, 0
+	for i := range seq {
+		if i >= first {
+			rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: seq[i:]}
+			if set, _, ok := prefixes(rest); ok && usable(set) {
+				all = append(all, reqLit{set: minimalSet(set), minOff: minOff, maxOff: maxOff, maxNL: nl})
+			}
+		}
+		lo, hi := widths(seq[i])
+		minOff += lo
+		if maxOff >= 0 {
+			if hi < 0 {
+				maxOff = -1
+			} else {
+				maxOff += hi
+			}
+		}
+		if n := maxNewlines(seq[i]); nl >= 0 {
+			if n < 0 {
+				nl = -1
+			} else {
+				nl += n
+			}
+		}
+	}
+	shortest := func(r reqLit) int {
+		n := len(r.set[0])
+		for _, s := range r.set {
+			n = min(n, len(s))
+		}
+		return n
+	}
+	slices.SortStableFunc(all, func(a, b reqLit) int { return shortest(b) - shortest(a) })
+	return all[:min(len(all), maxReqs)]
+}
+
+// extPart is one lazy repetition of an extender: up to max runes of class.
+type extPart struct {
+	class []rune
+	max   int
+}
+
+// stripExtender removes the leading lazy repetitions of character classes
+// (with a minimum of zero and a maximum) from re, and returns the rest and
+// what it removed.
+func stripExtender(re *syntax.Regexp) (*syntax.Regexp, []extPart) {
 	if re.Op != syntax.OpConcat {
-		return re, nil, 0
+		return re, nil
 	}
 	subs := flatten(re)
-	var class []rune
-	total, n := 0, 0
-	for n < len(subs)-1 {
-		s := subs[n]
+	var ext []extPart
+	for len(ext) < len(subs)-1 {
+		s := subs[len(ext)]
 		if s.Op != syntax.OpRepeat || s.Min != 0 || s.Max < 0 || s.Flags&syntax.NonGreedy == 0 || s.Sub[0].Op != syntax.OpCharClass {
 			break
 		}
-		if class != nil && !slices.Equal(class, s.Sub[0].Rune) {
-			break
-		}
-		class = s.Sub[0].Rune
-		total += s.Max
-		n++
+		ext = append(ext, extPart{class: s.Sub[0].Rune, max: s.Max})
 	}
-	if n == 0 {
-		return re, nil, 0
+	if len(ext) == 0 {
+		return re, nil
 	}
-	rest := subs[n:]
-	if slices.ContainsFunc(subs[:n], hasCapture) {
-		return re, nil, 0
-	}
+	rest := subs[len(ext):]
 	if len(rest) == 1 {
-		return rest[0], class, total
+		return rest[0], ext
 	}
-	return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: rest}, class, total
+	return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: rest}, ext
 }
 
 func hasCapture(re *syntax.Regexp) bool {

@@ -222,11 +222,22 @@ func decodeBase64(s string) string {
 	if !hasAny(s, &likelyB64) {
 		return ""
 	}
-	if b, err := base64.StdEncoding.DecodeString(s); err == nil && printable(b) {
-		return string(b)
+	var scratch [512]byte
+	buf := scratch[:]
+	if n := base64.RawURLEncoding.DecodedLen(len(s)) + 3; n > len(buf) {
+		buf = make([]byte, n)
 	}
-	if b, err := base64.RawURLEncoding.DecodeString(s); err == nil && printable(b) {
-		return string(b)
+	// Standard base64 needs whole groups of four; base64url without padding
+	// cannot end with a single character of a group.
+	if len(s)%4 == 0 {
+		if n, err := base64.StdEncoding.Decode(buf, []byte(s)); err == nil && printable(buf[:n]) {
+			return string(buf[:n])
+		}
+	}
+	if len(s)%4 != 1 && !strings.ContainsAny(s, "+/=") {
+		if n, err := base64.RawURLEncoding.Decode(buf, []byte(s)); err == nil && printable(buf[:n]) {
+			return string(buf[:n])
+		}
 	}
 	return ""
 }

@@ -42,7 +42,7 @@ func checkAnchored(t *testing.T, text string) {
 			continue
 		}
 		want := wholeMatches(r, text)
-		got := r.matches(text, h.anchors[i], nil, nil)
+		got := r.matches(text, h.anchors[i], h.req[i], nil, nil)
 		if !slices.Equal(got, want) {
 			t.Errorf("rule %s on %q:\n anchored %v\n    whole %v", r.name, text, got, want)
 		}

@@ -1,6 +1,9 @@
 package scrub
 
-import "strings"
+import (
+	"regexp/syntax"
+	"strings"
+)
 
 // The rules of gitleaks (https://github.com/gitleaks/gitleaks, MIT License)
 // are imported at build time: genrules reads config/gitleaks.toml from the
@@ -57,7 +60,25 @@ const (
 // A rule for a token with a distinctive prefix (\b(prefix...) followed by
 // gitleaks' token end) accepts any character that cannot continue the
 // token after it (tokenEnd).
-func fromGitleaks(g glRule) *rule {
+//
+// A pattern that is an alternation without an anchor (see shape) becomes
+// one rule per alternative, under the same name, when its secret is the
+// first non-empty group: the alternatives can then be anchored one by one.
+func fromGitleaks(g glRule) []*rule {
+	r := fromGitleaks1(g)
+	if g.SecretGroup != 0 || len(r.shape().anchors) > 0 || r.shape().whole.Op != syntax.OpAlternate {
+		return []*rule{r}
+	}
+	var out []*rule
+	for _, alt := range r.shape().whole.Sub {
+		g1 := g
+		g1.Regex = pattern(alt)
+		out = append(out, fromGitleaks1(g1))
+	}
+	return out
+}
+
+func fromGitleaks1(g glRule) *rule {
 	pattern := g.Regex
 	if fix, ok := gitleaksPatternFixes[g.ID]; ok {
 		pattern = strings.Replace(pattern, fix[0], fix[1], 1)

@@ -9,12 +9,14 @@ import (
 // needleIndex finds, in one pass over a text, every occurrence of the
 // rules' keywords and anchors, compared ASCII-case-insensitively. Needles
 // are at least two bytes long. Those of three bytes or more are looked up
-// by a hash of their folded first three bytes, two-byte needles by a bitset
-// of byte pairs.
+// by a hash of their folded first three bytes (a bitset in front of the
+// table, so that the common miss touches only 8 KiB), two-byte needles by a
+// bitset of byte pairs.
 type needleIndex struct {
 	bits2   [1 << 10]uint64 // bit p set: pair p is a two-byte needle
 	uses2   map[uint16][]use
-	slot3   []uint16 // 1<<16 entries: 1 + index into groups3 of the needles whose trigram hashes there
+	bits3   [1 << 10]uint64 // bit h set: slot3[h] is not empty
+	slot3   []uint16        // 1<<16 entries: 1 + index into groups3 of the needles whose trigram hashes there
 	groups3 [][]needle
 	nrules  int
 	always  []int // rules without keywords: they run on every text
@@ -29,11 +31,18 @@ type needle struct {
 }
 
 // use says what an occurrence of a needle means for a rule: a keyword lets
-// the rule run, an anchor also marks where its matches can start.
+// the rule run, an anchor marks where its matches can start, and a
+// required literal (shape.req) where they can reach.
 type use struct {
-	rule   int
-	anchor bool
+	rule int
+	kind int // useKeyword, useAnchor, or useReq + the index in shape.req
 }
+
+const (
+	useKeyword = iota
+	useAnchor
+	useReq
+)
 
 var lowerASCII = func() (t [256]byte) {
 	for i := range t {
@@ -67,10 +76,15 @@ func buildIndex(rules []*rule) *needleIndex {
 			x.always = append(x.always, i)
 		}
 		for _, k := range r.keywords {
-			add(k, use{rule: i})
+			add(k, use{rule: i, kind: useKeyword})
 		}
 		for _, a := range r.shape().anchors {
-			add(a, use{rule: i, anchor: true})
+			add(a, use{rule: i, kind: useAnchor})
+		}
+		for k, q := range r.shape().req {
+			for _, l := range q.set {
+				add(l, use{rule: i, kind: useReq + k})
+			}
 		}
 		x.anchors[i] = len(r.shape().anchors)
 	}
@@ -85,6 +99,7 @@ func buildIndex(rules []*rule) *needleIndex {
 		if x.slot3[h] == 0 {
 			x.groups3 = append(x.groups3, nil)
 			x.slot3[h] = uint16(len(x.groups3))
+			x.bits3[h>>6] |= 1 << (h & 63)
 		}
 		g := x.slot3[h] - 1
 		x.groups3[g] = append(x.groups3[g], n)
@@ -93,16 +108,17 @@ func buildIndex(rules []*rule) *needleIndex {
 }
 
 // hits is the result of a scan: which rules may run, and where the
-// anchors of each rule occur.
+// anchors and required literals of each rule occur.
 type hits struct {
-	keyword []bool  // per rule: one of its keywords occurs
-	anchors [][]int // per rule: start offsets of its anchors' occurrences, in increasing order
+	keyword []bool    // per rule: one of its keywords occurs
+	anchors [][]int   // per rule: start offsets of its anchors' occurrences, in increasing order
+	req     [][][]int // per rule and required literal set: start offsets, in increasing order
 }
 
 // scan returns the hits of text, leaving out the markers (sorted spans of
 // text): a rule's name in a marker is no keyword.
 func (x *needleIndex) scan(text string, markers []span) hits {
-	h := hits{keyword: make([]bool, x.nrules), anchors: make([][]int, x.nrules)}
+	h := hits{keyword: make([]bool, x.nrules), anchors: make([][]int, x.nrules), req: make([][][]int, x.nrules)}
 	limit, m := len(text), 0
 	if len(markers) > 0 {
 		limit = markers[0].start
@@ -124,11 +140,11 @@ func (x *needleIndex) scan(text string, markers []span) hits {
 		if i+2 >= limit {
 			continue
 		}
-		g := x.slot3[hash3(uint32(a)<<16|uint32(b)<<8|uint32(lowerASCII[text[i+2]]))]
-		if g == 0 {
+		hh := hash3(uint32(a)<<16 | uint32(b)<<8 | uint32(lowerASCII[text[i+2]]))
+		if x.bits3[hh>>6]&(1<<(hh&63)) == 0 {
 			continue
 		}
-		for _, n := range x.groups3[g-1] {
+		for _, n := range x.groups3[x.slot3[hh]-1] {
 			if hasPrefixFold(text[i:limit], n.text) {
 				h.add(n.uses, i)
 			}
@@ -143,12 +159,21 @@ func (x *needleIndex) scan(text string, markers []span) hits {
 // add records an occurrence at i of a needle with uses.
 func (h *hits) add(uses []use, i int) {
 	for _, u := range uses {
-		if !u.anchor {
+		switch {
+		case u.kind == useKeyword:
 			h.keyword[u.rule] = true
-			continue
-		}
-		if a := h.anchors[u.rule]; len(a) == 0 || a[len(a)-1] != i {
-			h.anchors[u.rule] = append(a, i)
+		case u.kind == useAnchor:
+			if a := h.anchors[u.rule]; len(a) == 0 || a[len(a)-1] != i {
+				h.anchors[u.rule] = append(a, i)
+			}
+		default:
+			k := u.kind - useReq
+			for len(h.req[u.rule]) <= k {
+				h.req[u.rule] = append(h.req[u.rule], nil)
+			}
+			if a := h.req[u.rule][k]; len(a) == 0 || a[len(a)-1] != i {
+				h.req[u.rule][k] = append(a, i)
+			}
 		}
 	}
 }

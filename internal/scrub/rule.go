@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -154,9 +155,10 @@ type found struct {
 }
 
 // matches returns the secrets rule r finds in text; anchors are the
-// occurrences of its anchor strings. When within is not nil, only matches
-// starting in one of its spans are looked for.
-func (r *rule) matches(text string, anchors []int, within []span, out []found) []found {
+// occurrences of its anchor strings, reqs those of its required literals.
+// When within is not nil, only matches starting in one of its spans are
+// looked for.
+func (r *rule) matches(text string, anchors []int, reqs [][]int, within []span, out []found) []found {
 	m := r.matcher()
 	sh := r.shape()
 	if r.find != nil {
@@ -202,18 +204,54 @@ func (r *rule) matches(text string, anchors []int, within []span, out []found) [
 				continue
 			}
 		}
+		if !hasReqs(text, c, sh, reqs) {
+			continue
+		}
 		loc := m.matchAt(text, c, sh)
 		if loc == nil {
 			continue
 		}
 		from := c
-		if sh.extClass != nil {
-			from = extendBack(text, c, pos, sh.extMax, sh.extClass)
+		if sh.ext != nil {
+			from = extendBack(text, c, pos, sh.ext)
 		}
 		out = r.accept(text, loc, from, out)
 		pos = max(loc[1], c+1)
 	}
 	return out
+}
+
+// hasReqs reports whether the required literals of a match starting at c
+// occur where they can.
+func hasReqs(text string, c int, sh *shape, reqs [][]int) bool {
+	for k, q := range sh.req {
+		var occ []int
+		if k < len(reqs) {
+			occ = reqs[k]
+		}
+		lo := c + q.minOff
+		hi := len(text)
+		if q.maxOff >= 0 {
+			hi = min(hi, c+q.maxOff)
+		}
+		if q.maxNL >= 0 {
+			i := c
+			for n := 0; n <= q.maxNL && i < hi; n++ {
+				j := strings.IndexByte(text[i:hi], '\n')
+				if j < 0 {
+					i = hi
+					break
+				}
+				i += j + 1
+			}
+			hi = min(hi, i)
+		}
+		j := sort.SearchInts(occ, lo)
+		if j == len(occ) || occ[j] > hi {
+			return false
+		}
+	}
+	return true
 }
 
 // matchAt returns the submatch offsets of body matched at text[c:], in
@@ -273,16 +311,19 @@ func midRune(text string, c int) bool {
 }
 
 // extendBack returns where a match of extender+body starts when body's
-// match starts at c: up to n runes of the extender's class to the left, but
-// not before limit.
-func extendBack(text string, c, limit, n int, class []rune) int {
+// match starts at c: as far left as the extender's parts reach, the last
+// part first, but not before limit. Taking all the last part can before
+// the one ahead of it gives the longest extension.
+func extendBack(text string, c, limit int, ext []extPart) int {
 	i := c
-	for ; n > 0 && i > limit; n-- {
-		r, w := utf8.DecodeLastRuneInString(text[:i])
-		if !inClass(r, class) || i-w < limit {
-			break
+	for k := len(ext) - 1; k >= 0; k-- {
+		for n := ext[k].max; n > 0 && i > limit; n-- {
+			r, w := utf8.DecodeLastRuneInString(text[:i])
+			if !inClass(r, ext[k].class) || i-w < limit {
+				break
+			}
+			i -= w
 		}
-		i -= w
 	}
 	return i
 }
@@ -384,25 +425,91 @@ type allowlist struct {
 	and         bool
 	target      string
 	never       bool // an AND condition on commits or paths, which a prompt does not have
-	regexes     []*regexp.Regexp
-	stopWords   []string
+	regexes     []allowRegex
+	stopWords   *wordSet // nil if none
 	targetRules []string
+}
+
+// allowRegex is one alternative of an allowlist's regexes, and literals
+// (lower case) one of which every match of it holds, if it has such: the
+// regexp runs only on a target holding one.
+type allowRegex struct {
+	re   *regexp.Regexp
+	lits []string
 }
 
 func (a glAllowlist) compile() (allowlist, error) {
 	al := allowlist{and: strings.EqualFold(a.Condition, "AND"), target: a.RegexTarget, targetRules: a.TargetRules}
 	al.never = al.and && (len(a.Commits) > 0 || len(a.Paths) > 0)
 	for _, s := range a.Regexes {
-		re, err := regexp.Compile(s)
+		re, err := syntax.Parse(s, syntax.Perl)
 		if err != nil {
 			return al, fmt.Errorf("allowlist regex %q: %w", s, err)
 		}
-		al.regexes = append(al.regexes, re)
+		alts := []*syntax.Regexp{re}
+		for len(alts) == 1 && (alts[0].Op == syntax.OpAlternate || alts[0].Op == syntax.OpCapture) {
+			alts = alts[0].Sub
+		}
+		for _, alt := range alts {
+			x, err := regexp.Compile(pattern(alt))
+			if err != nil {
+				return al, fmt.Errorf("allowlist regex %q: %w", s, err)
+			}
+			lits, _, _ := findAnchor(alt)
+			al.regexes = append(al.regexes, allowRegex{re: x, lits: lits})
+		}
 	}
-	for _, w := range a.StopWords {
-		al.stopWords = append(al.stopWords, strings.ToLower(w))
+	if len(a.StopWords) > 0 {
+		al.stopWords = newWordSet(a.StopWords)
 	}
 	return al, nil
+}
+
+// wordSet finds whether a text holds one of a set of words, looking the
+// words up by a hash of their first three bytes.
+type wordSet struct {
+	short []string   // words shorter than three bytes
+	slot  []uint16   // 1 + index into groups, by hash of a trigram
+	group [][]string // words by the hash of their first three bytes
+}
+
+func newWordSet(words []string) *wordSet {
+	w := &wordSet{slot: make([]uint16, 1<<12)}
+	for _, word := range words {
+		word = strings.ToLower(word)
+		if len(word) < 3 {
+			w.short = append(w.short, word)
+			continue
+		}
+		h := hash3(uint32(word[0])<<16|uint32(word[1])<<8|uint32(word[2])) >> 4
+		if w.slot[h] == 0 {
+			w.group = append(w.group, nil)
+			w.slot[h] = uint16(len(w.group))
+		}
+		w.group[w.slot[h]-1] = append(w.group[w.slot[h]-1], word)
+	}
+	return w
+}
+
+// in reports whether s (in lower case) holds one of the words.
+func (w *wordSet) in(s string) bool {
+	for _, word := range w.short {
+		if strings.Contains(s, word) {
+			return true
+		}
+	}
+	for i := 0; i+3 <= len(s); i++ {
+		g := w.slot[hash3(uint32(s[i])<<16|uint32(s[i+1])<<8|uint32(s[i+2]))>>4]
+		if g == 0 {
+			continue
+		}
+		for _, word := range w.group[g-1] {
+			if strings.HasPrefix(s[i:], word) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var globalAllowlists = sync.OnceValue(func() []allowlist {
@@ -454,33 +561,39 @@ func allowed(lists []allowlist, t *allowTargets) bool {
 		if a.never {
 			continue
 		}
-		target := t.get(a.target)
+		stop := false
+		if a.stopWords != nil && t.secret != "" {
+			if t.lower == "" {
+				t.lower = strings.ToLower(t.secret)
+			}
+			stop = a.stopWords.in(t.lower)
+		}
+		if !a.and && stop {
+			return true
+		}
 		re := false
-		if target != "" {
+		if target := t.get(a.target); target != "" {
+			var lower string
 			for _, x := range a.regexes {
-				if x.MatchString(target) {
+				if x.lits != nil {
+					if lower == "" {
+						lower = strings.ToLower(target)
+					}
+					if !slices.ContainsFunc(x.lits, func(l string) bool { return strings.Contains(lower, l) }) {
+						continue
+					}
+				}
+				if x.re.MatchString(target) {
 					re = true
 					break
 				}
 			}
 		}
-		stop := false
-		if len(a.stopWords) > 0 && t.secret != "" {
-			if t.lower == "" {
-				t.lower = strings.ToLower(t.secret)
-			}
-			for _, w := range a.stopWords {
-				if strings.Contains(t.lower, w) {
-					stop = true
-					break
-				}
-			}
-		}
 		if a.and {
-			if (len(a.regexes) == 0 || re) && (len(a.stopWords) == 0 || stop) {
+			if (len(a.regexes) == 0 || re) && (a.stopWords == nil || stop) {
 				return true
 			}
-		} else if re || stop {
+		} else if re {
 			return true
 		}
 	}

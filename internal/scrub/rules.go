@@ -17,16 +17,16 @@ import (
 var builtinRules = sync.OnceValue(func() []*rule {
 	rules := []*rule{privateKeyRule()}
 	var context []*rule
-	var generic *rule
+	var generic []*rule
 	for _, g := range gitleaksRules {
 		switch {
 		case g.ID == "private-key":
 		case g.ID == "generic-api-key":
 			generic = fromGitleaks(g)
 		case isContextRule(g):
-			context = append(context, fromGitleaks(g))
+			context = append(context, fromGitleaks(g)...)
 		default:
-			rules = append(rules, fromGitleaks(g))
+			rules = append(rules, fromGitleaks(g)...)
 		}
 	}
 	own := ownRules()
@@ -34,9 +34,7 @@ var builtinRules = sync.OnceValue(func() []*rule {
 	rules = append(rules, own[:formats]...)
 	rules = append(rules, context...)
 	rules = append(rules, own[formats:]...)
-	if generic != nil {
-		rules = append(rules, generic)
-	}
+	rules = append(rules, generic...)
 	return rules
 })
 

@@ -27,6 +27,7 @@ package scrub
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"slices"
@@ -311,12 +312,13 @@ func (s *Scrubber) findPlain(text string, markers, near []span, all bool) []span
 	values := map[string]int{} // secret value -> rule, for its other occurrences
 	for i, r := range s.rules {
 		var anchors []int
+		var reqs [][]int
 		var within []span
 		if i < len(h.keyword) {
 			if !h.keyword[i] {
 				continue
 			}
-			anchors = h.anchors[i]
+			anchors, reqs = h.anchors[i], h.req[i]
 			if len(anchors) == 0 && s.index.anchors[i] > 0 {
 				continue
 			}
@@ -330,7 +332,7 @@ func (s *Scrubber) findPlain(text string, markers, near []span, all bool) []span
 				}
 			}
 		}
-		secrets = r.matches(text, anchors, within, secrets[:0])
+		secrets = r.matches(text, anchors, reqs, within, secrets[:0])
 		for _, f := range secrets {
 			spans = append(spans, span{f.start, f.end, i, [2]int{f.mStart, f.mEnd}})
 			if v := text[f.start:f.end]; len(v) >= MinEnvValueLen {
@@ -340,9 +342,7 @@ func (s *Scrubber) findPlain(text string, markers, near []span, all bool) []span
 			}
 		}
 	}
-	for v, rule := range values {
-		spans = appendOccurrences(spans, text, v, rule)
-	}
+	spans = appendAllOccurrences(spans, text, values)
 	for k, v := range s.env {
 		spans = appendOccurrences(spans, text, v, len(s.rules)+k)
 	}
@@ -400,6 +400,39 @@ func widen(text string, lines []int, near []span, k int) []span {
 		out = append(out, span{start: start, end: end})
 	}
 	return out
+}
+
+// appendAllOccurrences adds a span for every occurrence in text of every
+// value (of MinEnvValueLen bytes or more) in values, under the value's
+// rule. With many values, one pass over text looks them up by their first
+// bytes instead of searching for each.
+func appendAllOccurrences(spans []span, text string, values map[string]int) []span {
+	if len(values) <= 8 {
+		for v, rule := range values {
+			spans = appendOccurrences(spans, text, v, rule)
+		}
+		return spans
+	}
+	var first [1 << 10]uint64 // bit hash3 of a value's first three bytes
+	byPrefix := make(map[uint64][]string, len(values))
+	for v := range values {
+		h := hash3(uint32(v[0])<<16 | uint32(v[1])<<8 | uint32(v[2]))
+		first[h>>6] |= 1 << (h & 63)
+		p := binary.LittleEndian.Uint64([]byte(v[:8]))
+		byPrefix[p] = append(byPrefix[p], v)
+	}
+	for i := 0; i+MinEnvValueLen <= len(text); i++ {
+		h := hash3(uint32(text[i])<<16 | uint32(text[i+1])<<8 | uint32(text[i+2]))
+		if first[h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		for _, v := range byPrefix[binary.LittleEndian.Uint64([]byte(text[i:i+8]))] {
+			if strings.HasPrefix(text[i:], v) {
+				spans = append(spans, span{start: i, end: i + len(v), rule: values[v]})
+			}
+		}
+	}
+	return spans
 }
 
 // appendOccurrences adds a span for every occurrence of v in text.

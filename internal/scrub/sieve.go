@@ -10,8 +10,8 @@ import (
 // of the pattern (shape.pre) over the text, keeping the set of offsets from
 // the start that a match of the part could reach. When the set runs empty,
 // the pattern cannot match there. The test is conservative: it skips
-// zero-width assertions, and it says "maybe" when the text near the start
-// is not all ASCII.
+// zero-width assertions, and it says "maybe" when it meets a byte that is
+// not ASCII.
 type sieve struct {
 	node  *syntax.Regexp
 	class map[*syntax.Regexp]*[256]bool
@@ -73,20 +73,16 @@ func newSieve(pre *syntax.Regexp) *sieve {
 
 // may reports whether a match can start at text[c:].
 func (s *sieve) may(text string, c int) bool {
-	end := min(len(text), c+sieveWidth-1)
-	for i := c; i < end; i++ {
-		if text[i] >= 0x80 {
-			return true
-		}
-	}
 	var start offsets
 	start.set(0)
-	return !s.walk(s.node, text[c:end], start).empty()
+	unsure := false
+	return !s.walk(s.node, text[c:min(len(text), c+sieveWidth-1)], start, &unsure).empty() || unsure
 }
 
 // walk returns the offsets a match of re can end at when it starts at one
-// of the offsets in from.
-func (s *sieve) walk(re *syntax.Regexp, t string, from offsets) offsets {
+// of the offsets in from. It sets unsure when it meets a byte that is not
+// ASCII, where it cannot tell.
+func (s *sieve) walk(re *syntax.Regexp, t string, from offsets, unsure *bool) offsets {
 	if from.empty() {
 		return from
 	}
@@ -109,6 +105,8 @@ func (s *sieve) walk(re *syntax.Regexp, t string, from offsets) offsets {
 				for j, r := range re.Rune {
 					b := t[i+j]
 					switch {
+					case b >= 0x80:
+						*unsure, ok = true, false
 					case r >= 0x80:
 						ok = false // the text here is ASCII
 					case fold:
@@ -136,8 +134,10 @@ func (s *sieve) walk(re *syntax.Regexp, t string, from offsets) offsets {
 				if i >= limit {
 					break
 				}
-				if class[t[i]] {
+				if b := t[i]; class[b] {
 					out.set(i + 1)
+				} else if b >= 0x80 {
+					*unsure = true
 				}
 			}
 		}
@@ -145,26 +145,29 @@ func (s *sieve) walk(re *syntax.Regexp, t string, from offsets) offsets {
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		var out offsets
 		from.each(min(len(t), sieveWidth-1), func(i int) {
-			if re.Op == syntax.OpAnyChar || t[i] != '\n' {
+			switch {
+			case t[i] >= 0x80:
+				*unsure = true
+			case re.Op == syntax.OpAnyChar || t[i] != '\n':
 				out.set(i + 1)
 			}
 		})
 		return out
 	case syntax.OpCapture:
-		return s.walk(re.Sub[0], t, from)
+		return s.walk(re.Sub[0], t, from, unsure)
 	case syntax.OpConcat:
 		for _, sub := range re.Sub {
-			from = s.walk(sub, t, from)
+			from = s.walk(sub, t, from, unsure)
 		}
 		return from
 	case syntax.OpAlternate:
 		var out offsets
 		for _, sub := range re.Sub {
-			out = out.or(s.walk(sub, t, from))
+			out = out.or(s.walk(sub, t, from, unsure))
 		}
 		return out
 	case syntax.OpQuest:
-		return from.or(s.walk(re.Sub[0], t, from))
+		return from.or(s.walk(re.Sub[0], t, from, unsure))
 	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
 		lo, hi := 0, -1
 		switch re.Op {
@@ -179,7 +182,7 @@ func (s *sieve) walk(re *syntax.Regexp, t string, from offsets) offsets {
 		}
 		cur := from
 		for k := 1; hi < 0 || k <= hi; k++ {
-			next := s.walk(re.Sub[0], t, cur)
+			next := s.walk(re.Sub[0], t, cur, unsure)
 			if k >= lo {
 				if next.or(out) == out && k > lo {
 					break // nothing new can be reached
