@@ -176,6 +176,35 @@ func (s *sieve) walk(re *syntax.Regexp, t string, from offsets, unsure *bool) of
 		case syntax.OpRepeat:
 			lo, hi = re.Min, re.Max
 		}
+		if class := s.class[re.Sub[0]]; class != nil {
+			// A run of one class: walk it once from each offset.
+			var out offsets
+			limit := min(len(t), sieveWidth-1)
+			for w, m := range from {
+				for ; m != 0; m &= m - 1 {
+					i := w*64 + bits.TrailingZeros64(m)
+					if i > limit {
+						break
+					}
+					if lo == 0 {
+						out.set(i)
+					}
+					for n := 1; i < limit && (hi < 0 || n <= hi); n++ {
+						if b := t[i]; !class[b] {
+							if b >= 0x80 {
+								*unsure = true
+							}
+							break
+						}
+						i++
+						if n >= lo {
+							out.set(i)
+						}
+					}
+				}
+			}
+			return out
+		}
 		var out offsets
 		if lo == 0 {
 			out = from
