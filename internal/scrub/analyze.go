@@ -104,10 +104,10 @@ func analyze(re *syntax.Regexp) shape {
 func findReqs(seq []*syntax.Regexp, first int) []reqLit {
 	var all []reqLit
 	minOff, maxOff, nl := 0, 0, 0
+	sets := elementPrefixes(seq)
 	for i := range seq {
 		if i >= first {
-			rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: seq[i:]}
-			if set, _, ok := prefixes(rest); ok && usable(set) {
+			if set, ok := sets.from(i); ok && usable(set) {
 				all = append(all, reqLit{set: minimalSet(set), minOff: minOff, maxOff: maxOff, maxNL: nl})
 			}
 		}
@@ -212,13 +212,13 @@ func sequence(re *syntax.Regexp) []*syntax.Regexp {
 // narrow range of offsets.
 func findAnchor(body *syntax.Regexp) ([]string, int, int) {
 	seq := sequence(body)
+	sets := elementPrefixes(seq)
 	var best []string
 	bestMin, bestMax, bestScore := 0, 0, -1
 	minOff, maxOff := 0, 0
 	for i := range seq {
 		if maxOff >= 0 && maxOff-minOff <= maxAnchorSpread {
-			rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: seq[i:]}
-			if set, _, ok := prefixes(rest); ok && usable(set) {
+			if set, ok := sets.from(i); ok && usable(set) {
 				set = minimalSet(set)
 				shortest := len(set[0])
 				for _, s := range set {
@@ -242,6 +242,50 @@ func findAnchor(body *syntax.Regexp) ([]string, int, int) {
 		}
 	}
 	return best, bestMin, bestMax
+}
+
+// seqPrefixes holds the prefixes of each element of a sequence, so that
+// the prefixes of every tail of the sequence come without parsing the
+// elements again.
+type seqPrefixes []struct {
+	set      []string
+	complete bool
+	ok       bool
+}
+
+func elementPrefixes(seq []*syntax.Regexp) seqPrefixes {
+	out := make(seqPrefixes, len(seq))
+	for i, e := range seq {
+		out[i].set, out[i].complete, out[i].ok = prefixes(e)
+	}
+	return out
+}
+
+// from returns the prefixes of the tail of the sequence from element i on,
+// as prefixes would for their concatenation.
+func (p seqPrefixes) from(i int) ([]string, bool) {
+	set := []string{""}
+	for _, e := range p[i:] {
+		if !e.ok {
+			return set, true
+		}
+		next := make([]string, 0, len(set)*len(e.set))
+		for _, a := range set {
+			for _, b := range e.set {
+				next = append(next, a+b)
+			}
+		}
+		slices.Sort(next)
+		next = slices.Compact(next)
+		if len(next) > maxAnchors {
+			return set, true
+		}
+		set = next
+		if !e.complete || slices.ContainsFunc(set, func(s string) bool { return len(s) >= maxAnchorLen }) {
+			return set, true
+		}
+	}
+	return set, true
 }
 
 // usable reports whether set can drive the index: every string is at
