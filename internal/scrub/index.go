@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // needleIndex finds, in one pass over a text, every occurrence of the
@@ -115,10 +116,16 @@ type hits struct {
 	req     [][][]int // per rule and required literal set: start offsets, in increasing order
 }
 
+var hitsPool sync.Pool
+
 // scan returns the hits of text, leaving out the markers (sorted spans of
-// text): a rule's name in a marker is no keyword.
-func (x *needleIndex) scan(text string, markers []span) hits {
-	h := hits{keyword: make([]bool, x.nrules), anchors: make([][]int, x.nrules), req: make([][][]int, x.nrules)}
+// text): a rule's name in a marker is no keyword. The caller hands the
+// hits back with release when it is done with them.
+func (x *needleIndex) scan(text string, markers []span) *hits {
+	h, _ := hitsPool.Get().(*hits)
+	if h == nil || len(h.keyword) != x.nrules {
+		h = &hits{keyword: make([]bool, x.nrules), anchors: make([][]int, x.nrules), req: make([][][]int, x.nrules)}
+	}
 	limit, m := len(text), 0
 	if len(markers) > 0 {
 		limit = markers[0].start
@@ -154,6 +161,20 @@ func (x *needleIndex) scan(text string, markers []span) hits {
 		h.keyword[r] = true
 	}
 	return h
+}
+
+// release empties h and keeps it for the next scan.
+func (h *hits) release() {
+	clear(h.keyword)
+	for i := range h.anchors {
+		h.anchors[i] = h.anchors[i][:0]
+	}
+	for i := range h.req {
+		for k := range h.req[i] {
+			h.req[i][k] = h.req[i][k][:0]
+		}
+	}
+	hitsPool.Put(h)
 }
 
 // add records an occurrence at i of a needle with uses.

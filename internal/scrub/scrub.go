@@ -306,6 +306,7 @@ func (s *Scrubber) find(text string, markers, near []span, all bool) []span {
 func (s *Scrubber) findPlain(text string, markers, near []span, all bool) []span {
 	var spans []span
 	h := s.index.scan(text, markers)
+	defer h.release()
 	var secrets []found
 	var lines []int
 	windows := map[int][]span{}
