@@ -1,6 +1,7 @@
 package scrub
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ const benchGoSource = `// Package lexer turns source text into tokens.
 package lexer
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"unicode"
@@ -138,24 +140,110 @@ func benchPrompt(size int) string {
 	return b.String()
 }
 
+// BenchmarkRedact measures a prompt-like text of 20 and 40 KiB with its
+// handful of secrets, and the same text without them (the output of a first
+// Redact: the common case of a prompt with no secrets), and a title: a
+// prompt is scrubbed section by section, some of them short.
 func BenchmarkRedact(b *testing.B) {
 	s := mustNew(b, Options{Enabled: true, Environ: benchEnviron()})
-	in := benchPrompt(40 << 10)
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		s.Redact(in)
+	b.Run("title", func(b *testing.B) {
+		reportCPU(b, func() { s.Redact("fix the lexer") })
+	})
+	for _, size := range []int{20 << 10, 40 << 10} {
+		in := benchPrompt(size)
+		clean, _ := s.Redact(in)
+		for _, c := range []struct{ name, in string }{
+			{fmt.Sprintf("%dKiB", size>>10), in},
+			{fmt.Sprintf("%dKiB-clean", size>>10), clean},
+		} {
+			b.Run(c.name, func(b *testing.B) {
+				b.SetBytes(int64(len(c.in)))
+				b.ReportAllocs()
+				reportCPU(b, func() { s.Redact(c.in) })
+			})
+		}
 	}
 }
 
-// BenchmarkRedactClean measures the common case: a prompt with no secrets.
-func BenchmarkRedactClean(b *testing.B) {
+// BenchmarkRedactWorst measures 40 KiB texts made to be expensive: every
+// rule's keyword on every line (every rule runs, those without an anchor
+// over the whole text), a secret on every line, assignments that pass every
+// quick test and fail late, nested base64 that decodes to keywords, curl
+// command lines (a gitleaks rule whose matches have no length bound), and
+// one 40 KiB line.
+func BenchmarkRedactWorst(b *testing.B) {
 	s := mustNew(b, Options{Enabled: true, Environ: benchEnviron()})
-	in := benchPrompt(40 << 10)
-	out, _ := s.Redact(in)
-	b.SetBytes(int64(len(out)))
-	b.ReportAllocs()
-	for b.Loop() {
-		s.Redact(out)
+	for _, c := range worstCases() {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.in)))
+			b.ReportAllocs()
+			reportCPU(b, func() { s.Redact(c.in) })
+		})
 	}
+}
+
+type benchCase struct{ name, in string }
+
+func worstCases() []benchCase {
+	fill := func(line func(i int) string) string {
+		var b strings.Builder
+		for i := 0; b.Len() < 40<<10; i++ {
+			b.WriteString(line(i))
+		}
+		return b.String()
+	}
+	var kws []string
+	for _, r := range builtinRules() {
+		kws = append(kws, r.keywords...)
+	}
+	soup := strings.Join(kws, " ")
+	b64 := func(v string) string { return base64.StdEncoding.EncodeToString([]byte(v)) }
+	return []benchCase{
+		{"keywords", fill(func(i int) string { return soup + "\n" })},
+		{"secrets", fill(func(i int) string {
+			return fmt.Sprintf("GITHUB_TOKEN=ghp_%s api_key = %q\n", fake(fmt.Sprint("w-gh", i), alnum, 36), fake(fmt.Sprint("w-key", i), alnum, 32))
+		})},
+		{"near-misses", fill(func(i int) string {
+			// Key names, operators and values that gitleaks' generic rule
+			// reads to the end before a stop word or the entropy rejects them.
+			return fmt.Sprintf("access_token_%d = %q; secret_key: example_value_%d, password=%s\n", i, strings.Repeat("ab", 40), i, strings.Repeat("x", 100))
+		})},
+		{"base64", fill(func(i int) string {
+			return b64(b64(soup[:200]+" token = "+fake(fmt.Sprint("w-b64", i), alnum, 12))) + "\n"
+		})},
+		{"curl", fill(func(i int) string {
+			return fmt.Sprintf("curl -s https://example.com/api/v%d/items?page=%d -o out%d.json && jq . out%d.json\n", i%3, i, i, i)
+		})},
+		{"one-line", strings.ReplaceAll(fill(func(i int) string { return soup + " " }), "\n", " ")},
+	}
+}
+
+// BenchmarkNew measures what a Scrubber costs to make: New itself (with the
+// runner's usual options; the runner keeps its Scrubber while the settings
+// do not change), and the one-time work of a process, parsing every
+// built-in pattern and indexing it, and compiling every rule (which
+// happens only for the rules a text needs, the first time it needs them).
+func BenchmarkNew(b *testing.B) {
+	b.Run("New", func(b *testing.B) {
+		o := Options{Enabled: true, Environ: benchEnviron(), Extra: []UserRule{{Name: "ticket", Regex: `TCK-[0-9]{6}`}}, Allow: []string{"not-a-secret"}}
+		mustNew(b, o)
+		reportCPU(b, func() { mustNew(b, o) })
+	})
+	fresh := func() []*rule {
+		var rules []*rule
+		for _, g := range gitleaksRules {
+			rules = append(rules, fromGitleaks(g)...)
+		}
+		return append(rules, ownRules()...)
+	}
+	b.Run("index", func(b *testing.B) {
+		reportCPU(b, func() { buildIndex(fresh()) })
+	})
+	b.Run("compile-all", func(b *testing.B) {
+		reportCPU(b, func() {
+			for _, r := range fresh() {
+				r.matcher()
+			}
+		})
+	})
 }

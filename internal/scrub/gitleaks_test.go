@@ -55,15 +55,23 @@ const (
 func TestGitleaksSamples(t *testing.T) {
 	samples := loadGitleaksSamples(t)
 	s := mustNew(t, Options{Enabled: true})
-	var tps, tpHit, fps, fpHit, fpFlagged, fpFlaggedHit int
+	var tps, tpHit, tpPath, tpNoText, fps, fpHit, fpFlagged, fpFlaggedHit, fpSameText, fpNoText int
 	missByRule := map[string]int{}
 	fpByRule := map[string]int{}
 	for _, r := range samples.Rules {
+		tpTexts := map[string]bool{}
+		for _, tp := range r.TPs {
+			tpTexts[tp.Text] = true
+		}
 		for _, tp := range r.TPs {
 			if tp.Text == "" {
-				continue // a rule on file names only
+				tpNoText++ // a rule on file names only
+				continue
 			}
 			tps++
+			if tp.Path != "" {
+				tpPath++
+			}
 			out, _ := s.Redact(tp.Text)
 			ok := true
 			for _, sec := range tp.Secrets {
@@ -82,6 +90,7 @@ func TestGitleaksSamples(t *testing.T) {
 		}
 		for _, fp := range r.FPs {
 			if fp.Text == "" {
+				fpNoText++
 				continue
 			}
 			out, counts := s.Redact(fp.Text)
@@ -97,6 +106,9 @@ func TestGitleaksSamples(t *testing.T) {
 			if hit {
 				fpHit++
 				fpByRule[r.ID]++
+				if tpTexts[fp.Text] {
+					fpSameText++ // a true positive in another file type
+				}
 				if testing.Verbose() {
 					t.Logf("false positive %s: %q -> %q %v", r.ID, fp.Text, out, counts)
 				}
@@ -105,9 +117,10 @@ func TestGitleaksSamples(t *testing.T) {
 	}
 	recall := float64(tpHit) / float64(tps)
 	fpRate := float64(fpHit) / float64(fps)
-	t.Logf("gitleaks %s samples: %d of %d true positives redacted (recall %.2f%%)", samples.Gitleaks, tpHit, tps, 100*recall)
-	t.Logf("%d of %d false positives redacted (%.2f%%); %d of the %d more that gitleaks' default rules report themselves",
-		fpHit, fps, 100*fpRate, fpFlaggedHit, fpFlagged)
+	t.Logf("gitleaks %s samples: %d of %d true positives redacted (recall %.2f%%); %d of them are samples of rules gitleaks applies to some file types only; %d true and %d false positives of a rule on file names have no text",
+		samples.Gitleaks, tpHit, tps, 100*recall, tpPath, tpNoText, fpNoText)
+	t.Logf("%d of %d false positives redacted (%.2f%%; %d of them are the text of a true positive of the same rule, in a file type the rule is not for); %d of the %d more that gitleaks' default rules report themselves",
+		fpHit, fps, 100*fpRate, fpSameText, fpFlaggedHit, fpFlagged)
 	t.Logf("all false-positive samples: %d of %d redacted (%.2f%%)", fpHit+fpFlaggedHit, fps+fpFlagged, 100*float64(fpHit+fpFlaggedHit)/float64(fps+fpFlagged))
 	for id, n := range missByRule {
 		t.Logf("  %s: %d true positives missed", id, n)
