@@ -28,7 +28,7 @@ type rule struct {
 	keywords []string
 	// group is the submatch that holds the secret: groupAuto picks as
 	// gitleaks does (the first non-empty group, else the whole match), 0
-	// takes the whole match.
+	// takes the whole match, n group n.
 	group int
 	// entropy, when not zero, is the Shannon entropy a secret must exceed.
 	entropy float64

@@ -9,12 +9,15 @@
 // passwords: rules.go), with the user's extra rules, and by the exact
 // values of secret-looking environment variables. Base64, hex and
 // percent-encoded text is decoded, as gitleaks does, and a secret found in
-// the decoded text redacts the encoded text. A secret value found once is
-// redacted wherever else it appears in the text.
+// the decoded text redacts the encoded text. A secret value found once (of
+// MinEnvValueLen bytes or more) is redacted wherever else it appears in the
+// text.
 //
 // Each secret is replaced by the marker [REDACTED:<rule>], where rule is a
 // gitleaks rule id or this package's rule name; matches that overlap are
-// merged into one marker named after the highest-priority rule among them.
+// merged into one marker named after the highest-priority rule among them
+// (rules for a format before rules for a context, see builtinRules; the
+// user's rules, then environment values, then gitleaks' generic rule).
 //
 // Redaction is idempotent: redacting the output again changes nothing and
 // counts nothing. Existing markers are left alone, so text that was redacted
@@ -62,8 +65,9 @@ type UserRule struct {
 	Regex string
 }
 
-// MinEnvValueLen is the shortest environment value Redact looks for; shorter
-// values are too likely to occur by chance.
+// MinEnvValueLen is the shortest environment value Redact looks for, and the
+// shortest secret it looks for elsewhere in a text once a rule has found it;
+// shorter values are too likely to occur by chance.
 const MinEnvValueLen = 8
 
 // maxPasses bounds the redaction passes of one Redact call. A pass is repeated
