@@ -45,6 +45,11 @@ type shape struct {
 	// req are literals further on in body that a match must hold: a start
 	// with none of them where they can be is ruled out too.
 	req []reqLit
+
+	// broad is set when body repeats a broad class (any character, or a
+	// negated class) many times: a failing try at one start may then read
+	// far, and many starts in one stretch cost quadratic time.
+	broad bool
 }
 
 // reqLit is a set of literals (lower case) one of which every match of
@@ -70,6 +75,7 @@ func analyze(re *syntax.Regexp) shape {
 	sh.body, sh.ext = stripExtender(re)
 	sh.maxLen = maxWidth(sh.body)
 	sh.maxNL = maxNewlines(sh.body)
+	sh.broad = hasBroadRepeat(sh.body)
 	sh.anchors, sh.minOff, sh.maxOff = findAnchor(sh.body)
 	if len(sh.anchors) > 0 && (sh.maxLen < 0 || sh.maxLen > maxPreLen) {
 		// The longest leading part of the sequence with a short longest
@@ -499,6 +505,32 @@ func runeWidths(r rune, fold bool) (int, int) {
 func maxWidth(re *syntax.Regexp) int {
 	_, hi := widths(re)
 	return hi
+}
+
+// hasBroadRepeat reports whether re repeats, more than 32 times or without
+// bound, something that matches any character or most of them.
+func hasBroadRepeat(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
+		if re.Op != syntax.OpRepeat || re.Max < 0 || re.Max > 32 {
+			sub := re.Sub[0]
+			switch {
+			case sub.Op == syntax.OpAnyChar || sub.Op == syntax.OpAnyCharNotNL:
+				return true
+			case sub.Op == syntax.OpCharClass && classSize(sub.Rune) > 1000:
+				return true
+			}
+		}
+	}
+	return slices.ContainsFunc(re.Sub, hasBroadRepeat)
+}
+
+func classSize(class []rune) int {
+	n := 0
+	for i := 0; i+1 < len(class); i += 2 {
+		n += int(class[i+1]-class[i]) + 1
+	}
+	return n
 }
 
 // maxNewlines returns the most line breaks a match of re can hold, -1 if

@@ -169,8 +169,10 @@ func BenchmarkRedact(b *testing.B) {
 // rule's keyword on every line (every rule runs, those without an anchor
 // over the whole text), a secret on every line, assignments that pass every
 // quick test and fail late, nested base64 that decodes to keywords, curl
-// command lines (a gitleaks rule whose matches have no length bound), and
-// one 40 KiB line.
+// command lines (gitleaks' curl rules have no length bound), and texts where
+// trying a rule at each of its starts would take quadratic time: one line of
+// keywords, one line of curl commands, one of password= assignments, and
+// Kubernetes secrets without data.
 func BenchmarkRedactWorst(b *testing.B) {
 	s := mustNew(b, Options{Enabled: true, Environ: benchEnviron()})
 	for _, c := range worstCases() {
@@ -215,6 +217,9 @@ func worstCases() []benchCase {
 			return fmt.Sprintf("curl -s https://example.com/api/v%d/items?page=%d -o out%d.json && jq . out%d.json\n", i%3, i, i, i)
 		})},
 		{"one-line", strings.ReplaceAll(fill(func(i int) string { return soup + " " }), "\n", " ")},
+		{"curl-one-line", fill(func(i int) string { return `curl -H "Authorization: x" ` })},
+		{"password-one-line", fill(func(i int) string { return "password=" })},
+		{"kind-secret", fill(func(i int) string { return "kind: Secret\ndata:\n  x: y\n" })},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -52,8 +53,9 @@ const groupAuto = -1
 
 // matcher is a rule's compiled form, built on first use.
 type matcher struct {
-	re     *regexp.Regexp // the whole pattern; only for rules without an anchor
-	at     *regexp.Regexp // `\A(?s:.)(?:body)`: body after one byte of context
+	re     *regexp.Regexp        // the whole pattern, for rules without an anchor
+	whole  func() *regexp.Regexp // the whole pattern, compiled when needed
+	at     *regexp.Regexp        // `\A(?s:.)(?:body)`: body after one byte of context
 	at0    func() *regexp.Regexp
 	sieve  *sieve // a quick test before at
 	allow  []allowlist
@@ -100,6 +102,7 @@ func compileRule(r *rule, sh *shape) (*matcher, error) {
 			return nil, err
 		}
 	} else {
+		m.whole = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern(sh.whole)) })
 		body := pattern(sh.body)
 		if m.at, err = regexp.Compile(`\A(?s:.)` + body); err != nil {
 			return nil, err
@@ -168,10 +171,7 @@ func (r *rule) matches(text string, anchors []int, reqs [][]int, within []span, 
 		return out
 	}
 	if m.at == nil {
-		for _, loc := range m.re.FindAllStringSubmatchIndex(text, -1) {
-			out = r.accept(text, loc, loc[0], out)
-		}
-		return out
+		return r.matchWhole(m.re, text, out)
 	}
 	// The leftmost-first matches of the pattern over the whole text, found
 	// by trying body at each start an anchor allows, in order, and going
@@ -189,7 +189,15 @@ func (r *rule) matches(text string, anchors []int, reqs [][]int, within []span, 
 		starts = slices.Compact(starts)
 	}
 	pos, w := 0, 0
-	for _, c := range starts {
+	first, began := len(out), time.Now()
+	for k, c := range starts {
+		if sh.broad && k%16 == 15 && time.Since(began) > anchoredBudget {
+			// Each start costs a regexp run to the end of what the
+			// pattern can reach; with many starts in one long stretch
+			// that is quadratic, where one run over the whole text is
+			// linear. Both find the same matches.
+			return r.matchWhole(m.whole(), text, out[:first])
+		}
 		if c < pos || midRune(text, c) {
 			continue
 		}
@@ -217,6 +225,20 @@ func (r *rule) matches(text string, anchors []int, reqs [][]int, within []span, 
 		}
 		out = r.accept(text, loc, from, out)
 		pos = max(loc[1], c+1)
+	}
+	return out
+}
+
+// anchoredBudget is how long a rule with a broad repeat (shape.broad) tries
+// its starts one by one in a text before it runs its pattern over the whole
+// text instead.
+const anchoredBudget = 2 * time.Millisecond
+
+// matchWhole returns the secrets re, the rule's whole pattern, finds in a
+// run over the whole text.
+func (r *rule) matchWhole(re *regexp.Regexp, text string, out []found) []found {
+	for _, loc := range re.FindAllStringSubmatchIndex(text, -1) {
+		out = r.accept(text, loc, loc[0], out)
 	}
 	return out
 }

@@ -59,7 +59,7 @@ func ownRules() []*rule {
 			// Claude's OAuth access and refresh tokens (gitleaks knows the
 			// API keys only).
 			name:    "anthropic-oauth-token",
-			pattern: `\bsk-ant-o[ar]t\d\d-[0-9A-Za-z_-]{32,400}`,
+			pattern: `\bsk-ant-o[ar]t\d\d-[0-9A-Za-z_-]{32,}`,
 			check:   checkValue,
 		},
 		{
@@ -81,7 +81,7 @@ func ownRules() []*rule {
 		{
 			// scheme://user:password@host; only the password is redacted.
 			name:    "url-password",
-			pattern: `\b[A-Za-z][0-9A-Za-z+.-]{1,20}://[^\s:@/?#\[\]"'<>]{0,256}:([^\s@/?#\[\]"'<>]{1,256})@`,
+			pattern: `\b[A-Za-z][0-9A-Za-z+.-]{1,20}://[^\s:@/?#\[\]"'<>]*:([^\s@/?#\[\]"'<>]+)@`,
 			group:   1,
 			check:   checkValue,
 		},
@@ -92,7 +92,7 @@ func ownRules() []*rule {
 			// SECRET, _KEY, _PASS or _PWD.
 			name: "secret-assignment",
 			pattern: `[A-Z0-9_]{0,64}?(?:PASSWORD|PASSWD|TOKEN|SECRET|_KEY|_PASS|_PWD)["']?[ \t]*(?::=|=>|[=:])[ \t]*` +
-				`("[^"\r\n]{8,256}"|'[^'\r\n]{8,256}'|[^\s"'` + "`" + `$\[\]{}()<>;,=][^\s"'` + "`" + `\[\]{}()<>;,]{7,255})` +
+				`("[^"\r\n]{8,}"|'[^'\r\n]{8,}'|[^\s"'` + "`" + `$\[\]{}()<>;,=][^\s"'` + "`" + `\[\]{}()<>;,]{7,})` +
 				`(?:[ \t\r\n"'` + "`" + `;,)\]}&]|$)`,
 			group: 1,
 			check: checkEnvAssignment,
@@ -103,7 +103,7 @@ func ownRules() []*rule {
 			// list item), so that prose after a colon is left alone.
 			name: "secret-assignment",
 			pattern: `(?i)[A-Za-z0-9_.-]{0,64}?(?:password|passwd|passphrase)["']?[ \t]*(?::=|=>|[=:])[ \t]*` +
-				`(?:"([^"\r\n]{6,256})"|'([^'\r\n]{6,256})'|([^\s"'` + "`" + `$\[\]{}()<>;,=][^\s"'` + "`" + `\[\]{}()<>;,]{5,255})[ \t]*(?:[\r\n#;,)\]}&]|$))`,
+				`(?:"([^"\r\n]{6,})"|'([^'\r\n]{6,})'|([^\s"'` + "`" + `$\[\]{}()<>;,=][^\s"'` + "`" + `\[\]{}()<>;,]{5,})[ \t]*(?:[\r\n#;,)\]}&]|$))`,
 			group: groupAuto,
 			check: checkPasswordAssignment,
 		},
@@ -111,21 +111,21 @@ func ownRules() []*rule {
 			// Authorization: Bearer <token>, in headers, curl lines, JSON
 			// and logs.
 			name:    "authorization-header",
-			pattern: `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?((?:bearer|basic|token|bot|digest|apikey|api-key|sso-key)[ \t]+)?([0-9A-Za-z._~+/=:-]{8,1000})`,
+			pattern: `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?((?:bearer|basic|token|bot|digest|apikey|api-key|sso-key)[ \t]+)?([0-9A-Za-z._~+/=:-]{8,})`,
 			group:   2,
 			check:   checkAuthorization,
 		},
 		{
 			// Bearer <token> without the header name.
 			name:    "bearer-token",
-			pattern: `(?i)\bbearer[ \t]+([0-9A-Za-z._~+/-]{20,1000}=*)`,
+			pattern: `(?i)\bbearer[ \t]+([0-9A-Za-z._~+/-]{20,}=*)`,
 			group:   1,
 			check:   checkTokenLike,
 		},
 		{
 			// Azure connection strings: AccountKey=..., SharedAccessKey=...
 			name:    "azure-access-key",
-			pattern: `(?i)\b(?:AccountKey|SharedAccessKey|SharedSecretValue)[ \t]*=[ \t]*([0-9A-Za-z+/]{20,1000}={0,2})`,
+			pattern: `(?i)\b(?:AccountKey|SharedAccessKey|SharedSecretValue)[ \t]*=[ \t]*([0-9A-Za-z+/]{20,}={0,2})`,
 			group:   1,
 			check:   checkValue,
 		},
@@ -133,8 +133,8 @@ func ownRules() []*rule {
 			// .netrc: machine <host> login <user> password <password>, on
 			// one line or several.
 			name: "netrc-password",
-			pattern: `(?i)\b(?:machine[ \t]+\S{1,128}|default)(?:\s{1,8}(?:login|account|port|protocol)[ \t]+\S{1,128}){1,3}` +
-				`\s{1,8}password[ \t]+(\S{1,256})`,
+			pattern: `(?i)\b(?:machine[ \t]+\S+|default)(?:\s{1,8}(?:login|account|port|protocol)[ \t]+\S+){1,3}` +
+				`\s{1,8}password[ \t]+(\S+)`,
 			group: 1,
 			check: checkValue,
 		},
