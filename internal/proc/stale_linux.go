@@ -1,0 +1,92 @@
+//go:build linux
+
+package proc
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// CgroupsWithEnv returns the cgroups that supervisors no longer running
+// left behind (they were killed along with their runner) and that still
+// hold a live process whose environment contains every one of the
+// NAME=value entries in env. Everything in such a cgroup belongs to the
+// command the supervisor ran, also what cleared its environment, so a
+// runner stops the whole cgroup (KillCgroup) before it looks for process
+// groups by environment. Only cgroups below the caller's own are seen;
+// the result is sorted.
+func CgroupsWithEnv(env ...string) []string {
+	if len(env) == 0 {
+		return nil
+	}
+	parent, err := ownCgroupDir()
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		if pid, err := strconv.Atoi(rest); err != nil || supervising(pid) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		for _, pid := range cgroupProcs(dir) {
+			environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			if err == nil && hasAll(environ, env) {
+				dirs = append(dirs, dir)
+				break
+			}
+		}
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+// supervising reports whether pid is a live supervisor.
+func supervising(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	st, ok := parseProcStat(data)
+	return ok && !st.dead() && strings.Contains(string(data), "(supervise)")
+}
+
+// KillCgroup stops every process of a cgroup a killed supervisor left
+// (see CgroupsWithEnv): SIGTERM, up to grace for the cgroup to empty,
+// then SIGKILL through cgroup.kill; then it removes the cgroup. A cgroup
+// that is already gone is not an error.
+func KillCgroup(dir string, grace time.Duration) error {
+	cg := &cgroup{dir: dir, fd: -1}
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return nil
+	}
+	empty := func() bool { return !cg.populated() }
+	if !empty() {
+		for _, pid := range cg.procs() {
+			syscall.Kill(pid, syscall.SIGTERM)
+		}
+		if !waitFor(empty, time.Now().Add(grace)) {
+			if err := cg.kill(); err != nil {
+				return fmt.Errorf("kill cgroup %s: %w", dir, err)
+			}
+			if !waitFor(empty, time.Now().Add(killWait)) {
+				return fmt.Errorf("kill cgroup %s: still populated %s after SIGKILL", dir, killWait)
+			}
+		}
+	}
+	return cg.remove()
+}
