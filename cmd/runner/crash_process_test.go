@@ -309,11 +309,12 @@ func TestGuardLeftoverKilledOnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(r.root, "guard-ran")
+	daemonPID := filepath.Join(t.TempDir(), "daemon.pid")
 	r.write(".runner/config.toml", string(config)+fmt.Sprintf(`
 [[guard]]
 name = "serve"
-run = "if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; %[2]s=%[3]s sleep 60 & sleep 60"
-`, marker, crashTokenEnv, r.token))
+run = "if [ -e %[1]s ]; then exit 0; fi; setsid env -i sh -c 'echo $$ > %[4]s; exec sleep 60' & %[2]s=%[3]s sleep 60 & touch %[1]s; sleep 60"
+`, marker, crashTokenEnv, r.token, daemonPID))
 
 	cmd, wait := r.startRunner()
 	waitUntil(t, "the guard's child to run", 20*time.Second, func() bool {
@@ -327,6 +328,12 @@ run = "if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; %[2]s=%[3]s sleep 60 & sle
 	if len(r.agentProcesses()) == 0 {
 		t.Fatal("the guard's child died with the runner; the test needs it to outlive it")
 	}
+	// The daemon cleared its environment: only its cgroup, where there
+	// is one, tells whose it is.
+	daemon := waitStrayPID(t, daemonPID)
+	t.Cleanup(func() { killPIDs([]int{daemon}) })
+	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", daemon))
+	inCgroup := strings.Contains(string(cg), "/runner-")
 
 	res := r.runRunner(time.Minute, 0, nil, "run")
 	if res.code != 0 {
@@ -334,6 +341,9 @@ run = "if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; %[2]s=%[3]s sleep 60 & sle
 	}
 	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
 		t.Errorf("the guard's child survived the next runner: %v\n%s", left, res.out)
+	}
+	if left := running([]int{daemon}); inCgroup && len(left) > 0 {
+		t.Errorf("the guard's daemon, in the cgroup of its killed supervisor, survived the next runner:\n%s", res.out)
 	}
 	s := r.checkState("after the resume")
 	if !hasEvent(s.journal, 1, state.EventRecorded) || s.tree.Root.Children[0].Status != "done" {

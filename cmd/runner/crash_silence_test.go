@@ -84,6 +84,22 @@ func waitStrays(t testing.TB, pidFile string) []int {
 	}
 }
 
+// waitStrayPID waits (bounded) for a pid to be written to file.
+func waitStrayPID(t testing.TB, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		data, _ := os.ReadFile(file)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s: %q", file, data)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // procStat returns the state and parent of pid; ok is false once it is
 // gone.
 func procStat(pid int) (state byte, ppid int, ok bool) {
