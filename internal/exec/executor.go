@@ -187,7 +187,6 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		Argv:        argv,
 		Dir:         r.Root,
 		Env:         buildEnv(os.Environ(), o, r, ph),
-		Mark:        []string{"RUNNER_DIR=" + r.RunnerDir, "RUNNER_ITERATION=" + strconv.Itoa(r.Iteration)},
 		Stdin:       r.Prompt,
 		Stdout:      output.stdout,
 		Stderr:      output.stderr,

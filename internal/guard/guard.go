@@ -107,7 +107,6 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 		Argv:      []string{"sh", "-c", g.Run},
 		Dir:       root,
 		Env:       environ,
-		Mark:      env,
 		Log:       guardLog,
 		LogAppend: true,
 		LogLimit:  g.OutputLimit,

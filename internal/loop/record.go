@@ -682,13 +682,11 @@ func (r *Runner) resumeFromJournal(ctx context.Context) error {
 // repository at once. A supervisor normally does that by itself when its
 // runner dies (see proc.Supervise); what is found here is what a
 // supervisor is still stopping, or what was left when the supervisor was
-// killed too. On Linux it first stops the cgroups killed supervisors left
+// killed too. On Linux it first stops the supervised commands' cgroups
 // that hold a process with this repository's RUNNER_DIR and the
 // iteration's RUNNER_ITERATION in its environment (with everything in
 // them, also what cleared its environment), then every process group
-// holding such a process: the agent's, the guards', and the supervisors'
-// own, which carry the same variables, so that the runner waits for a
-// supervisor still at work. That finds them also when the runner died
+// holding such a process. That finds them also when the runner died
 // before recording the agent's group id, and never hits a group whose id
 // was reused after a reboot. Elsewhere it kills the group recorded in
 // in_flight.
@@ -698,7 +696,7 @@ func (r *Runner) killLeftoverAgent(in *state.InFlight) {
 	if runtime.GOOS == "linux" {
 		marks := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(in.Iteration)}
 		for _, cg := range proc.CgroupsWithEnv(marks...) {
-			r.log.Warn("killing the cgroup a previous runner's supervisor left", "cgroup", cg, "iteration", in.Iteration)
+			r.log.Warn("killing the cgroup of an agent or guard left by a previous runner", "cgroup", cg, "iteration", in.Iteration)
 			if err := proc.KillCgroup(cg, grace); err != nil {
 				r.log.Error("could not kill the leftover cgroup", "cgroup", cg, "err", err)
 			}

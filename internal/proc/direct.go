@@ -44,14 +44,18 @@ func (d *direct) finish() { d.st.finish(d.pid()) }
 
 // startDirect starts the command as the runner's own child, in a process
 // group of its own.
-func startDirect(runCtx context.Context, s Spec, grace time.Duration, ends stdio) (child, error) {
+func startDirect(runCtx context.Context, s Spec, grace time.Duration) (child, *commandPipes, error) {
+	p, err := newPipes(s.Stdin != nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start %s: create pipes: %w", s.Argv[0], err)
+	}
 	cmd := exec.CommandContext(runCtx, s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env
-	cmd.Stdout = ends.out
-	cmd.Stderr = ends.err
-	if ends.in != nil {
-		cmd.Stdin = ends.in
+	cmd.Stdout = p.child.out
+	cmd.Stderr = p.child.err
+	if p.child.in != nil {
+		cmd.Stdin = p.child.in
 	}
 	cmd.SysProcAttr = sysProcAttr()
 	// The pipes are *os.File, so exec starts no copying goroutines; the
@@ -64,9 +68,11 @@ func startDirect(runCtx context.Context, s Spec, grace time.Duration, ends stdio
 		return nil
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
+		p.closeAll()
+		return nil, nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
 	}
-	return &direct{cmd: cmd, st: st, start: time.Now()}, nil
+	p.closeChildEnds()
+	return &direct{cmd: cmd, st: st, start: time.Now()}, p, nil
 }
 
 // stopper carries out Cmd.Cancel (SIGTERM to the group now, SIGKILL after

@@ -37,13 +37,6 @@ type Spec struct {
 	Dir  string   // working directory ("" = the runner's)
 	Env  []string // environment (nil = the runner's)
 
-	// Mark are NAME=value entries of Env that identify the run (for the
-	// agent, RUNNER_DIR and RUNNER_ITERATION). The supervisor gets them in
-	// its environment too, so that a search by environment for what a
-	// dead runner left (GroupsWithEnv) also finds its supervisor, and
-	// through it waits for everything the supervisor is stopping.
-	Mark []string
-
 	// Stdin is written to the command's standard input from its own
 	// goroutine, then stdin is closed. Nil: stdin is empty (/dev/null).
 	Stdin []byte
@@ -138,44 +131,16 @@ func Run(ctx context.Context, s Spec) Result {
 		res.StartErr = err
 		return res
 	}
-	var files []*os.File // parent-side pipe ends to close on a failed start
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	outR, outW, err1 := pipe()
-	errR, errW, err2 := pipe()
-	var inR, inW *os.File
-	var err3 error
-	if s.Stdin != nil {
-		inR, inW, err3 = pipe()
-	}
-	if err := errors.Join(err1, err2, err3); err != nil {
-		closeAll()
-		log.Close()
-		res.StartErr = fmt.Errorf("start %s: create pipes: %w", s.Argv[0], err)
-		return res
-	}
-
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	ends := stdio{in: inR, out: outW, err: errW}
 	var c child
+	var p *commandPipes
 	if sc := supervisorConfig.Load(); sc != nil {
-		c, err = startSupervised(runCtx, sc, s, grace, ends)
+		c, p, err = startSupervised(runCtx, sc, s, grace)
 	} else {
-		c, err = startDirect(runCtx, s, grace, ends)
+		c, p, err = startDirect(runCtx, s, grace)
 	}
 	if err != nil {
-		closeAll()
 		log.Close()
 		res.Canceled = ctx.Err() != nil
 		res.StartErr = err
@@ -184,11 +149,7 @@ func Run(ctx context.Context, s Spec) Result {
 	start := time.Now()
 	pid := c.pid()
 	pgid := pid
-	outW.Close()
-	errW.Close()
-	if inR != nil {
-		inR.Close()
-	}
+	outR, errR, inW := p.outR, p.errR, p.inW
 
 	var lastOut atomic.Int64 // time of the last output, as nanoseconds since start
 	var outErr, errErr error
@@ -296,6 +257,47 @@ func Run(ctx context.Context, s Spec) Result {
 
 // stdio are the command's ends of its pipes (in is nil: /dev/null).
 type stdio struct{ in, out, err *os.File }
+
+// commandPipes are the pipes of a command: its ends and the runner's.
+type commandPipes struct {
+	child           stdio
+	inW, outR, errR *os.File // inW is nil when the command has no stdin pipe
+}
+
+// newPipes creates the pipes of a command, with a stdin pipe or not.
+func newPipes(stdin bool) (*commandPipes, error) {
+	p := &commandPipes{}
+	var err1, err2, err3 error
+	p.outR, p.child.out, err1 = os.Pipe()
+	p.errR, p.child.err, err2 = os.Pipe()
+	if stdin {
+		p.child.in, p.inW, err3 = os.Pipe()
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	return p, nil
+}
+
+// closeChildEnds closes the command's ends, once it has them.
+func (p *commandPipes) closeChildEnds() {
+	for _, f := range []*os.File{p.child.in, p.child.out, p.child.err} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// closeAll closes every end (the command could not start).
+func (p *commandPipes) closeAll() {
+	p.closeChildEnds()
+	for _, f := range []*os.File{p.inW, p.outR, p.errR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
 
 // child is a command Run started, directly (startDirect) or under the
 // supervisor (startSupervised).

@@ -13,14 +13,15 @@ import (
 	"time"
 )
 
-// CgroupsWithEnv returns the cgroups that supervisors no longer running
-// left behind (they were killed along with their runner) and that still
-// hold a live process whose environment contains every one of the
-// NAME=value entries in env. Everything in such a cgroup belongs to the
-// command the supervisor ran, also what cleared its environment, so a
-// runner stops the whole cgroup (KillCgroup) before it looks for process
-// groups by environment. Only cgroups below the caller's own are seen;
-// the result is sorted.
+// CgroupsWithEnv returns the cgroups of supervised commands (below the
+// caller's own cgroup) that hold a live process whose environment
+// contains every one of the NAME=value entries in env. Everything in such
+// a cgroup belongs to the command its supervisor ran, also what cleared
+// its environment, so a runner resuming a dead runner's iteration stops
+// the whole cgroup (KillCgroup): one whose supervisor was killed too,
+// which nothing else would stop, or one whose supervisor is still
+// stopping it, which the runner then does not have to wait for. The
+// result is sorted.
 func CgroupsWithEnv(env ...string) []string {
 	if len(env) == 0 {
 		return nil
@@ -39,8 +40,8 @@ func CgroupsWithEnv(env ...string) []string {
 		if !ok || !e.IsDir() {
 			continue
 		}
-		if pid, err := strconv.Atoi(rest); err != nil || supervising(pid) {
-			continue
+		if _, err := strconv.Atoi(rest); err != nil {
+			continue // a runner's probe
 		}
 		dir := filepath.Join(parent, e.Name())
 		for _, pid := range cgroupProcs(dir) {
@@ -55,18 +56,8 @@ func CgroupsWithEnv(env ...string) []string {
 	return dirs
 }
 
-// supervising reports whether pid is a live supervisor.
-func supervising(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	st, ok := parseProcStat(data)
-	return ok && !st.dead() && strings.Contains(string(data), "(supervise)")
-}
-
-// KillCgroup stops every process of a cgroup a killed supervisor left
-// (see CgroupsWithEnv): SIGTERM, up to grace for the cgroup to empty,
+// KillCgroup stops every process of a supervised command's cgroup (see
+// CgroupsWithEnv): SIGTERM, up to grace for the cgroup to empty,
 // then SIGKILL through cgroup.kill; then it removes the cgroup. A cgroup
 // that is already gone is not an error.
 func KillCgroup(dir string, grace time.Duration) error {

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// TestCgroupsWithEnv: the cgroup a killed supervisor left is found by the
+// TestCgroupsWithEnv: the cgroup of a supervised command is found by the
 // environment of one of its processes and killed whole, also the process
 // that cleared its environment.
 func TestCgroupsWithEnv(t *testing.T) {

@@ -26,13 +26,15 @@ import (
 //	                  └── whatever it starts, also after it left the group,
 //	                      the session and the environment
 //
-// Its standard streams are the command's, passed on as they are: stdin
-// and stdout are then pointed at /dev/null in the supervisor, so only the
-// command's side holds the runner's pipes (stderr stays, so that a
-// supervisor crash is seen in the log). File descriptor 3 carries status
-// messages to the runner, one JSON object a line (supStatus); file
-// descriptor 4 brings the command (supSpec, one line), then any line
-// asks for a stop. End of file on 4 means the runner is gone.
+// The runner starts a supervisor before it needs one (a spare), with the
+// pipes the command will get as its standard streams, and the supervisor
+// passes them on as they are; once the command runs, the supervisor
+// points its own stdin and stdout at /dev/null, so only the command's
+// side holds the runner's pipes (stderr stays, so that a supervisor crash
+// is seen in the log). File descriptor 4 brings the command (supSpec, one
+// JSON line), then any line asks for a stop; end of file on it means the
+// runner is gone (a spare then just exits). File descriptor 3 carries
+// status messages to the runner, one JSON object a line (supStatus).
 //
 // Stopping is SIGTERM to everything of the command, then SIGKILL to what
 // is left after the grace period; "everything" is the command's process
@@ -70,6 +72,7 @@ type supSpec struct {
 	Argv   []string      `json:"argv"`
 	Env    []string      `json:"env"`
 	Dir    string        `json:"dir,omitempty"`
+	Stdin  bool          `json:"stdin,omitempty"` // false: /dev/null instead of the stdin pipe
 	Grace  time.Duration `json:"grace"`
 	Parent int           `json:"parent"` // the runner's pid
 
@@ -87,6 +90,7 @@ type supStatus struct {
 	Code     int           `json:"code,omitempty"`      // with this exit status,
 	Signal   int           `json:"signal,omitempty"`    // or killed by this signal,
 	Took     time.Duration `json:"took,omitempty"`      // this long after it started
+	Done     bool          `json:"done,omitempty"`      // nothing of the command is left
 }
 
 // Supervise runs the supervisor in this process and returns its exit
@@ -136,6 +140,12 @@ func Supervise() (code int) {
 	}
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
+	}
+	if !spec.Stdin {
+		if null, err := unix.Open(os.DevNull, unix.O_RDONLY, 0); err == nil {
+			unix.Dup3(null, 0, 0)
+			unix.Close(null)
+		}
 	}
 	sv := &supervisor{spec: spec, out: out, self: os.Getpid()}
 	if subreaper != nil {
@@ -288,6 +298,9 @@ func (sv *supervisor) loop(ctl *bufio.Reader, sigs <-chan os.Signal) int {
 		if err := sv.cg.remove(); err != nil {
 			sv.out.send(supStatus{Error: err.Error()})
 		}
+	}
+	if code == 0 {
+		sv.out.send(supStatus{Done: true})
 	}
 	return code
 }

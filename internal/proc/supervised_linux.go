@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,16 +23,134 @@ import (
 // what is left itself.
 const supervisorSlack = time.Second
 
+// spare is a supervisor started before it is needed, with the pipes its
+// command will get as its standard streams; it waits for its command on
+// the control pipe. Starting the runner binary takes a few milliseconds
+// of CPU (the runtime and the package initializers), which a spare spends
+// while the runner does other work. A spare exits when the runner does.
+type spare struct {
+	cmd   *exec.Cmd
+	ctl   *os.File // runner → supervisor
+	msgs  chan supStatus
+	done  chan struct{} // closed once the supervisor has exited
+	pipes *commandPipes // the runner's ends (the supervisor has the others)
+}
+
+// startSpare starts a supervisor that waits for its command.
+func (sc *supervisorConf) startSpare() (*spare, error) {
+	p, err := newPipes(true)
+	if err != nil {
+		return nil, fmt.Errorf("create pipes: %w", err)
+	}
+	statusR, statusW, err1 := os.Pipe()
+	ctlR, ctlW, err2 := os.Pipe()
+	closeAll := func() {
+		p.closeAll()
+		for _, f := range []*os.File{statusR, statusW, ctlR, ctlW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if err := errors.Join(err1, err2); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("create the supervisor's pipes: %w", err)
+	}
+	cmd := &exec.Cmd{
+		Path:       sc.path,
+		Args:       []string{sc.arg0, SuperviseArg},
+		Stdin:      p.child.in,
+		Stdout:     p.child.out,
+		Stderr:     p.child.err,
+		ExtraFiles: []*os.File{statusW, ctlR}, // descriptors 3 and 4
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:   true, // not stopped with the command's group, nor by a terminal's Ctrl-C
+			Pdeathsig: parentDeathSignal,
+		},
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start the supervisor: %w", err)
+	}
+	p.closeChildEnds()
+	statusW.Close()
+	ctlR.Close()
+	sp := &spare{cmd: cmd, ctl: ctlW, msgs: make(chan supStatus, 8), done: make(chan struct{}), pipes: p}
+	go func() {
+		defer close(sp.msgs)
+		defer statusR.Close()
+		dec := json.NewDecoder(bufio.NewReader(statusR))
+		for {
+			var m supStatus
+			if dec.Decode(&m) != nil {
+				return
+			}
+			sp.msgs <- m
+		}
+	}()
+	go func() {
+		cmd.Wait()
+		close(sp.done)
+	}()
+	return sp, nil
+}
+
+// discard makes an unused spare exit (end of file on its control pipe).
+func (sp *spare) discard() {
+	sp.ctl.Close()
+	sp.pipes.closeAll()
+}
+
+// take returns a supervisor for a command: the spare if there is one
+// still running, else a new one. Either way, the next spare is started.
+func (sc *supervisorConf) take() (*spare, error) {
+	sc.mu.Lock()
+	sp := sc.spare
+	sc.spare = nil
+	sc.mu.Unlock()
+	if sp != nil {
+		select {
+		case <-sp.done:
+			sp.discard()
+			sp = nil
+		default:
+		}
+	}
+	var err error
+	if sp == nil {
+		sp, err = sc.startSpare()
+	}
+	go sc.refill()
+	return sp, err
+}
+
+// refill starts a spare unless there is one.
+func (sc *supervisorConf) refill() {
+	sc.mu.Lock()
+	has := sc.spare != nil
+	sc.mu.Unlock()
+	if has {
+		return
+	}
+	sp, err := sc.startSpare()
+	if err != nil {
+		return
+	}
+	sc.mu.Lock()
+	if sc.spare == nil {
+		sc.spare, sp = sp, nil
+	}
+	sc.mu.Unlock()
+	if sp != nil {
+		sp.discard()
+	}
+}
+
 // supervised is a command Run started under the supervisor (see
 // supervise_linux.go), seen from the runner.
 type supervised struct {
-	name  string // the program, as given
-	grace time.Duration
-	cmd   *exec.Cmd // the supervisor
-	ctl   *os.File  // runner → supervisor
-	msgs  <-chan supStatus
-	done  chan struct{} // closed once the supervisor has exited
-
+	*spare
+	grace  time.Duration
 	cmdPid int       // the command's pid and process group
 	cgroup string    // the command's cgroup directory, or ""
 	start  time.Time // when the start was reported
@@ -42,109 +161,65 @@ type supervised struct {
 	exited   bool // the command's exit has been reported
 }
 
-// startSupervised starts the supervisor and has it start the command. The
-// program is looked up, and the environment made, as os/exec does for a
-// direct start, so the command runs exactly as it would without the
-// supervisor.
-func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace time.Duration, ends stdio) (child, error) {
+// startSupervised has a supervisor start the command. The program is
+// looked up, and the environment made, as os/exec does for a direct
+// start, so the command runs exactly as it would without the supervisor.
+func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace time.Duration) (child, *commandPipes, error) {
 	name := s.Argv[0]
 	if err := runCtx.Err(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	lookup := exec.Command(name, s.Argv[1:]...)
 	lookup.Dir, lookup.Env = s.Dir, s.Env
 	if lookup.Err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, lookup.Err)
+		return nil, nil, fmt.Errorf("start %s: %w", name, lookup.Err)
 	}
 	for _, kv := range s.Env {
 		if strings.IndexByte(kv, 0) >= 0 {
-			return nil, fmt.Errorf("start %s: exec: environment variable contains NUL", name)
+			return nil, nil, fmt.Errorf("start %s: exec: environment variable contains NUL", name)
 		}
 	}
 	spec, err := json.Marshal(supSpec{
-		Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir,
+		Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir, Stdin: s.Stdin != nil,
 		Grace: grace, Parent: os.Getpid(), NoCgroup: sc.noCgroup,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	statusR, statusW, err1 := os.Pipe()
-	ctlR, ctlW, err2 := os.Pipe()
-	closePipes := func() {
-		for _, f := range []*os.File{statusR, statusW, ctlR, ctlW} {
-			if f != nil {
-				f.Close()
-			}
-		}
+	sp, err := sc.take()
+	if err != nil {
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	if err1 != nil || err2 != nil {
-		closePipes()
-		return nil, fmt.Errorf("start %s: create the supervisor's pipes: %v %v", name, err1, err2)
+	if s.Stdin == nil {
+		sp.pipes.inW.Close() // the command gets /dev/null
+		sp.pipes.inW = nil
 	}
-	cmd := &exec.Cmd{
-		Path:       sc.path,
-		Args:       []string{sc.arg0, SuperviseArg},
-		Env:        append(os.Environ(), s.Mark...),
-		Stdout:     ends.out,
-		Stderr:     ends.err,
-		ExtraFiles: []*os.File{statusW, ctlR}, // descriptors 3 and 4
-		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:   true, // not stopped along with the command's group, nor by a terminal's Ctrl-C
-			Pdeathsig: parentDeathSignal,
-		},
-	}
-	if ends.in != nil {
-		cmd.Stdin = ends.in
-	}
-	if err := cmd.Start(); err != nil {
-		closePipes()
-		return nil, fmt.Errorf("start %s: start the supervisor: %w", name, err)
-	}
-	statusW.Close()
-	ctlR.Close()
-	msgs := make(chan supStatus, 8)
-	sv := &supervised{name: name, grace: grace, cmd: cmd, ctl: ctlW, msgs: msgs, done: make(chan struct{})}
-	go func() {
-		defer close(msgs)
-		defer statusR.Close()
-		dec := json.NewDecoder(bufio.NewReader(statusR))
-		for {
-			var m supStatus
-			if dec.Decode(&m) != nil {
-				return
-			}
-			msgs <- m
-		}
-	}()
-	go func() {
-		cmd.Wait()
-		close(sv.done)
-	}()
 	// A write error means the supervisor is gone; its status says more.
-	ctlW.Write(append(spec, '\n'))
+	sp.ctl.Write(append(spec, '\n'))
 
+	sv := &supervised{spare: sp, grace: grace}
 	var why []string
-	for m := range msgs {
+	for m := range sp.msgs {
 		switch {
 		case m.Cgroup != "":
 			sv.cgroup = m.Cgroup
 		case m.NoCgroup != "":
 		case m.Errno != 0:
-			<-sv.done
-			ctlW.Close()
-			return nil, fmt.Errorf("start %s: %w", name, &os.PathError{Op: "fork/exec", Path: lookup.Path, Err: syscall.Errno(m.Errno)})
+			<-sp.done
+			sp.discard()
+			return nil, nil, fmt.Errorf("start %s: %w", name, &os.PathError{Op: "fork/exec", Path: lookup.Path, Err: syscall.Errno(m.Errno)})
 		case m.Error != "":
 			why = append(why, m.Error)
 		case m.Started > 0:
 			sv.cmdPid, sv.start = m.Started, time.Now()
 			go sv.watch(runCtx)
-			return sv, nil
+			return sv, sp.pipes, nil
 		}
 	}
-	<-sv.done
-	ctlW.Close()
-	why = append(why, cmd.ProcessState.String())
-	return nil, fmt.Errorf("start %s: the supervisor ended before starting it: %s", name, strings.Join(why, "; "))
+	<-sp.done
+	sp.discard()
+	why = append(why, sp.cmd.ProcessState.String())
+	return nil, nil, fmt.Errorf("start %s: the supervisor ended before starting it: %s", name, strings.Join(why, "; "))
 }
 
 func (sv *supervised) pid() int { return sv.cmdPid }
@@ -209,23 +284,28 @@ func (sv *supervised) wait() exitStatus {
 	return ex
 }
 
-// finish waits for the supervisor, which exits once nothing of the
-// command is left. If it does not exit in time, or did not end well, the
-// runner stops the command's group and cgroup itself.
+// finish waits for the supervisor to say that nothing of the command is
+// left (it exits right after). If it does not in time, or ends without
+// saying so, the runner stops the command's group and cgroup itself.
 func (sv *supervised) finish() {
 	t := time.NewTimer(sv.grace + killWait + supervisorSlack)
 	defer t.Stop()
-	select {
-	case <-sv.done:
-	case <-t.C:
-		sv.cmd.Process.Kill()
-		<-sv.done
-	}
-	for range sv.msgs {
-	}
-	sv.ctl.Close()
-	if ps := sv.cmd.ProcessState; ps == nil || !ps.Success() {
-		stopRemains(sv.cmdPid, sv.cgroup, sv.grace)
+	for {
+		select {
+		case m, ok := <-sv.msgs:
+			if ok && !m.Done {
+				continue
+			}
+			sv.ctl.Close()
+			if !ok {
+				<-sv.done
+				stopRemains(sv.cmdPid, sv.cgroup, sv.grace)
+			}
+			return
+		case <-t.C:
+			sv.cmd.Process.Kill()
+			t.Reset(time.Hour) // the status pipe closes at once
+		}
 	}
 }
 

@@ -2,13 +2,19 @@
 
 package proc
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // supervisorConf is how Run starts the supervisor.
 type supervisorConf struct {
 	path     string // the runner binary
 	arg0     string // its argv[0]
 	noCgroup bool   // none can be made: the supervisor does not try
+
+	mu    sync.Mutex
+	spare *spare // started ahead, waiting for a command (see take)
 }
 
 // supervisorConfig is set once UseSupervisor succeeded; nil: Run starts

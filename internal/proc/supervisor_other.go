@@ -27,6 +27,8 @@ func Supervise() int {
 	return 2
 }
 
-func startSupervised(context.Context, *supervisorConf, Spec, time.Duration, stdio) (child, error) {
-	return nil, errors.New("the supervisor needs Linux")
+type spare struct{}
+
+func startSupervised(context.Context, *supervisorConf, Spec, time.Duration) (child, *commandPipes, error) {
+	return nil, nil, errors.New("the supervisor needs Linux")
 }
