@@ -392,3 +392,27 @@ func TestRunWithoutSupervisor(t *testing.T) {
 		t.Fatalf("the Run tests failed without the supervisor: %v\n%s", err, out)
 	}
 }
+
+// TestSpareSupervisorKilled: a spare supervisor killed before it gets its
+// command costs nothing: Run starts the command under another.
+func TestSpareSupervisorKilled(t *testing.T) {
+	needSupervisor(t)
+	sc := supervisorConfig.Load()
+	for i := 0; i < 3; i++ {
+		sc.refill()
+		sc.mu.Lock()
+		sp := sc.spare
+		sc.mu.Unlock()
+		if sp == nil {
+			t.Fatal("no spare supervisor after refill")
+		}
+		sp.cmd.Process.Kill()
+		if i == 1 {
+			<-sp.done // seen dead when taken
+		}
+		r := runBounded(t, context.Background(), Spec{Argv: []string{"sh", "-c", "exit 4"}}, time.Minute)
+		if r.ExitCode != 4 || r.StartErr != nil {
+			t.Fatalf("Run after the spare supervisor was killed = %+v, want exit 4", r)
+		}
+	}
+}

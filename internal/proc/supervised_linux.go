@@ -186,39 +186,42 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 	if err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	sp, err := sc.take()
-	if err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	if s.Stdin == nil {
-		sp.pipes.inW.Close() // the command gets /dev/null
-		sp.pipes.inW = nil
-	}
-	// A write error means the supervisor is gone; its status says more.
-	sp.ctl.Write(append(spec, '\n'))
-
-	sv := &supervised{spare: sp, grace: grace}
+	// A spare that ended before it was given its command (killed, say)
+	// started nothing: another supervisor is tried once.
 	var why []string
-	for m := range sp.msgs {
-		switch {
-		case m.Cgroup != "":
-			sv.cgroup = m.Cgroup
-		case m.NoCgroup != "":
-		case m.Errno != 0:
-			<-sp.done
-			sp.discard()
-			return nil, nil, fmt.Errorf("start %s: %w", name, &os.PathError{Op: "fork/exec", Path: lookup.Path, Err: syscall.Errno(m.Errno)})
-		case m.Error != "":
-			why = append(why, m.Error)
-		case m.Started > 0:
-			sv.cmdPid, sv.start = m.Started, time.Now()
-			go sv.watch(runCtx)
-			return sv, sp.pipes, nil
+	for try := 0; try < 2; try++ {
+		sp, err := sc.take()
+		if err != nil {
+			return nil, nil, fmt.Errorf("start %s: %w", name, err)
 		}
+		if s.Stdin == nil {
+			sp.pipes.inW.Close() // the command gets /dev/null
+			sp.pipes.inW = nil
+		}
+		// A write error means the supervisor is gone; its status says more.
+		sp.ctl.Write(append(spec, '\n'))
+		sv := &supervised{spare: sp, grace: grace}
+		for m := range sp.msgs {
+			switch {
+			case m.Cgroup != "":
+				sv.cgroup = m.Cgroup
+			case m.NoCgroup != "":
+			case m.Errno != 0:
+				<-sp.done
+				sp.discard()
+				return nil, nil, fmt.Errorf("start %s: %w", name, &os.PathError{Op: "fork/exec", Path: lookup.Path, Err: syscall.Errno(m.Errno)})
+			case m.Error != "":
+				why = append(why, m.Error)
+			case m.Started > 0:
+				sv.cmdPid, sv.start = m.Started, time.Now()
+				go sv.watch(runCtx)
+				return sv, sp.pipes, nil
+			}
+		}
+		<-sp.done
+		sp.discard()
+		why = append(why, sp.cmd.ProcessState.String())
 	}
-	<-sp.done
-	sp.discard()
-	why = append(why, sp.cmd.ProcessState.String())
 	return nil, nil, fmt.Errorf("start %s: the supervisor ended before starting it: %s", name, strings.Join(why, "; "))
 }
 

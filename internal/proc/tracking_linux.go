@@ -24,7 +24,7 @@ const selfExe = "/proc/self/exe"
 // none (the supervisor then stops the command's group and every process
 // below it, as their subreaper). Without /proc, nothing changes and the
 // note says why. Empty cgroups left by supervisors that were killed are
-// removed.
+// removed, and the first supervisor is started, to wait for its command.
 func UseSupervisor(arg0 string) Tracking {
 	if _, err := os.Stat(selfExe); err != nil {
 		return Tracking{Note: fmt.Sprintf("cannot start the supervisor (%v); commands are started directly and tracked by their process group", err)}
@@ -37,7 +37,10 @@ func UseSupervisor(arg0 string) Tracking {
 		t.Cgroup = parent
 		removeStaleCgroups(parent)
 	}
-	supervisorConfig.Store(&supervisorConf{path: selfExe, arg0: arg0, noCgroup: t.Cgroup == ""})
+	sc := &supervisorConf{path: selfExe, arg0: arg0, noCgroup: t.Cgroup == ""}
+	supervisorConfig.Store(sc)
+	// The first command's supervisor starts while the runner gets ready.
+	go sc.refill()
 	return t
 }
 
