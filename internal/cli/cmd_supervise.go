@@ -18,7 +18,7 @@ func newSuperviseCmd() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := proc.Supervise(); code != 0 {
+			if code := proc.Supervise(args); code != 0 {
 				return &ExitError{Code: code}
 			}
 			return nil

@@ -30,7 +30,7 @@ const directEnvVar = "PROC_TEST_DIRECT"
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == SuperviseArg {
-		os.Exit(Supervise())
+		os.Exit(Supervise(os.Args[2:]))
 	}
 	if os.Getenv(fakeEnvVar) == "1" {
 		os.Exit(fakeagent.Main())

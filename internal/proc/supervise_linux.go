@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -51,6 +52,10 @@ import (
 // supervisor (see UseSupervisor).
 const SuperviseArg = "__supervise"
 
+// noCgroupArg, after SuperviseArg, tells the supervisor not to try to
+// create a cgroup (the runner found it cannot).
+const noCgroupArg = "no-cgroup"
+
 const (
 	supStatusFD  = 3
 	supControlFD = 4
@@ -75,8 +80,6 @@ type supSpec struct {
 	Stdin  bool          `json:"stdin,omitempty"` // false: /dev/null instead of the stdin pipe
 	Grace  time.Duration `json:"grace"`
 	Parent int           `json:"parent"` // the runner's pid
-
-	NoCgroup bool `json:"no_cgroup,omitempty"` // the runner found none can be made
 }
 
 // supStatus is one message from the supervisor to the runner.
@@ -96,8 +99,9 @@ type supStatus struct {
 // Supervise runs the supervisor in this process and returns its exit
 // status: 0 once the command and everything it started are gone, 1 when
 // it could not get its command or something survived SIGKILL, 2 on an
-// internal error (reported on descriptor 3 when possible).
-func Supervise() (code int) {
+// internal error (reported on descriptor 3 when possible). args are the
+// arguments after SuperviseArg.
+func Supervise(args []string) (code int) {
 	// The command's parent-death signal fires when the thread that forked
 	// it ends: the main goroutine keeps its thread until the process exits.
 	runtime.LockOSThread()
@@ -124,6 +128,13 @@ func Supervise() (code int) {
 		}
 	}
 	subreaper := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	self := os.Getpid()
+	// The cgroup is made while the supervisor waits for its command.
+	var cg *cgroup
+	var cgErr error
+	if !slices.Contains(args, noCgroupArg) {
+		cg, cgErr = newCgroup(cgroupPrefix + strconv.Itoa(self))
+	}
 
 	ctl := bufio.NewReader(os.NewFile(supControlFD, "control"))
 	line, err := ctl.ReadBytes('\n')
@@ -131,12 +142,15 @@ func Supervise() (code int) {
 	if err == nil {
 		err = json.Unmarshal(line, &spec)
 	}
+	if err == nil && os.Getppid() != spec.Parent {
+		err = errors.New("the runner is gone") // it died before the command could start
+	}
 	if err != nil {
+		if cg != nil {
+			cg.remove()
+		}
 		out.send(supStatus{Error: fmt.Sprintf("supervisor: read the command: %v", err)})
 		return 1
-	}
-	if os.Getppid() != spec.Parent {
-		return 1 // the runner died before the command could start
 	}
 	if spec.Grace <= 0 {
 		spec.Grace = DefaultGrace
@@ -147,9 +161,12 @@ func Supervise() (code int) {
 			unix.Close(null)
 		}
 	}
-	sv := &supervisor{spec: spec, out: out, self: os.Getpid()}
+	sv := &supervisor{spec: spec, out: out, self: self, cg: cg}
 	if subreaper != nil {
 		out.send(supStatus{Error: fmt.Sprintf("supervisor: become a child subreaper: %v", subreaper)})
+	}
+	if cgErr != nil {
+		out.send(supStatus{NoCgroup: cgErr.Error()})
 	}
 	if !sv.start() {
 		return 0
@@ -186,16 +203,10 @@ type supervisor struct {
 	lastKill time.Time
 }
 
-// start creates the cgroup and starts the command, and reports both. It
-// returns false when the command could not be started.
+// start starts the command, in the cgroup if there is one, and reports
+// both. It returns false when the command could not be started.
 func (sv *supervisor) start() bool {
-	var cg *cgroup
-	if !sv.spec.NoCgroup {
-		var err error
-		if cg, err = newCgroup(cgroupPrefix + strconv.Itoa(sv.self)); err != nil {
-			sv.out.send(supStatus{NoCgroup: err.Error()})
-		}
-	}
+	cg := sv.cg
 	pid, err := sv.spawn(cg)
 	if err != nil && cg != nil {
 		// clone3 into a cgroup can be refused (an old kernel, a cgroup
@@ -294,13 +305,11 @@ func (sv *supervisor) loop(ctl *bufio.Reader, sigs <-chan os.Signal) int {
 			break
 		}
 	}
-	if sv.cg != nil {
-		if err := sv.cg.remove(); err != nil {
-			sv.out.send(supStatus{Error: err.Error()})
-		}
-	}
 	if code == 0 {
 		sv.out.send(supStatus{Done: true})
+	}
+	if sv.cg != nil {
+		sv.cg.remove() // empty: only its directory is left
 	}
 	return code
 }

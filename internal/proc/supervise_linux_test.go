@@ -398,6 +398,12 @@ func TestRunWithoutSupervisor(t *testing.T) {
 func TestSpareSupervisorKilled(t *testing.T) {
 	needSupervisor(t)
 	sc := supervisorConfig.Load()
+	t.Cleanup(func() {
+		// The killed spares' cgroups, empty, as a runner's next start would.
+		if parent, err := ownCgroupDir(); err == nil {
+			removeStaleCgroups(parent)
+		}
+	})
 	for i := 0; i < 3; i++ {
 		sc.refill()
 		sc.mu.Lock()

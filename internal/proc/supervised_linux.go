@@ -56,9 +56,13 @@ func (sc *supervisorConf) startSpare() (*spare, error) {
 		closeAll()
 		return nil, fmt.Errorf("create the supervisor's pipes: %w", err)
 	}
+	args := []string{sc.arg0, SuperviseArg}
+	if sc.noCgroup {
+		args = append(args, noCgroupArg)
+	}
 	cmd := &exec.Cmd{
 		Path:       sc.path,
-		Args:       []string{sc.arg0, SuperviseArg},
+		Args:       args,
 		Stdin:      p.child.in,
 		Stdout:     p.child.out,
 		Stderr:     p.child.err,
@@ -181,7 +185,7 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 	}
 	spec, err := json.Marshal(supSpec{
 		Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir, Stdin: s.Stdin != nil,
-		Grace: grace, Parent: os.Getpid(), NoCgroup: sc.noCgroup,
+		Grace: grace, Parent: os.Getpid(),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", name, err)

@@ -22,7 +22,7 @@ func UseSupervisor(arg0 string) Tracking {
 }
 
 // Supervise fails outside Linux.
-func Supervise() int {
+func Supervise(args []string) int {
 	fmt.Fprintln(os.Stderr, "runner: the supervisor needs Linux")
 	return 2
 }
