@@ -27,8 +27,8 @@ type cgroup struct {
 	fd  int    // the open directory, for CLONE_INTO_CGROUP; -1 once closed
 }
 
-// cgroupPrefix starts the name of every cgroup a supervisor creates; the
-// rest is the supervisor's pid.
+// cgroupPrefix starts the name of every cgroup a supervisor creates (see
+// cgroupOwner).
 const cgroupPrefix = "runner-"
 
 // newCgroup creates a child of the calling process's cgroup v2.

@@ -14,7 +14,7 @@
 // command starts, puts the command in a cgroup v2 of its own where it can
 // create one, and stops all of it when the command is stopped, when it
 // exits leaving something behind, and when the runner dies, even by
-// SIGKILL. Without the supervisor (other systems, or no /proc/self/exe)
+// SIGKILL. A supervisor runs the runner's commands one after another. Without the supervisor (other systems, or no /proc/self/exe)
 // the command is the runner's own child, with the parent-death signal on
 // Linux (strictly, it fires when the OS thread that started it ends, which
 // Go only does for threads locked with runtime.LockOSThread), and only its

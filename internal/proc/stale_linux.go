@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -36,12 +34,8 @@ func CgroupsWithEnv(env ...string) []string {
 	}
 	var dirs []string
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
-		if !ok || !e.IsDir() {
+		if _, probe, ok := cgroupOwner(e.Name()); !ok || probe || !e.IsDir() {
 			continue
-		}
-		if _, err := strconv.Atoi(rest); err != nil {
-			continue // a runner's probe
 		}
 		dir := filepath.Join(parent, e.Name())
 		for _, pid := range cgroupProcs(dir) {

@@ -238,30 +238,38 @@ func testSupervisorKilled(t *testing.T, _ bool) {
 	}
 }
 
-// TestSupervisorUsesCgroup: where a cgroup can be made, the command runs
-// in a cgroup of its own below the runner's, removed after the run.
+// TestSupervisorUsesCgroup: where a cgroup can be made, each command runs
+// in a new cgroup of its own below the runner's, named after its
+// supervisor, and removed after the run.
 func TestSupervisorUsesCgroup(t *testing.T) {
 	needSupervisor(t)
 	parent, err := probeCgroup()
 	if err != nil {
 		t.Skipf("no cgroup here: %v", err)
 	}
-	out := NewTailBuffer(4096)
-	r := runBounded(t, context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID; cat /proc/self/cgroup"}, Stdout: out}, time.Minute)
-	if r.ExitCode != 0 {
-		t.Fatalf("Run = %+v", r)
-	}
-	lines := strings.SplitN(string(out.Bytes()), "\n", 2)
-	own, ok := unifiedCgroup([]byte(lines[1]))
-	if !ok {
-		t.Fatalf("no cgroup v2 in %q", out.Bytes())
-	}
-	name := filepath.Base(own)
-	if want := cgroupPrefix + strings.TrimSpace(lines[0]); name != want {
-		t.Errorf("the command ran in cgroup %s, want one named %s (after its supervisor)", own, want)
-	}
-	if _, err := os.Stat(filepath.Join(parent, name)); !os.IsNotExist(err) {
-		t.Errorf("cgroup %s left after the run: %v", name, err)
+	seen := map[string]bool{}
+	for i := 0; i < 3; i++ {
+		out := NewTailBuffer(4096)
+		r := runBounded(t, context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID; cat /proc/self/cgroup"}, Stdout: out}, time.Minute)
+		if r.ExitCode != 0 {
+			t.Fatalf("Run = %+v", r)
+		}
+		lines := strings.SplitN(string(out.Bytes()), "\n", 2)
+		own, ok := unifiedCgroup([]byte(lines[1]))
+		if !ok {
+			t.Fatalf("no cgroup v2 in %q", out.Bytes())
+		}
+		name := filepath.Base(own)
+		if pid, _, ok := cgroupOwner(name); !ok || strconv.Itoa(pid) != strings.TrimSpace(lines[0]) {
+			t.Errorf("the command ran in cgroup %s, want one named after its supervisor %s", own, lines[0])
+		}
+		if seen[name] {
+			t.Errorf("cgroup %s used twice", name)
+		}
+		seen[name] = true
+		if _, err := os.Stat(filepath.Join(parent, name)); !os.IsNotExist(err) {
+			t.Errorf("cgroup %s left after the run: %v", name, err)
+		}
 	}
 }
 
@@ -393,32 +401,65 @@ func TestRunWithoutSupervisor(t *testing.T) {
 	}
 }
 
-// TestSpareSupervisorKilled: a spare supervisor killed before it gets its
+// TestWaitingSupervisorKilled: a supervisor killed while it waits for a
 // command costs nothing: Run starts the command under another.
-func TestSpareSupervisorKilled(t *testing.T) {
+func TestWaitingSupervisorKilled(t *testing.T) {
 	needSupervisor(t)
 	sc := supervisorConfig.Load()
 	t.Cleanup(func() {
-		// The killed spares' cgroups, empty, as a runner's next start would.
+		// The killed supervisors' cgroups, empty, as a runner's next start would.
 		if parent, err := ownCgroupDir(); err == nil {
 			removeStaleCgroups(parent)
 		}
 	})
 	for i := 0; i < 3; i++ {
-		sc.refill()
+		sc.warm()
 		sc.mu.Lock()
-		sp := sc.spare
+		idle := slices.Clone(sc.idle)
 		sc.mu.Unlock()
-		if sp == nil {
-			t.Fatal("no spare supervisor after refill")
-		}
-		sp.cmd.Process.Kill()
-		if i == 1 {
-			<-sp.done // seen dead when taken
+		for _, sp := range idle {
+			sp.cmd.Process.Kill()
+			if i == 1 {
+				<-sp.done // seen dead when taken
+			}
 		}
 		r := runBounded(t, context.Background(), Spec{Argv: []string{"sh", "-c", "exit 4"}}, time.Minute)
 		if r.ExitCode != 4 || r.StartErr != nil {
-			t.Fatalf("Run after the spare supervisor was killed = %+v, want exit 4", r)
+			t.Fatalf("Run after the waiting supervisors were killed = %+v, want exit 4", r)
+		}
+	}
+}
+
+// TestSupervisorRunsCommandsInTurn: one supervisor runs command after
+// command, each in its own process group and under the same cgroup,
+// which holds nothing between them.
+func TestSupervisorRunsCommandsInTurn(t *testing.T) {
+	needSupervisor(t)
+	var supervisors, groups []int
+	for i := 0; i < 3; i++ {
+		out := NewTailBuffer(64)
+		var pgid int
+		r := runBounded(t, context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID"}, Stdout: out,
+			OnStart: func(_, g int) { pgid = g }}, time.Minute)
+		if r.ExitCode != 0 {
+			t.Fatalf("Run = %+v", r)
+		}
+		ppid, err := strconv.Atoi(strings.TrimSpace(string(out.Bytes())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		supervisors, groups = append(supervisors, ppid), append(groups, pgid)
+	}
+	if supervisors[0] != supervisors[1] || supervisors[1] != supervisors[2] || supervisors[0] == os.Getpid() {
+		t.Errorf("the commands ran under supervisors %v, want one supervisor, not the runner (%d)", supervisors, os.Getpid())
+	}
+	if groups[0] == groups[1] || groups[1] == groups[2] {
+		t.Errorf("the commands ran in process groups %v, want one each", groups)
+	}
+	if parent, err := ownCgroupDir(); err == nil && !supervisorConfig.Load().noCgroup {
+		cg := filepath.Join(parent, cgroupPrefix+strconv.Itoa(supervisors[0]))
+		if procs := cgroupProcs(cg); len(procs) != 0 {
+			t.Errorf("cgroup %s holds %v between commands, want nothing", cg, procs)
 		}
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -23,39 +23,30 @@ import (
 // what is left itself.
 const supervisorSlack = time.Second
 
-// spare is a supervisor started before it is needed, with the pipes its
-// command will get as its standard streams; it waits for its command on
-// the control pipe. Starting the runner binary takes a few milliseconds
-// of CPU (the runtime and the package initializers), which a spare spends
-// while the runner does other work. A spare exits when the runner does.
-type spare struct {
-	cmd   *exec.Cmd
-	ctl   *os.File // runner → supervisor
-	msgs  chan supStatus
-	done  chan struct{} // closed once the supervisor has exited
-	pipes *commandPipes // the runner's ends (the supervisor has the others)
+// supervisorProc is a supervisor process (see supervise_linux.go), seen
+// from the runner. It runs one command at a time; between commands it
+// waits in the pool of its supervisorConf.
+type supervisorProc struct {
+	cmd  *exec.Cmd
+	conn *net.UnixConn
+	msgs chan supStatus // closed when the socket is
+	done chan struct{}  // closed once the process has exited
 }
 
-// startSpare starts a supervisor that waits for its command.
-func (sc *supervisorConf) startSpare() (*spare, error) {
-	p, err := newPipes(true)
+// startSupervisor starts a supervisor process.
+func (sc *supervisorConf) startSupervisor() (*supervisorProc, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("create pipes: %w", err)
+		return nil, fmt.Errorf("create the supervisor's socket: %w", err)
 	}
-	statusR, statusW, err1 := os.Pipe()
-	ctlR, ctlW, err2 := os.Pipe()
-	closeAll := func() {
-		p.closeAll()
-		for _, f := range []*os.File{statusR, statusW, ctlR, ctlW} {
-			if f != nil {
-				f.Close()
-			}
-		}
+	mine, theirs := os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "runner")
+	defer theirs.Close()
+	c, err := net.FileConn(mine)
+	mine.Close()
+	if err != nil {
+		return nil, fmt.Errorf("create the supervisor's socket: %w", err)
 	}
-	if err := errors.Join(err1, err2); err != nil {
-		closeAll()
-		return nil, fmt.Errorf("create the supervisor's pipes: %w", err)
-	}
+	conn := c.(*net.UnixConn)
 	args := []string{sc.arg0, SuperviseArg}
 	if sc.noCgroup {
 		args = append(args, noCgroupArg)
@@ -63,27 +54,20 @@ func (sc *supervisorConf) startSpare() (*spare, error) {
 	cmd := &exec.Cmd{
 		Path:       sc.path,
 		Args:       args,
-		Stdin:      p.child.in,
-		Stdout:     p.child.out,
-		Stderr:     p.child.err,
-		ExtraFiles: []*os.File{statusW, ctlR}, // descriptors 3 and 4
+		ExtraFiles: []*os.File{theirs}, // descriptor 3
 		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:   true, // not stopped with the command's group, nor by a terminal's Ctrl-C
+			Setpgid:   true, // not stopped with a command's group, nor by a terminal's Ctrl-C
 			Pdeathsig: parentDeathSignal,
 		},
 	}
 	if err := cmd.Start(); err != nil {
-		closeAll()
+		conn.Close()
 		return nil, fmt.Errorf("start the supervisor: %w", err)
 	}
-	p.closeChildEnds()
-	statusW.Close()
-	ctlR.Close()
-	sp := &spare{cmd: cmd, ctl: ctlW, msgs: make(chan supStatus, 8), done: make(chan struct{}), pipes: p}
+	sp := &supervisorProc{cmd: cmd, conn: conn, msgs: make(chan supStatus, 8), done: make(chan struct{})}
 	go func() {
 		defer close(sp.msgs)
-		defer statusR.Close()
-		dec := json.NewDecoder(bufio.NewReader(statusR))
+		dec := json.NewDecoder(bufio.NewReader(conn))
 		for {
 			var m supStatus
 			if dec.Decode(&m) != nil {
@@ -99,75 +83,72 @@ func (sc *supervisorConf) startSpare() (*spare, error) {
 	return sp, nil
 }
 
-// discard makes an unused spare exit (end of file on its control pipe).
-func (sp *spare) discard() {
-	sp.ctl.Close()
-	sp.pipes.closeAll()
+// exited reports whether the supervisor process has ended.
+func (sp *supervisorProc) exited() bool {
+	select {
+	case <-sp.done:
+		return true
+	default:
+		return false
+	}
 }
 
-// take returns a supervisor for a command: the spare if there is one
-// still running, else a new one. Either way, the next spare is started.
-func (sc *supervisorConf) take() (*spare, error) {
+// discard makes a supervisor exit: end of file on its socket.
+func (sp *supervisorProc) discard() { sp.conn.Close() }
+
+// take returns a waiting supervisor from the pool, or starts one.
+func (sc *supervisorConf) take() (*supervisorProc, error) {
 	sc.mu.Lock()
-	sp := sc.spare
-	sc.spare = nil
-	sc.mu.Unlock()
-	if sp != nil {
-		select {
-		case <-sp.done:
-			sp.discard()
-			sp = nil
-		default:
+	for len(sc.idle) > 0 {
+		sp := sc.idle[len(sc.idle)-1]
+		sc.idle = sc.idle[:len(sc.idle)-1]
+		if !sp.exited() {
+			sc.mu.Unlock()
+			return sp, nil
 		}
-	}
-	var err error
-	if sp == nil {
-		sp, err = sc.startSpare()
-	}
-	go sc.refill()
-	return sp, err
-}
-
-// refill starts a spare unless there is one.
-func (sc *supervisorConf) refill() {
-	sc.mu.Lock()
-	has := sc.spare != nil
-	sc.mu.Unlock()
-	if has {
-		return
-	}
-	sp, err := sc.startSpare()
-	if err != nil {
-		return
-	}
-	sc.mu.Lock()
-	if sc.spare == nil {
-		sc.spare, sp = sp, nil
-	}
-	sc.mu.Unlock()
-	if sp != nil {
 		sp.discard()
 	}
+	sc.mu.Unlock()
+	return sc.startSupervisor()
 }
 
-// supervised is a command Run started under the supervisor (see
-// supervise_linux.go), seen from the runner.
+// put gives a supervisor whose command is over back to the pool.
+func (sc *supervisorConf) put(sp *supervisorProc) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.idle = append(sc.idle, sp)
+}
+
+// warm starts a supervisor for the pool, so that the first command does
+// not wait for one.
+func (sc *supervisorConf) warm() {
+	if sp, err := sc.startSupervisor(); err == nil {
+		sc.put(sp)
+	}
+}
+
+// supervised is a command Run started under a supervisor.
 type supervised struct {
-	*spare
+	*supervisorProc
+	sc     *supervisorConf
 	grace  time.Duration
 	cmdPid int       // the command's pid and process group
 	cgroup string    // the command's cgroup directory, or ""
 	start  time.Time // when the start was reported
+	ended  chan struct{}
 
 	mu       sync.Mutex
 	why      error // why a stop was asked for, while the command ran
 	stopSent bool
 	exited   bool // the command's exit has been reported
+	over     bool // finish returned
 }
 
 // startSupervised has a supervisor start the command. The program is
 // looked up, and the environment made, as os/exec does for a direct
 // start, so the command runs exactly as it would without the supervisor.
+// The command's ends of its pipes go to the supervisor, which passes them
+// on as they are.
 func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace time.Duration) (child, *commandPipes, error) {
 	name := s.Argv[0]
 	if err := runCtx.Err(); err != nil {
@@ -183,59 +164,67 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 			return nil, nil, fmt.Errorf("start %s: exec: environment variable contains NUL", name)
 		}
 	}
-	spec, err := json.Marshal(supSpec{
-		Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir, Stdin: s.Stdin != nil,
-		Grace: grace, Parent: os.Getpid(),
-	})
+	spec, err := json.Marshal(supSpec{Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir, Grace: grace})
 	if err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	// A spare that ended before it was given its command (killed, say)
-	// started nothing: another supervisor is tried once.
+	spec = append(spec, '\n')
+	p, err := newPipes(s.Stdin != nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start %s: create pipes: %w", name, err)
+	}
+	fds := []int{int(p.child.out.Fd()), int(p.child.err.Fd())}
+	if p.child.in != nil {
+		fds = append(fds, int(p.child.in.Fd()))
+	}
+	// A supervisor that ended before it started the command (killed,
+	// say) started nothing: another one is tried once.
 	var why []string
 	for try := 0; try < 2; try++ {
 		sp, err := sc.take()
 		if err != nil {
+			p.closeAll()
 			return nil, nil, fmt.Errorf("start %s: %w", name, err)
 		}
-		if s.Stdin == nil {
-			sp.pipes.inW.Close() // the command gets /dev/null
-			sp.pipes.inW = nil
+		// The descriptors go with the line's first bytes; a write error
+		// means the supervisor is gone, which its status shows.
+		if n, _, err := sp.conn.WriteMsgUnix(spec, unix.UnixRights(fds...), nil); err == nil && n < len(spec) {
+			sp.conn.Write(spec[n:])
 		}
-		// A write error means the supervisor is gone; its status says more.
-		sp.ctl.Write(append(spec, '\n'))
-		sv := &supervised{spare: sp, grace: grace}
+		sv := &supervised{supervisorProc: sp, sc: sc, grace: grace, ended: make(chan struct{})}
 		for m := range sp.msgs {
 			switch {
 			case m.Cgroup != "":
 				sv.cgroup = m.Cgroup
 			case m.NoCgroup != "":
 			case m.Errno != 0:
-				<-sp.done
-				sp.discard()
+				p.closeAll()
+				sc.put(sp)
 				return nil, nil, fmt.Errorf("start %s: %w", name, &os.PathError{Op: "fork/exec", Path: lookup.Path, Err: syscall.Errno(m.Errno)})
 			case m.Error != "":
 				why = append(why, m.Error)
 			case m.Started > 0:
+				p.closeChildEnds()
 				sv.cmdPid, sv.start = m.Started, time.Now()
 				go sv.watch(runCtx)
-				return sv, sp.pipes, nil
+				return sv, p, nil
 			}
 		}
 		<-sp.done
 		sp.discard()
 		why = append(why, sp.cmd.ProcessState.String())
 	}
+	p.closeAll()
 	return nil, nil, fmt.Errorf("start %s: the supervisor ended before starting it: %s", name, strings.Join(why, "; "))
 }
 
 func (sv *supervised) pid() int { return sv.cmdPid }
 
 // watch asks the supervisor to stop the command when runCtx is done, and
-// kills the supervisor if it does not exit in time.
+// kills the supervisor if it does not finish in time.
 func (sv *supervised) watch(runCtx context.Context) {
 	select {
-	case <-sv.done:
+	case <-sv.ended:
 		return
 	case <-runCtx.Done():
 	}
@@ -243,7 +232,7 @@ func (sv *supervised) watch(runCtx context.Context) {
 	t := time.NewTimer(sv.grace + killWait + supervisorSlack)
 	defer t.Stop()
 	select {
-	case <-sv.done:
+	case <-sv.ended:
 	case <-t.C:
 		sv.cmd.Process.Kill()
 	}
@@ -253,14 +242,16 @@ func (sv *supervised) watch(runCtx context.Context) {
 // SIGKILL); cause is kept when the command is still running.
 func (sv *supervised) requestStop(cause error) {
 	sv.mu.Lock()
-	first := !sv.stopSent
-	sv.stopSent = true
+	defer sv.mu.Unlock()
+	if sv.over {
+		return
+	}
 	if !sv.exited && sv.why == nil {
 		sv.why = cause
 	}
-	sv.mu.Unlock()
-	if first {
-		sv.ctl.Write([]byte("stop\n"))
+	if !sv.stopSent {
+		sv.stopSent = true
+		sv.conn.Write([]byte("stop\n"))
 	}
 }
 
@@ -282,7 +273,6 @@ func (sv *supervised) wait() exitStatus {
 		}
 	}
 	if ex.took == 0 {
-		<-sv.done
 		ex.took = time.Since(sv.start)
 	}
 	sv.mu.Lock()
@@ -292,34 +282,39 @@ func (sv *supervised) wait() exitStatus {
 }
 
 // finish waits for the supervisor to say that nothing of the command is
-// left (it exits right after). If it does not in time, or ends without
-// saying so, the runner stops the command's group and cgroup itself.
+// left, and gives it back to the pool. If it does not in time, or ends
+// without saying so, the runner stops the command's group and cgroup
+// itself.
 func (sv *supervised) finish() {
 	t := time.NewTimer(sv.grace + killWait + supervisorSlack)
 	defer t.Stop()
-	for {
+	done := false
+	for waiting := true; waiting; {
 		select {
 		case m, ok := <-sv.msgs:
-			if ok && !m.Done {
-				continue
-			}
-			sv.ctl.Close()
-			if !ok {
-				<-sv.done
-				stopRemains(sv.cmdPid, sv.cgroup, sv.grace)
-			}
-			return
+			done = ok && m.Done
+			waiting = ok && !done
 		case <-t.C:
-			sv.cmd.Process.Kill()
-			t.Reset(time.Hour) // the status pipe closes at once
+			sv.cmd.Process.Kill() // its socket closes, and msgs with it
 		}
 	}
+	sv.mu.Lock()
+	sv.over = true
+	sv.mu.Unlock()
+	close(sv.ended)
+	if done {
+		sv.sc.put(sv.supervisorProc)
+		return
+	}
+	sv.discard()
+	<-sv.done
+	stopRemains(sv.cmdPid, sv.cgroup, sv.grace)
 }
 
 // stopRemains stops what a supervisor that died left of its command: the
 // process group and the processes of the cgroup (SIGTERM, grace,
-// SIGKILL), then removes the cgroup. What left both is found later, by
-// environment (see GroupsWithEnv).
+// SIGKILL). What left both is found later, by environment (see
+// GroupsWithEnv).
 func stopRemains(pgid int, cgroupDir string, grace time.Duration) {
 	gone := func() bool {
 		return !GroupAlive(pgid) && (cgroupDir == "" || !cgroupPopulated(cgroupDir))

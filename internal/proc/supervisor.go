@@ -13,8 +13,8 @@ type supervisorConf struct {
 	arg0     string // its argv[0]
 	noCgroup bool   // none can be made: the supervisor does not try
 
-	mu    sync.Mutex
-	spare *spare // started ahead, waiting for a command (see take)
+	mu   sync.Mutex
+	idle []*supervisorProc // supervisors waiting for a command (see take)
 }
 
 // supervisorConfig is set once UseSupervisor succeeded; nil: Run starts

@@ -27,7 +27,7 @@ func Supervise(args []string) int {
 	return 2
 }
 
-type spare struct{}
+type supervisorProc struct{}
 
 func startSupervised(context.Context, *supervisorConf, Spec, time.Duration) (child, *commandPipes, error) {
 	return nil, nil, errors.New("the supervisor needs Linux")

@@ -24,7 +24,7 @@ const selfExe = "/proc/self/exe"
 // none (the supervisor then stops the command's group and every process
 // below it, as their subreaper). Without /proc, nothing changes and the
 // note says why. Empty cgroups left by supervisors that were killed are
-// removed, and the first supervisor is started, to wait for its command.
+// removed, and a supervisor is started, to wait for the first command.
 func UseSupervisor(arg0 string) Tracking {
 	if _, err := os.Stat(selfExe); err != nil {
 		return Tracking{Note: fmt.Sprintf("cannot start the supervisor (%v); commands are started directly and tracked by their process group", err)}
@@ -40,7 +40,7 @@ func UseSupervisor(arg0 string) Tracking {
 	sc := &supervisorConf{path: selfExe, arg0: arg0, noCgroup: t.Cgroup == ""}
 	supervisorConfig.Store(sc)
 	// The first command's supervisor starts while the runner gets ready.
-	go sc.refill()
+	go sc.warm()
 	return t
 }
 
@@ -72,16 +72,28 @@ func removeStaleCgroups(parent string) {
 		return
 	}
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
-		if !ok || !e.IsDir() {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSuffix(rest, "-probe"))
-		if err != nil || processAlive(pid) {
+		pid, _, ok := cgroupOwner(e.Name())
+		if !ok || !e.IsDir() || processAlive(pid) {
 			continue
 		}
 		unix.Rmdir(filepath.Join(parent, e.Name())) // fails if not empty
 	}
+}
+
+// cgroupOwner reads the name of a cgroup a supervisor or a probing runner
+// made: cgroupPrefix, the pid of its maker, then "-N" (the maker's N-th
+// command) or "-probe".
+func cgroupOwner(name string) (pid int, probe, ok bool) {
+	rest, ok := strings.CutPrefix(name, cgroupPrefix)
+	if !ok {
+		return 0, false, false
+	}
+	id, suffix, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(id)
+	if err != nil || pid <= 0 {
+		return 0, false, false
+	}
+	return pid, suffix == "probe", true
 }
 
 // processAlive reports whether pid runs: it may be the supervisor (or the
