@@ -16,7 +16,7 @@ import (
 
 // TestSupervisorUsesCgroup: where a cgroup can be made, each command runs
 // in a new cgroup of its own below the runner's, named after its
-// supervisor, and removed after the run.
+// supervisor, and removed once the command is done.
 func TestSupervisorUsesCgroup(t *testing.T) {
 	needSupervisor(t)
 	parent, err := probeCgroup()
@@ -43,8 +43,13 @@ func TestSupervisorUsesCgroup(t *testing.T) {
 			t.Errorf("cgroup %s used twice", name)
 		}
 		seen[name] = true
-		if _, err := os.Stat(filepath.Join(parent, name)); !os.IsNotExist(err) {
-			t.Errorf("cgroup %s left after the run: %v", name, err)
+		// The supervisor removes it right after it says the command is done.
+		gone := waitFor(func() bool {
+			_, err := os.Stat(filepath.Join(parent, name))
+			return os.IsNotExist(err)
+		}, time.Now().Add(10*time.Second))
+		if !gone {
+			t.Errorf("cgroup %s left after the run", name)
 		}
 	}
 }

@@ -178,10 +178,14 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 		fds = append(fds, int(p.child.in.Fd()))
 	}
 	// A supervisor that ended before it started the command (killed,
-	// say) started nothing: another one is tried once.
+	// say) started nothing: a new one is tried once.
 	var why []string
 	for try := 0; try < 2; try++ {
-		sp, err := sc.take()
+		take := sc.take
+		if try > 0 {
+			take = sc.startSupervisor
+		}
+		sp, err := take()
 		if err != nil {
 			p.closeAll()
 			return nil, nil, fmt.Errorf("start %s: %w", name, err)
