@@ -31,7 +31,7 @@ import (
 
 // crashRepo is a repository the crash tests drive.
 type crashRepo struct {
-	t     *testing.T
+	t     testing.TB
 	root  string
 	p     state.Paths
 	log   string // CRASH_LOG: agents.txt, overlap.txt
@@ -45,7 +45,7 @@ func tomlString(s string) string {
 	return string(b)
 }
 
-func randomToken(t *testing.T) string {
+func randomToken(t testing.TB) string {
 	t.Helper()
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -58,13 +58,13 @@ func randomToken(t *testing.T) string {
 // the given tree and extra config (appended to a config that has no
 // attempt or iteration limit worth mentioning). agentEnv adds entries
 // ("NAME = \"value\"") to the agent's environment.
-func newCrashRepo(t *testing.T, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
+func newCrashRepo(t testing.TB, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
 	t.Helper()
 	return newCrashRepoAt(t, t.TempDir(), treeJSON, extraConfig, agentEnv...)
 }
 
 // newCrashRepoAt is newCrashRepo in the folder root.
-func newCrashRepoAt(t *testing.T, root, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
+func newCrashRepoAt(t testing.TB, root, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the crash tests read /proc to find surviving processes")

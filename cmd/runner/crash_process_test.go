@@ -271,7 +271,8 @@ func TestLeftoverAgentKilledOnStart(t *testing.T) {
 
 // TestAgentDaemonStoppedWithIteration: an agent that starts a daemon
 // outside its process group (setsid) does not leave it running past the
-// iteration.
+// iteration: the agent's supervisor stops it as soon as the agent exits,
+// so it is gone when the runner is.
 func TestAgentDaemonStoppedWithIteration(t *testing.T) {
 	r := newCrashRepo(t, oneTask, "", crashSteadyEnv+` = "1"`, crashDaemonEnv+` = "1"`)
 	res := r.runRunner(time.Minute, 0, nil, "run", "--once")
@@ -287,19 +288,17 @@ func TestAgentDaemonStoppedWithIteration(t *testing.T) {
 	if daemons != 1 {
 		t.Fatalf("the agent started %d daemons, want 1", daemons)
 	}
-	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+	if left := r.agentProcesses(); len(left) > 0 {
 		t.Errorf("the agent's daemon outlived its iteration: %v", left)
-	}
-	if !strings.Contains(res.out, "outside its process group") {
-		t.Errorf("the runner did not say it stopped the daemon:\n%s", res.out)
 	}
 }
 
-// TestGuardLeftoverKilledOnStart: a runner killed while a guard runs
-// leaves the guard's background child behind (the guard's shell dies with
-// the runner, its children do not). The next runner finds it by the
-// iteration in its environment, as it finds an agent's, and stops it
-// before it runs the guards again.
+// TestGuardLeftoverKilledOnStart: a runner killed along with the
+// supervisor of its guard (both SIGKILLed at once) leaves the guard's
+// background child behind: the guard's shell dies with its supervisor,
+// its children do not, and nothing is left to stop them. The next runner
+// finds the child by the iteration in its environment, as it finds an
+// agent's, and stops it before it runs the guards again.
 func TestGuardLeftoverKilledOnStart(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("leftover guards are found by their environment on Linux only")
@@ -310,24 +309,31 @@ func TestGuardLeftoverKilledOnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(r.root, "guard-ran")
+	daemonPID := filepath.Join(t.TempDir(), "daemon.pid")
 	r.write(".runner/config.toml", string(config)+fmt.Sprintf(`
 [[guard]]
 name = "serve"
-run = "if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; %[2]s=%[3]s sleep 60 & sleep 60"
-`, marker, crashTokenEnv, r.token))
+run = "if [ -e %[1]s ]; then exit 0; fi; setsid env -i sh -c 'echo $$ > %[4]s; exec sleep 60' & %[2]s=%[3]s sleep 60 & touch %[1]s; sleep 60"
+`, marker, crashTokenEnv, r.token, daemonPID))
 
 	cmd, wait := r.startRunner()
 	waitUntil(t, "the guard's child to run", 20*time.Second, func() bool {
 		_, err := os.Stat(marker)
 		return err == nil && len(r.agentProcesses()) > 0
 	})
-	cmd.Process.Signal(syscall.SIGKILL)
+	killWithSupervisors(t, cmd.Process.Pid)
 	if res := wait(10 * time.Second); !res.killed {
 		t.Fatalf("the runner was not killed: exit %d\n%s", res.code, res.out)
 	}
 	if len(r.agentProcesses()) == 0 {
 		t.Fatal("the guard's child died with the runner; the test needs it to outlive it")
 	}
+	// The daemon cleared its environment: only its cgroup, where there
+	// is one, tells whose it is.
+	daemon := waitStrayPID(t, daemonPID)
+	t.Cleanup(func() { killPIDs([]int{daemon}) })
+	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", daemon))
+	inCgroup := strings.Contains(string(cg), "/runner-")
 
 	res := r.runRunner(time.Minute, 0, nil, "run")
 	if res.code != 0 {
@@ -335,6 +341,9 @@ run = "if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; %[2]s=%[3]s sleep 60 & sle
 	}
 	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
 		t.Errorf("the guard's child survived the next runner: %v\n%s", left, res.out)
+	}
+	if left := running([]int{daemon}); inCgroup && len(left) > 0 {
+		t.Errorf("the guard's daemon, in the cgroup of its killed supervisor, survived the next runner:\n%s", res.out)
 	}
 	s := r.checkState("after the resume")
 	if !hasEvent(s.journal, 1, state.EventRecorded) || s.tree.Root.Children[0].Status != "done" {

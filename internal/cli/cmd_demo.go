@@ -58,6 +58,7 @@ func runDemo(ctx context.Context, g *globals, opts *demoOptions) error {
 	if err != nil {
 		return fmt.Errorf("demo: set up %s: %w", dir, err)
 	}
+	g.superviseChildren()
 	out := g.streams.Out
 	fmt.Fprintf(out, "demo repository: %s\n\n", dir)
 	res, err := loop.Run(ctx, loop.Options{Paths: p, Progress: out, Log: g.logger.WithPrefix("demo")})

@@ -68,6 +68,7 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 		return err
 	}
 	tuneGCForRun()
+	g.superviseChildren()
 	res, err := loop.Run(ctx, loop.Options{
 		Paths:         p,
 		MaxIterations: opts.MaxIterations,

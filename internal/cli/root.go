@@ -135,6 +135,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newStopCmd(g),
 		newDemoCmd(g),
 		newDemoAgentCmd(g),
+		newSuperviseCmd(),
 	)
 	return root
 }

@@ -2,6 +2,8 @@
 
 package proc
 
+import "time"
+
 // GroupsWithEnv finds process groups by environment on Linux only (it
 // reads /proc/PID/environ); elsewhere it returns nil.
 func GroupsWithEnv(env ...string) []int { return nil }
@@ -16,3 +18,10 @@ func MarkPIDs(pid int) PIDMark { return PIDMark{} }
 // GroupsWithEnvSince finds process groups by environment on Linux only;
 // elsewhere it returns nil.
 func GroupsWithEnvSince(mark PIDMark, env ...string) []int { return nil }
+
+// CgroupsWithEnv finds cgroups on Linux only; elsewhere it returns nil.
+func CgroupsWithEnv(env ...string) []string { return nil }
+
+// KillCgroup does nothing outside Linux, where there are no cgroups to
+// find.
+func KillCgroup(dir string, grace time.Duration) error { return nil }

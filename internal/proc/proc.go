@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -97,13 +96,15 @@ var (
 )
 
 // Run starts the command in its own process group and waits for it. It
-// stops the group on Timeout, IdleTimeout or when ctx is canceled
+// stops the command on Timeout, IdleTimeout or when ctx is canceled
 // (SIGTERM, Grace, SIGKILL). When the main process exits, whatever is left
-// in its group is stopped the same way, so no stray grandchild outlives the
-// run. Run returns once the group is gone and the output is drained (a
-// process that escaped the group cannot hold it for longer than a couple of
-// seconds). Run never panics on a bad Spec: a command that cannot start is
-// reported in Result.StartErr.
+// of it is stopped the same way, so no stray grandchild outlives the run.
+// Under the supervisor (UseSupervisor), "the command" is its process
+// group, its cgroup and everything below it, also what left the group and
+// the session; otherwise it is the process group. Run returns once that
+// is gone and the output is drained (a process that escaped cannot hold
+// it for longer than a couple of seconds). Run never panics on a bad
+// Spec: a command that cannot start is reported in Result.StartErr.
 func Run(ctx context.Context, s Spec) Result {
 	res := Result{ExitCode: -1}
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
@@ -130,69 +131,25 @@ func Run(ctx context.Context, s Spec) Result {
 		res.StartErr = err
 		return res
 	}
-	var files []*os.File // parent-side pipe ends to close on a failed start
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	outR, outW, err1 := pipe()
-	errR, errW, err2 := pipe()
-	var inR, inW *os.File
-	var err3 error
-	if s.Stdin != nil {
-		inR, inW, err3 = pipe()
-	}
-	if err := errors.Join(err1, err2, err3); err != nil {
-		closeAll()
-		log.Close()
-		res.StartErr = fmt.Errorf("start %s: create pipes: %w", s.Argv[0], err)
-		return res
-	}
-
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cmd := exec.CommandContext(runCtx, s.Argv[0], s.Argv[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = s.Env
-	cmd.Stdout = outW
-	cmd.Stderr = errW
-	if inR != nil {
-		cmd.Stdin = inR
+	var c child
+	var p *commandPipes
+	if sc := supervisorConfig.Load(); sc != nil {
+		c, p, err = startSupervised(runCtx, sc, s, grace)
+	} else {
+		c, p, err = startDirect(runCtx, s, grace)
 	}
-	cmd.SysProcAttr = sysProcAttr()
-	// The pipes are *os.File, so exec starts no copying goroutines; the
-	// delay is a backstop that kills the main process if it outlives the
-	// group-wide SIGKILL scheduled by Cancel.
-	cmd.WaitDelay = grace + killWait
-	st := &stopper{grace: grace}
-	cmd.Cancel = func() error {
-		st.stop(cmd.Process.Pid, context.Cause(runCtx))
-		return nil
-	}
-
-	if err := cmd.Start(); err != nil {
-		closeAll()
+	if err != nil {
 		log.Close()
 		res.Canceled = ctx.Err() != nil
-		res.StartErr = fmt.Errorf("start %s: %w", s.Argv[0], err)
+		res.StartErr = err
 		return res
 	}
 	start := time.Now()
-	pid := cmd.Process.Pid
+	pid := c.pid()
 	pgid := pid
-	outW.Close()
-	errW.Close()
-	if inR != nil {
-		inR.Close()
-	}
+	outR, errR, inW := p.outR, p.errR, p.inW
 
 	var lastOut atomic.Int64 // time of the last output, as nanoseconds since start
 	var outErr, errErr error
@@ -249,23 +206,21 @@ func Run(ctx context.Context, s Spec) Result {
 		s.OnStart(pid, pgid)
 	}
 
-	waitErr := cmd.Wait()
-	res.Duration = time.Since(start)
+	ex := c.wait()
+	res.Duration = ex.took
 	close(exited)
 	if timeoutTimer != nil {
 		timeoutTimer.Stop()
 	}
-	if ps := cmd.ProcessState; ps != nil {
-		ws, _ := ps.Sys().(syscall.WaitStatus)
-		if ws.Signaled() {
-			res.Signal = signalName(ws.Signal())
-		} else {
-			res.ExitCode = ps.ExitCode()
-		}
-	} else {
-		res.StartErr = fmt.Errorf("wait for %s: %w", s.Argv[0], waitErr)
+	switch {
+	case ex.err != nil:
+		res.StartErr = fmt.Errorf("wait for %s: %w", s.Argv[0], ex.err)
+	case ex.signal != 0:
+		res.Signal = signalName(ex.signal)
+	default:
+		res.ExitCode = ex.code
 	}
-	switch cause := st.cause(); {
+	switch cause := c.cause(); {
 	case cause == nil:
 	case errors.Is(cause, errTimeout):
 		res.TimedOut = true
@@ -275,7 +230,7 @@ func Run(ctx context.Context, s Spec) Result {
 		res.Canceled = true
 	}
 
-	st.finish(pgid)
+	c.finish()
 
 	drained := make(chan struct{})
 	go func() { wg.Wait(); close(drained) }()
@@ -300,6 +255,72 @@ func Run(ctx context.Context, s Spec) Result {
 	return res
 }
 
+// stdio are the command's ends of its pipes (in is nil: /dev/null).
+type stdio struct{ in, out, err *os.File }
+
+// commandPipes are the pipes of a command: its ends and the runner's.
+type commandPipes struct {
+	child           stdio
+	inW, outR, errR *os.File // inW is nil when the command has no stdin pipe
+}
+
+// newPipes creates the pipes of a command, with a stdin pipe or not.
+func newPipes(stdin bool) (*commandPipes, error) {
+	p := &commandPipes{}
+	var err1, err2, err3 error
+	p.outR, p.child.out, err1 = os.Pipe()
+	p.errR, p.child.err, err2 = os.Pipe()
+	if stdin {
+		p.child.in, p.inW, err3 = os.Pipe()
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	return p, nil
+}
+
+// closeChildEnds closes the command's ends, once it has them.
+func (p *commandPipes) closeChildEnds() {
+	for _, f := range []*os.File{p.child.in, p.child.out, p.child.err} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// closeAll closes every end (the command could not start).
+func (p *commandPipes) closeAll() {
+	p.closeChildEnds()
+	for _, f := range []*os.File{p.inW, p.outR, p.errR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// child is a command Run started, directly (startDirect) or under the
+// supervisor (startSupervised).
+type child interface {
+	pid() int // the command's pid, also its process group id
+	// wait returns once the command's main process has exited.
+	wait() exitStatus
+	// cause is why the command was stopped (Cmd.Cancel), or nil.
+	cause() error
+	// finish returns once nothing of the command is left running: what
+	// is left is stopped (SIGTERM unless already sent, the rest of the
+	// grace period, SIGKILL).
+	finish()
+}
+
+// exitStatus is how the command's main process ended.
+type exitStatus struct {
+	code   int            // exit status, when not killed by a signal
+	signal syscall.Signal // the signal that killed it, or 0
+	took   time.Duration  // from its start to its exit
+	err    error          // no status could be had
+}
+
 // watchIdle calls stop when no output arrived for idle, until exited is
 // closed.
 func watchIdle(idle time.Duration, lastOut *atomic.Int64, exited <-chan struct{}, stop func()) {
@@ -319,142 +340,4 @@ func watchIdle(idle time.Duration, lastOut *atomic.Int64, exited <-chan struct{}
 			t.Reset(idle - since)
 		}
 	}
-}
-
-// stopper carries out Cmd.Cancel (SIGTERM to the group now, SIGKILL after
-// the grace period) and, after the main process exited, makes sure the
-// group is gone.
-type stopper struct {
-	grace time.Duration
-
-	mu        sync.Mutex
-	why       error
-	termAt    time.Time
-	killTimer *time.Timer
-}
-
-func (s *stopper) stop(pgid int, cause error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.termAt.IsZero() {
-		return
-	}
-	s.why = cause
-	s.termAt = time.Now()
-	signalGroup(pgid, syscall.SIGTERM)
-	s.killTimer = time.AfterFunc(s.grace, func() { signalGroup(pgid, syscall.SIGKILL) })
-}
-
-func (s *stopper) cause() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.why
-}
-
-// finish stops whatever is left of the group once the main process has
-// exited: SIGTERM unless already sent, the rest of the grace period, then
-// SIGKILL.
-func (s *stopper) finish(pgid int) {
-	s.mu.Lock()
-	termAt, kt := s.termAt, s.killTimer
-	s.mu.Unlock()
-	if kt != nil {
-		defer kt.Stop()
-	}
-	if !GroupAlive(pgid) {
-		return
-	}
-	if termAt.IsZero() {
-		signalGroup(pgid, syscall.SIGTERM)
-		termAt = time.Now()
-	}
-	if waitGone(pgid, termAt.Add(s.grace)) {
-		return
-	}
-	signalGroup(pgid, syscall.SIGKILL)
-	waitGone(pgid, time.Now().Add(killWait))
-}
-
-// KillGroup stops a process group that may have been left behind, for
-// example by a runner that crashed: SIGTERM, up to grace for the group to
-// vanish, then SIGKILL. A group that is already gone is not an error.
-// pgid must be greater than 1.
-func KillGroup(pgid int, grace time.Duration) error {
-	if pgid <= 1 {
-		return fmt.Errorf("kill process group %d: not a valid process group id", pgid)
-	}
-	if !GroupAlive(pgid) {
-		return nil
-	}
-	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
-		return fmt.Errorf("kill process group %d: %w", pgid, err)
-	}
-	if waitGone(pgid, time.Now().Add(grace)) {
-		return nil
-	}
-	if err := signalGroup(pgid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("kill process group %d: %w", pgid, err)
-	}
-	if !waitGone(pgid, time.Now().Add(killWait)) {
-		return fmt.Errorf("kill process group %d: still alive %s after SIGKILL", pgid, killWait)
-	}
-	return nil
-}
-
-// GroupAlive reports whether the process group pgid still has a live
-// member. Ids <= 1 are never alive (they would address every process).
-func GroupAlive(pgid int) bool {
-	if pgid <= 1 {
-		return false
-	}
-	return groupAlive(pgid)
-}
-
-// waitGone polls until the group is gone or the deadline passes.
-func waitGone(pgid int, deadline time.Time) bool {
-	delay := 5 * time.Millisecond
-	for {
-		if !GroupAlive(pgid) {
-			return true
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		time.Sleep(min(delay, left))
-		delay = min(2*delay, 100*time.Millisecond)
-	}
-}
-
-// signalGroup sends sig to every process of the group; a group that no
-// longer exists is not an error.
-func signalGroup(pgid int, sig syscall.Signal) error {
-	if pgid <= 1 {
-		return fmt.Errorf("signal process group %d: not a valid process group id", pgid)
-	}
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
-}
-
-// killZero reports whether signal 0 reaches the group (EPERM: it exists).
-func killZero(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGABRT: "SIGABRT", syscall.SIGALRM: "SIGALRM", syscall.SIGBUS: "SIGBUS",
-	syscall.SIGFPE: "SIGFPE", syscall.SIGHUP: "SIGHUP", syscall.SIGILL: "SIGILL",
-	syscall.SIGINT: "SIGINT", syscall.SIGKILL: "SIGKILL", syscall.SIGPIPE: "SIGPIPE",
-	syscall.SIGQUIT: "SIGQUIT", syscall.SIGSEGV: "SIGSEGV", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGUSR2: "SIGUSR2", syscall.SIGXCPU: "SIGXCPU",
-}
-
-func signalName(sig syscall.Signal) string {
-	if n, ok := signalNames[sig]; ok {
-		return n
-	}
-	return fmt.Sprintf("signal %d", int(sig))
 }

@@ -23,9 +23,23 @@ import (
 // The test binary doubles as the fake agent when this variable is set.
 const fakeEnvVar = "PROC_TEST_BE_FAKEAGENT"
 
+// directEnvVar=1 runs the tests with commands started directly, as where
+// the supervisor cannot be used; otherwise they run under the supervisor,
+// played by the test binary.
+const directEnvVar = "PROC_TEST_DIRECT"
+
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == SuperviseArg {
+		os.Exit(Supervise(os.Args[2:]))
+	}
 	if os.Getenv(fakeEnvVar) == "1" {
 		os.Exit(fakeagent.Main())
+	}
+	if spec := os.Getenv(miniRunnerEnv); spec != "" {
+		os.Exit(miniRunner(spec))
+	}
+	if os.Getenv(directEnvVar) != "1" {
+		useTestSupervisor()
 	}
 	os.Exit(m.Run())
 }
