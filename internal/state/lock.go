@@ -66,7 +66,7 @@ func AcquireLock(p Paths) (*Lock, error) {
 	}
 	l := &Lock{p: p, dir: dir}
 	if st, ok := statOf(dir); ok {
-		l.dev, l.ino = st.Dev, st.Ino
+		l.dev, l.ino = uint64(st.Dev), uint64(st.Ino)
 	}
 	// The holder's name only informs: a runner that cannot write it (a
 	// full disk) still holds the lock, and Check writes it later.
@@ -121,7 +121,7 @@ func (l *Lock) Check() error {
 		return fmt.Errorf("%w: %s: %v", ErrLockLost, l.p.Rel(l.p.Dir), err)
 	}
 	cur, ok := st.Sys().(*syscall.Stat_t)
-	if ok && l.ino != 0 && (cur.Ino != l.ino || cur.Dev != l.dev) {
+	if ok && l.ino != 0 && (uint64(cur.Ino) != l.ino || uint64(cur.Dev) != l.dev) {
 		return fmt.Errorf("%w: %s was replaced by another folder", ErrLockLost, l.p.Rel(l.p.Dir))
 	}
 	if _, err := os.Lstat(l.p.Lock()); errors.Is(err, os.ErrNotExist) {
