@@ -19,6 +19,7 @@ import (
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -463,12 +464,19 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 		if it.rec.Outcome != state.OutcomeInterrupted || !limited[n] || seen[n] > 0 {
 			continue
 		}
-		// The runner marks executor.log just before it starts the agent
-		// again: past that mark the agent may have been starting (a test
-		// binary takes a while before it logs its start), and an attempt
-		// is rightly spent.
+		// The agent's exit record says whether its last run ended by
+		// itself (then nothing was working when the runner stopped) or was
+		// stopped at the runner's death, maybe before it could log its
+		// start (a test binary takes a while), or after it logged
+		// "limited" and before it exited: then an attempt is rightly
+		// spent. Without a record the runner had not got as far as
+		// starting an agent again.
+		ex, err := proc.ReadExitRecord(filepath.Join(r.p.RunDir(n), executor.ExitFileName))
+		if err != nil || ex.Stopped {
+			continue
+		}
 		log, _ := os.ReadFile(filepath.Join(r.p.RunDir(n), "executor.log"))
-		if !bytes.Contains(log, []byte("after a usage or rate limit ---")) {
+		{
 			meta, _ := os.ReadFile(filepath.Join(r.p.RunDir(n), "meta.json"))
 			t.Errorf("iteration %d was charged as interrupted, but its only agent run had ended on a rate limit: no agent was working\nexecutor.log:\n%s\nmeta.json:\n%s", n, log, meta)
 		}

@@ -137,6 +137,9 @@ const (
 	OutputFileName = "last_message.txt" // {output_file}, written by the agent
 	EventsFileName = "events.jsonl"     // the JSON event lines of the codex and claude presets' stdout
 	LogFileName    = "executor.log"     // stderr and the rest of stdout
+	// ExitFileName is the agent's exit status (proc.ExitRecord), written
+	// as soon as it is reaped, for Recover.
+	ExitFileName = "agent_exit.json"
 )
 
 const (
@@ -178,6 +181,10 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	if err := fsutil.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale output file: %w", err)
 	}
+	exitFile := filepath.Join(r.RunDir, ExitFileName)
+	if err := fsutil.Remove(exitFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale exit record: %w", err)
+	}
 
 	output, err := openOutput(o, r)
 	if err != nil {
@@ -194,6 +201,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		IdleTimeout: o.IdleTimeout,
 		Grace:       o.Grace,
 		OnStart:     r.OnStart,
+		ExitFile:    exitFile,
 	})
 	cut, ioErr := output.close()
 	if pr.StartErr != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
@@ -119,8 +120,21 @@ func recoverRun(o Options, runDir string, argv []string) (*Result, error) {
 		Argv: argv, ExitCode: -1, Recovered: true,
 		LogBytes: received - cuts.markerBytes + cuts.cut, CutBytes: cuts.cut,
 	}
-	f, cx := conclude(o, proc.Result{}, res, outData, readErr, view, logWindow(logPath, log.start))
-	if res.Message == nil && f.claude == nil && cx.FailureEvent != "turn.failed" {
+	// The exit record, when the agent's reaper wrote one, tells how it
+	// ended: stopped (by a timeout, a cancel or the runner's death), it
+	// did not finish; otherwise its exit status counts as Run's would.
+	pr := proc.Result{}
+	exited := false
+	if ex, err := proc.ReadExitRecord(filepath.Join(runDir, ExitFileName)); err == nil {
+		if ex.Stopped {
+			return nil, nil
+		}
+		exited = true
+		pr.ExitCode, pr.Signal, pr.Duration = ex.Code, ex.Signal, time.Duration(ex.TookMS)*time.Millisecond
+		res.ExitCode, res.Signal, res.Duration = pr.ExitCode, pr.Signal, pr.Duration
+	}
+	f, cx := conclude(o, pr, res, outData, readErr, view, logWindow(logPath, log.start))
+	if !exited && res.Message == nil && f.claude == nil && cx.FailureEvent != "turn.failed" {
 		return nil, nil
 	}
 	return res, nil

@@ -61,6 +61,22 @@ func TestRecoverMatchesRun(t *testing.T) {
 				res = runBounded(t, context.Background(), o, r)
 			}
 			r.Retry = 0 // a resuming runner may not know it
+
+			// With the exit record the agent's reaper wrote, Recover knows
+			// how the run ended, and gives Run's result.
+			withExit, err := Recover(o, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if withExit == nil || withExit.ExitCode != res.ExitCode || withExit.Class != res.Class || !reflect.DeepEqual(withExit.Message, res.Message) {
+				t.Fatalf("Recover with the exit record = %+v; want Run's exit %d, class %s, message %+v", withExit, res.ExitCode, res.Class, res.Message)
+			}
+
+			// Without it (a runner that started the agent itself and died
+			// before writing it), the files alone tell.
+			if err := os.Remove(filepath.Join(r.RunDir, ExitFileName)); err != nil {
+				t.Fatal(err)
+			}
 			got, err := Recover(o, r)
 			if err != nil {
 				t.Fatal(err)

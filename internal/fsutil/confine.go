@@ -212,6 +212,17 @@ func Confined(path string) bool {
 	return r != nil
 }
 
+// ConfinedRoot returns the confined directory holding path, so that
+// another process writing there (the runner's supervisor) can confine
+// it too; ok is false when path is in none.
+func ConfinedRoot(path string) (dir string, ok bool) {
+	r, _ := lookup(path)
+	if r == nil {
+		return "", false
+	}
+	return r.dir, true
+}
+
 // lookup finds the confined directory holding path and path's name
 // relative to it ("." for the directory itself).
 func lookup(path string) (*root, string) {

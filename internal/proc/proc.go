@@ -71,6 +71,10 @@ type Spec struct {
 	// OnStart is called right after the command started, before Run waits
 	// for it; with Setpgid the group id equals the pid.
 	OnStart func(pid, pgid int)
+
+	// ExitFile, when set, receives the command's ExitRecord as soon as
+	// its main process is reaped (replaced, not fsynced).
+	ExitFile string
 }
 
 // Result is what happened to the command.
@@ -207,6 +211,9 @@ func Run(ctx context.Context, s Spec) Result {
 	}
 
 	ex := c.wait()
+	if _, ok := c.(*direct); ok && ex.err == nil {
+		writeExitRecord(s.ExitFile, ex.code, ex.signal, c.cause() != nil, ex.took)
+	}
 	res.Duration = ex.took
 	close(exited)
 	if timeoutTimer != nil {

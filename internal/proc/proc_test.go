@@ -441,3 +441,28 @@ func TestKillGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestRunExitRecord: Spec.ExitFile gets the command's exit status as soon
+// as it is reaped, and says whether it was stopped (here by a timeout)
+// rather than ending by itself. TestRunWithoutSupervisor runs it again
+// with the runner as the reaper.
+func TestRunExitRecord(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "exit.json")
+	res := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 3"}, ExitFile: path})
+	if res.ExitCode != 3 {
+		t.Fatalf("exit %d, want 3", res.ExitCode)
+	}
+	rec, err := ReadExitRecord(path)
+	if err != nil || rec.Code != 3 || rec.Signal != "" || rec.Stopped {
+		t.Fatalf("exit record %+v (%v); want code 3, not stopped", rec, err)
+	}
+	res = Run(context.Background(), Spec{Argv: []string{"sleep", "30"}, Timeout: 50 * time.Millisecond, Grace: time.Second, ExitFile: path})
+	if !res.TimedOut {
+		t.Fatalf("not timed out: %+v", res)
+	}
+	rec, err = ReadExitRecord(path)
+	if err != nil || rec.Signal != "SIGTERM" || !rec.Stopped {
+		t.Fatalf("exit record %+v (%v); want killed by SIGTERM, stopped", rec, err)
+	}
+}

@@ -76,6 +76,10 @@ type supSpec struct {
 	Env   []string      `json:"env"`
 	Dir   string        `json:"dir,omitempty"`
 	Grace time.Duration `json:"grace"`
+	// ExitFile receives the command's ExitRecord when it is reaped, below
+	// ConfineDir (written without following links, see fsutil.Confine).
+	ExitFile   string `json:"exit_file,omitempty"`
+	ConfineDir string `json:"confine_dir,omitempty"`
 }
 
 // supStatus is one message from the supervisor to the runner.

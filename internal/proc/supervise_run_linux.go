@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runner-cli/runner/internal/fsutil"
 )
 
 // command is one command a supervisor runs (see supervise_linux.go).
@@ -161,10 +163,20 @@ func (c *command) reap() (children bool) {
 		}
 		c.exited = true
 		m := supStatus{Exited: true, Took: time.Since(c.started)}
+		var sig syscall.Signal
 		if ws.Signaled() {
-			m.Signal = int(ws.Signal())
+			sig = ws.Signal()
+			m.Signal = int(sig)
 		} else {
 			m.Code = ws.ExitStatus()
+		}
+		// On disk before the runner is told: a runner that dies now
+		// leaves the exit status to the next one.
+		if c.spec.ExitFile != "" && (c.spec.ConfineDir == "" || fsutil.Confine(c.spec.ConfineDir) == nil) {
+			writeExitRecord(c.spec.ExitFile, m.Code, sig, c.stopping, m.Took)
+			if c.spec.ConfineDir != "" {
+				fsutil.Release(c.spec.ConfineDir)
+			}
 		}
 		c.out.send(m)
 	}

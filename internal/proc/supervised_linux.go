@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/runner-cli/runner/internal/fsutil"
 )
 
 // supervisorSlack is how much longer than its own grace period and
@@ -164,7 +166,11 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 			return nil, nil, fmt.Errorf("start %s: exec: environment variable contains NUL", name)
 		}
 	}
-	spec, err := json.Marshal(supSpec{Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir, Grace: grace})
+	sup := supSpec{Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir, Grace: grace, ExitFile: s.ExitFile}
+	if dir, ok := fsutil.ConfinedRoot(s.ExitFile); ok && s.ExitFile != "" {
+		sup.ConfineDir = dir
+	}
+	spec, err := json.Marshal(sup)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
