@@ -143,8 +143,16 @@ func newScrubber(cfg *config.Config) (*scrub.Scrubber, error) {
 // readNotes reads a notes file for the prompt: its most recent part,
 // within notesLimit (a person's oversized file is read from its end too);
 // a missing file is empty.
+//
+// A notes file an agent replaced with a symbolic link or a named pipe is
+// read as empty rather than stopping the run: the next note recorded
+// replaces it with a real file (fsutil never appends through either).
 func readNotes(path string) (string, error) {
-	return state.ReadNotesTail(path, notesLimit)
+	text, err := state.ReadNotesTail(path, notesLimit)
+	if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) {
+		return "", nil
+	}
+	return text, err
 }
 
 // iterate runs one iteration on the selected node, from the durable
