@@ -14,6 +14,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -105,7 +106,7 @@ func TestResumeFromJournalOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.InFlight != nil || rs.Iteration != 3 || rs.LastStatus != LastStatusInterrupted {
+	if rs.InFlight != nil || rs.Iteration != 3 || rs.LastStatus != outcome.LastStatusInterrupted {
 		t.Errorf("run_state: in_flight %+v iteration %d last_status %q, want nothing in flight after iteration 3, interrupted", rs.InFlight, rs.Iteration, rs.LastStatus)
 	}
 	if rec, err := state.UnfinishedStart(p.Journal()); err != nil || rec != nil {
@@ -229,49 +230,6 @@ func TestResumeBothMarkers(t *testing.T) {
 	}
 }
 
-// TestAppendNotesOnceTornLine checks what a runner recording an iteration
-// again does with the notes its killed predecessor appended: complete
-// lines are not repeated, a line torn just before its newline is cut and
-// written again in full (not completed into a duplicate), and a person's
-// last line without a newline is kept.
-func TestAppendNotesOnceTornLine(t *testing.T) {
-	line := func(n int, item string) string { return state.NoteLines(n, "a", []string{item})[0] }
-	cases := []struct {
-		name, before, want string
-	}{
-		{"torn before its newline",
-			"# Assumptions\n\n" + line(1, "x") + strings.TrimSuffix(line(2, "one"), "\n"),
-			"# Assumptions\n\n" + line(1, "x") + line(2, "one") + line(2, "two")},
-		{"torn inside",
-			"# Assumptions\n\n" + line(2, "one")[:10],
-			"# Assumptions\n\n" + line(2, "one") + line(2, "two")},
-		{"first line complete",
-			"# Assumptions\n\n" + line(2, "one"),
-			"# Assumptions\n\n" + line(2, "one") + line(2, "two")},
-		{"a person's line",
-			"# Assumptions\n\nwritten by hand",
-			"# Assumptions\n\nwritten by hand\n" + line(2, "one") + line(2, "two")},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := state.NewPaths(t.TempDir())
-			if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			write(t, p.Assumptions(), c.before)
-			r := &Runner{p: p, resuming: true}
-			meta := &state.Meta{Iteration: 2, Node: "a"}
-			if err := r.appendNotesOnce(p.Assumptions(), "Assumptions", meta, []string{"one", "two"}); err != nil {
-				t.Fatal(err)
-			}
-			got, _ := os.ReadFile(p.Assumptions())
-			if string(got) != c.want {
-				t.Errorf("assumptions.md =\n%q\nwant\n%q", got, c.want)
-			}
-		})
-	}
-}
-
 // TestResumeCountsFailedAgentRun checks that an iteration recorded again
 // after a crash adds its failed agent run to consecutive_errors when the
 // run state on disk was saved before that run: the count is caught up
@@ -329,7 +287,7 @@ func TestResumeCountsFailedAgentRun(t *testing.T) {
 func TestCommitTreeKeepsConcurrentEdit(t *testing.T) {
 	p := journalRepo(t)
 	cfg := config.Default()
-	r := &Runner{p: p, cfg: cfg, log: log.New(io.Discard), ctx: context.Background()}
+	r := &Runner{p: p, cfg: cfg, log: log.New(io.Discard)}
 	read, err := r.loadTree()
 	if err != nil {
 		t.Fatal(err)
@@ -341,8 +299,8 @@ func TestCommitTreeKeepsConcurrentEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.applyOutcome(read, meta, new(*executor.Message))
-	data, rep, err := tree.PrepareSave(p.Tree(), read)
-	if err != nil {
+	w := &treeWrite{r: r, ctx: context.Background(), meta: meta, t: read, loaded: loaded}
+	if err := w.Prepare(); err != nil {
 		t.Fatal(err)
 	}
 	// A person adds a task meanwhile.
@@ -355,7 +313,7 @@ func TestCommitTreeKeepsConcurrentEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := r.commitTree(meta, nil, read, data, rep, loaded); err != nil {
+	if _, err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	got, err := tree.Load(p.Tree())

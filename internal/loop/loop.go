@@ -1,9 +1,10 @@
-// Package loop ties the runner together: at each iteration boundary it
-// re-reads the config and the tree, selects the next node, writes the
-// context files, builds the prompt, runs the agent and the guards, and
-// records the outcome in the tree and the state files. Every phase of an
-// iteration is recorded durably before the next begins, so a runner that
-// died can pick up where it stopped.
+// Package loop is the runner's orchestration: at each iteration boundary
+// it re-reads config.toml and tree.json and selects the next task; then
+// one iteration (iteration.go) writes the context files and the prompt,
+// runs the agent, has the guards check its work, decides the outcome
+// (package outcome) and has the ledger record it (package ledger), which
+// makes every phase durable before the next, so that a runner that died
+// picks up where it stopped (resume.go).
 package loop
 
 import (
@@ -11,10 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -23,6 +21,8 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/ledger"
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -64,41 +64,17 @@ type Options struct {
 
 // Runner is one run of the loop over one repository.
 type Runner struct {
-	opts  Options
-	p     state.Paths
-	log   *log.Logger
-	cfg   *config.Config
-	rs    *state.RunState
-	count int
+	opts   Options
+	p      state.Paths
+	log    *log.Logger
+	cfg    *config.Config
+	ledger *ledger.Ledger
+	count  int // iterations run by this invocation
 
-	lock *state.Lock
-	// keep is the copy of the state in the git directory (intact.go); nil
-	// outside a git repository.
-	keep *state.Keep
-	// keptFloor is the highest iteration number the keep knew of at
-	// start: numbers at or below it are never given again.
-	keptFloor int
+	cache runCache // work kept between iterations (inputs.go)
 
-	resuming bool // resolving an iteration a previous runner left in flight
-	// stateDirty says rs holds a change run_state.json does not have yet
-	// (see record and flushState).
-	stateDirty bool
-	// journalDirty says the journal has records appended without an fsync.
-	journalDirty bool
-	// stateOnDisk says run_state.json exists (checkIntact).
-	stateOnDisk bool
-
-	// Writes done while the agent works (iterate.go, whileAgentRuns).
-	background       sync.WaitGroup
-	backgroundSynced int   // the run folder whose entry they made durable
-	backgroundErr    error // the run state's write
-
-	cache runCache // work kept between iterations (record.go)
-
-	// ctx is the run's context, for the waits inside recording.
-	ctx context.Context
 	// seen is config.toml and tree.json as the runner last read or wrote
-	// them; a wait ends when the files differ from it.
+	// them; a wait ends when the files differ from it (wait.go).
 	seen         inputs
 	recheck      time.Duration // waits re-check inputs this often; 0: recheckWatching
 	invalid      string        // the invalid-input report last printed
@@ -129,74 +105,35 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if opts.Notices == nil {
 		opts.Notices = opts.Progress
 	}
-	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log, ctx: ctx}
+	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
 
-	// Every file under .runner/ is read and written without following a
-	// symbolic link the agent may have made (fsutil.Confine).
-	if err := fsutil.Confine(r.p.Dir); err != nil {
+	// The lock, and what an agent's `git clean` of an earlier run removed
+	// put back, before a broken config or tree is refused: nothing else is
+	// touched before they are known to be good.
+	if r.ledger, err = ledger.Open(r.p, r.log); err != nil {
 		return nil, err
 	}
-	defer fsutil.Release(r.p.Dir)
-	lock, err := state.AcquireLock(r.p)
-	if err != nil {
-		return nil, err
-	}
-	r.lock = lock
-	defer func() { r.lock.Release() }()
-	// What an agent's `git clean -fdx` of an earlier run removed comes
-	// back first (intact.go), so that a broken config or tree is refused
-	// before anything is touched, but a missing one is not.
-	r.openKeep()
+	defer r.ledger.Close()
 	if err := r.reload(); err != nil {
 		return nil, err
 	}
 	if _, err := r.loadTree(); err != nil {
 		return nil, err
 	}
-	defer r.flushStateOrLog() // record.go: the last recorded iteration's cleared marker
-
-	if err := r.cleanTemps(); err != nil {
+	if err := r.ledger.Load(); err != nil {
 		return nil, err
 	}
-	if err := fsutil.MkdirAll(r.p.StateDir(), 0o755); err != nil {
-		return nil, err
-	}
-	if err := fsutil.MkdirAll(r.p.RunsDir(), 0o755); err != nil {
-		return nil, err
-	}
-	// The journal's started records mark iterations under way, so the
-	// journal's own entry in state/ must be durable before the first one.
-	if err := ensureDurableFile(r.p.Journal()); err != nil {
-		return nil, err
-	}
+	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
 	// A stop requested while no runner was running is stale.
 	fsutil.Remove(r.p.StopRequest())
 
-	if r.rs, err = state.LoadRunState(r.p.RunState()); err != nil {
-		return nil, err
+	if err := r.resumeLeft(ctx); err != nil {
+		return r.failed(ctx, err)
 	}
-	if _, err := os.Lstat(r.p.RunState()); err == nil {
-		r.stateOnDisk = true
-	}
-	// Resolve what a previous runner left in flight: the iteration
-	// run_state.json names, then one only the journal knows of (see
-	// resumeFromJournal). Each is made durable before the next, so that
-	// an older in-flight marker is never resolved after a newer iteration
-	// was recorded.
-	for _, resume := range []func(context.Context) error{r.resumeFromState, r.resumeFromJournal} {
-		err := resume(ctx)
-		if err == nil {
-			err = r.flushState()
-		}
-		if err != nil {
-			return r.failed(ctx, err)
-		}
-		if ctx.Err() != nil {
-			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
-		}
+	if ctx.Err() != nil {
+		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}
 
-	limit := opts.MaxIterations
 	for {
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
@@ -204,14 +141,14 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if consumeStop(r.p) {
 			return &Result{Reason: Stopped, Iterations: r.count, Message: "stopped on request"}, nil
 		}
-		if err := r.checkIntact(0); err != nil {
+		if err := r.ledger.CheckIntact(); err != nil {
 			return nil, err
 		}
 		t, ok := r.loadInputs(ctx)
 		if !ok {
 			continue // a stop or an interruption, seen at the top
 		}
-		ix := tree.NewIndex(t)
+		r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
 		settled, err := r.settleAttempts(t)
 		if err != nil {
 			return nil, err
@@ -219,6 +156,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if !settled {
 			continue // the tree changed on disk meanwhile: read it again
 		}
+		ix := tree.NewIndex(t)
 		sel := tree.Select(t, ix, r.cfg.Loop.MaxAttempts)
 		if res := r.verdict(sel, ix); res != nil {
 			res.Iterations = r.count
@@ -232,18 +170,10 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			r.waiting = ""
 			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", inert.Line(sel.Path))
 		}
-		max := limit
-		if max <= 0 {
-			max = r.cfg.Loop.MaxIterations
-		}
-		if !opts.Once && r.count >= max {
-			return &Result{Reason: MaxIterations, Iterations: r.count,
-				Message: fmt.Sprintf("reached max_iterations (%d) with work left; run again to continue", max)}, nil
-		}
-		if res := r.budgetExceeded(); res != nil {
+		if res := r.limitReached(); res != nil {
 			return res, nil
 		}
-		if err := r.iterate(ctx, t, ix, sel); err != nil {
+		if err := r.iterate(ctx, t, ix, sel.Node); err != nil {
 			return r.failed(ctx, err)
 		}
 		r.count++
@@ -251,22 +181,41 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 		}
 		if opts.Once {
-			t, err := r.loadTree()
-			if err != nil {
-				// The iteration is recorded; whether the tree is stuck
-				// cannot be told until the person fixes it.
-				r.log.Warn("cannot tell whether the tree is stuck", "err", err)
-				return &Result{Reason: OnceDone, Iterations: r.count, Message: "ran one iteration"}, nil
-			}
-			ix := tree.NewIndex(t)
-			sel := tree.Select(t, ix, r.cfg.Loop.MaxAttempts)
-			if res := r.verdict(sel, ix); res != nil && res.Reason == Stuck {
-				res.Iterations = r.count
-				return res, nil
-			}
-			return &Result{Reason: OnceDone, Iterations: r.count, Message: "ran one iteration"}, nil
+			return r.afterOnce(), nil
 		}
 	}
+}
+
+// limitReached returns the end of the run when the iteration limit of
+// this invocation, or the cost or token budget kept across runs, is
+// reached; nil when another iteration may start.
+func (r *Runner) limitReached() *Result {
+	max := r.opts.MaxIterations
+	if max <= 0 {
+		max = r.cfg.Loop.MaxIterations
+	}
+	if !r.opts.Once && r.count >= max {
+		return &Result{Reason: MaxIterations, Iterations: r.count,
+			Message: fmt.Sprintf("reached max_iterations (%d) with work left; run again to continue", max)}
+	}
+	return r.budgetExceeded()
+}
+
+// afterOnce ends a --once run: stuck when the tree now is, otherwise done.
+func (r *Runner) afterOnce() *Result {
+	t, err := r.loadTree()
+	if err != nil {
+		// The iteration is recorded; whether the tree is stuck cannot be
+		// told until the person fixes it.
+		r.log.Warn("cannot tell whether the tree is stuck", "err", err)
+		return &Result{Reason: OnceDone, Iterations: r.count, Message: "ran one iteration"}
+	}
+	ix := tree.NewIndex(t)
+	if res := r.verdict(tree.Select(t, ix, r.cfg.Loop.MaxAttempts), ix); res != nil && res.Reason == Stuck {
+		res.Iterations = r.count
+		return res
+	}
+	return &Result{Reason: OnceDone, Iterations: r.count, Message: "ran one iteration"}
 }
 
 // failed turns an error that ended an iteration into the run's end: a
@@ -327,48 +276,44 @@ func (r *Runner) verdict(sel tree.Selection, ix *tree.Index) *Result {
 	return nil
 }
 
-func (r *Runner) reload() error {
-	cfg, err := config.Load(r.p.Config())
-	if err != nil {
-		return err
+// budgetExceeded returns the end of the run when the usage summed in
+// run_state.json has reached loop.max_cost_usd or loop.max_tokens, so
+// that no iteration starts past them; nil otherwise.
+func (r *Runner) budgetExceeded() *Result {
+	l, u := r.cfg.Loop, r.ledger.State().Usage
+	var msg string
+	switch {
+	case l.MaxCostUSD > 0 && u.CostUSD >= l.MaxCostUSD:
+		msg = fmt.Sprintf("reached loop.max_cost_usd ($%.2f): the agents have cost $%.4f so far", l.MaxCostUSD, u.CostUSD)
+	case l.MaxTokens > 0 && u.Tokens() >= l.MaxTokens:
+		msg = fmt.Sprintf("reached loop.max_tokens (%d): the agents have used %d tokens so far", l.MaxTokens, u.Tokens())
+	default:
+		return nil
 	}
-	r.cfg = cfg
-	return nil
+	return &Result{Reason: MaxIterations, Iterations: r.count,
+		Message: msg + " (the total in state/run_state.json, kept across runs) with work left; raise the limit in .runner/config.toml to go on"}
 }
-
-func (r *Runner) loadTree() (*tree.Tree, error) {
-	t, _, err := r.cache.trees.load(r.p.Tree())
-	return t, err
-}
-
-// reasonExhausted is the blocked_reason of a leaf whose attempts are used up.
-const reasonExhausted = "attempts exhausted"
 
 // settleAttempts brings the leaves' status in line with their attempt
-// limits, which a person may have changed: an open leaf whose attempts are
-// used up becomes blocked, and a leaf blocked only because its attempts
-// were used up opens again once its limit (max_attempts, or
-// loop.max_attempts) is raised above them. It saves the tree only if
-// tree.json still holds what was read; otherwise it reports false and the
-// caller reads the person's newer version instead of overwriting it.
+// limits, which a person may have changed (outcome.Settle). It saves the
+// tree only if tree.json still holds what was read; otherwise it reports
+// false and the caller reads the person's newer version instead of
+// overwriting it.
 func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 	changed := false
-	walk(t.Root, func(n *tree.Node) {
+	t.Walk(func(n *tree.Node) {
 		if !n.IsLeaf() {
 			return
 		}
-		limit := n.AttemptLimit(r.cfg.Loop.MaxAttempts)
-		switch {
-		case n.EffectiveStatus() == tree.StatusOpen && n.Attempts >= limit:
-			n.Status = tree.StatusBlocked
-			n.BlockedReason = reasonExhausted
-			changed = true
-		case n.Status == tree.StatusBlocked && n.BlockedReason == reasonExhausted && n.Attempts < limit:
-			n.Status = ""
-			n.BlockedReason = ""
-			changed = true
-			r.log.Info("reopening a task whose attempt limit was raised", "node", n.ID, "attempts", n.Attempts, "max_attempts", limit)
+		f, moved := outcome.Settle(outcome.FieldsOf(n), n.AttemptLimit(r.cfg.Loop.MaxAttempts))
+		if !moved {
+			return
 		}
+		if f.Status == "" {
+			r.log.Info("reopening a task whose attempt limit was raised", "node", n.ID, "attempts", n.Attempts, "max_attempts", n.AttemptLimit(r.cfg.Loop.MaxAttempts))
+		}
+		f.Set(n)
+		changed = true
 	})
 	if t.Normalize() {
 		changed = true
@@ -384,56 +329,4 @@ func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 	}
 	r.seen.tree = sumBytes(tree.Marshal(t))
 	return true, nil
-}
-
-func walk(n *tree.Node, fn func(*tree.Node)) {
-	stack := []*tree.Node{n}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		fn(n)
-		for i := len(n.Children) - 1; i >= 0; i-- {
-			stack = append(stack, n.Children[i])
-		}
-	}
-}
-
-func (r *Runner) cleanTemps() error {
-	dirs := []string{r.p.Dir, r.p.StateDir(), r.p.ContextDir()}
-	// Only the folders of iterations a runner may have been writing in
-	// when it died: the last one, and the one run_state.json names in
-	// flight, which may be the one before it (see resumeFromJournal).
-	last, err := state.LastRun(r.p)
-	if err == nil && last > 0 {
-		dirs = append(dirs, r.p.RunDir(last))
-	}
-	if rs, err := state.LoadRunState(r.p.RunState()); err == nil && rs.InFlight != nil && rs.InFlight.Iteration != last {
-		dirs = append(dirs, r.p.RunDir(rs.InFlight.Iteration))
-	}
-	for _, d := range dirs {
-		removed, err := fsutil.RemoveTemps(d)
-		if err != nil {
-			return fmt.Errorf("clean temporary files in %s: %w", r.p.Rel(d), err)
-		}
-		for _, name := range removed {
-			r.log.Info("removed leftover temporary file", "file", r.p.Rel(filepath.Join(d, name)))
-		}
-	}
-	return nil
-}
-
-// ensureDurableFile creates an empty file at path, with its entry in its
-// folder made durable, unless the file exists.
-func ensureDurableFile(path string) error {
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	f, err := fsutil.OpenAppend(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	return fsutil.SyncDir(filepath.Dir(path))
 }

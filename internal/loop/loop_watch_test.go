@@ -16,6 +16,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -77,7 +78,7 @@ func newTestRunner(t *testing.T, ctx context.Context) (*Runner, *notices) {
 	write(t, p.Config(), testConfig)
 	write(t, p.Tree(), testTree)
 	n := &notices{wrote: make(chan struct{}, 1)}
-	r := &Runner{p: p, ctx: ctx, opts: Options{Paths: p, Notices: n}, recheck: time.Hour}
+	r := &Runner{p: p, opts: Options{Paths: p, Notices: n}, recheck: time.Hour}
 	r.log = log.New(io.Discard)
 	cfg, err := config.Load(p.Config())
 	if err != nil {
@@ -127,7 +128,7 @@ func TestOwnWritesAndNoiseDoNotCount(t *testing.T) {
 			if ok, err := r.settleAttempts(tr); err != nil || !ok {
 				t.Fatalf("settleAttempts = %v, %v", ok, err)
 			}
-			if data, _ := os.ReadFile(r.p.Tree()); !strings.Contains(string(data), reasonExhausted) {
+			if data, _ := os.ReadFile(r.p.Tree()); !strings.Contains(string(data), outcome.ReasonExhausted) {
 				t.Fatalf("the tree was not saved:\n%s", data)
 			}
 		}, false},
@@ -289,7 +290,7 @@ func TestTreeForRecord(t *testing.T) {
 		write(t, r.p.Tree(), "{")
 		done := make(chan error, 1)
 		go func() {
-			_, err := r.treeForRecord(7)
+			_, err := r.treeForRecord(context.Background(), 7)
 			done <- err
 		}()
 		n.waitNotice(t, "(cannot record iteration 7)")
@@ -308,7 +309,7 @@ func TestTreeForRecord(t *testing.T) {
 		cancel()
 		r, n := newTestRunner(t, ctx)
 		write(t, r.p.Tree(), "{")
-		_, err := r.treeForRecord(3)
+		_, err := r.treeForRecord(ctx, 3)
 		if err == nil || !strings.Contains(err.Error(), "record iteration 3") || !strings.Contains(err.Error(), "stays in flight") {
 			t.Fatalf("treeForRecord error = %v", err)
 		}
@@ -328,9 +329,9 @@ func TestSettleAttempts(t *testing.T) {
 		wantSave   bool
 	}{
 		{"open with attempts left", tree.Node{Attempts: 1}, "", "", false},
-		{"open with attempts used up", tree.Node{Attempts: 3}, tree.StatusBlocked, reasonExhausted, true},
-		{"exhausted, limit raised", tree.Node{Attempts: 1, MaxAttempts: &two, Status: tree.StatusBlocked, BlockedReason: reasonExhausted}, "", "", true},
-		{"exhausted, limit still reached", tree.Node{Attempts: 2, MaxAttempts: &two, Status: tree.StatusBlocked, BlockedReason: reasonExhausted}, tree.StatusBlocked, reasonExhausted, false},
+		{"open with attempts used up", tree.Node{Attempts: 3}, tree.StatusBlocked, outcome.ReasonExhausted, true},
+		{"exhausted, limit raised", tree.Node{Attempts: 1, MaxAttempts: &two, Status: tree.StatusBlocked, BlockedReason: outcome.ReasonExhausted}, "", "", true},
+		{"exhausted, limit still reached", tree.Node{Attempts: 2, MaxAttempts: &two, Status: tree.StatusBlocked, BlockedReason: outcome.ReasonExhausted}, tree.StatusBlocked, outcome.ReasonExhausted, false},
 		{"blocked by the agent", tree.Node{Attempts: 0, Status: tree.StatusBlocked, BlockedReason: "needs a key"}, tree.StatusBlocked, "needs a key", false},
 	}
 	for _, tc := range tests {

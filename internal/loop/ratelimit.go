@@ -10,6 +10,7 @@ import (
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -63,26 +64,21 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 	rl := state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt, WaitMS: wait.Milliseconds()}
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, rl)
 	// Durable before the wait: a runner killed while it waits spends no
-	// attempt (resumeStarted), as one interrupted or stopped here does.
-	meta.Phase = state.PhaseWaiting
-	if err := state.SaveMeta(r.p.RunDir(meta.Iteration), meta); err != nil {
-		return true, err
-	}
-	if err := r.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventRateLimited,
-		AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage, WaitMS: rl.WaitMS}); err != nil {
+	// attempt (resume.go), as one interrupted or stopped here does.
+	if err := r.ledger.Waiting(meta, state.Record{AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage, WaitMS: rl.WaitMS}); err != nil {
 		return true, err
 	}
 	if !ok {
 		cause := fmt.Errorf("%w: %s; evidence: %s. No attempt was spent. Run again once the limit has lifted, or raise loop.max_wait",
 			errRateLimitGaveUp, why, strings.TrimRight(res.Evidence, ". "))
-		if err := r.setAside(meta, cause.Error(), cause); err != nil {
+		if err := r.ledger.SetAside(meta, cause.Error(), cause); err != nil {
 			return true, errors.Join(cause, err)
 		}
 		return true, cause
 	}
 	until := time.Now().Add(wait)
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before running it again, no attempt spent: %s\n",
-		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), roundWait(wait), until.Format("15:04:05"), inert.Line(oneLine(res.Evidence, 200)))
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), roundWait(wait), until.Format("15:04:05"), inert.Line(outcome.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node,
 		"wait", roundWait(wait), "waited_so_far", roundWait(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 
@@ -102,7 +98,7 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 // endWait ends an iteration in a rate-limit wait without spending an
 // attempt; the loop then sees the interruption or the stop request.
 func (r *Runner) endWait(meta *state.Meta, why string) error {
-	return r.setAside(meta, why+"; no attempt was spent", errors.New(why))
+	return r.ledger.SetAside(meta, why+"; no attempt was spent", errors.New(why))
 }
 
 type sleepEnd int
@@ -143,32 +139,19 @@ func roundWait(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// countAgentFailure keeps run_state's count of agent runs in a row that
-// failed (not rate limits, not interruptions): a failure adds one, a run
-// that finished resets it.
-func (r *Runner) countAgentFailure(class string, failed bool) {
-	switch {
-	case class == executor.ClassInterrupted || class == executor.ClassRateLimited:
-	case failed:
-		r.rs.ConsecutiveErrors++
-	default:
-		r.rs.ConsecutiveErrors = 0
-	}
-}
-
 // tooManyFailures returns the error that stops the run when the agent
 // failed loop.max_consecutive_errors times in a row, quoting what it
 // printed the last time; nil otherwise.
 func (r *Runner) tooManyFailures(meta *state.Meta, res *executor.Result) error {
 	limit := r.cfg.Loop.MaxConsecutiveErrors
-	if limit <= 0 || !res.AgentFailed || r.rs.ConsecutiveErrors < limit {
+	if limit <= 0 || !res.AgentFailed || r.ledger.State().ConsecutiveErrors < limit {
 		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "stopping: the agent failed %d times in a row (loop.max_consecutive_errors = %d), across tasks; the last time: %s",
-		r.rs.ConsecutiveErrors, limit, firstLineOf(res.Error))
+		r.ledger.State().ConsecutiveErrors, limit, firstLineOf(res.Error))
 	if res.Evidence != "" {
-		fmt.Fprintf(&b, "; the agent printed: %q", oneLine(res.Evidence, 400))
+		fmt.Fprintf(&b, "; the agent printed: %q", outcome.OneLine(res.Evidence, 400))
 	}
 	b.WriteString(". Check that the agent runs by hand in this repository (installed? logged in? its flags in executor.args?), then run again; `runner show` has the details")
 	if meta.NodeStatus == string(tree.StatusBlocked) {

@@ -92,7 +92,7 @@ func (r *Runner) stopRequested() bool {
 // (an editor's save renames a new file over the old one), and re-checks
 // every few seconds in case a notification is lost.
 func (r *Runner) waitForChange(ctx context.Context, seen inputs) waitEnd {
-	r.flushStateOrLog() // a wait may be long: run_state.json says where the loop stands
+	r.ledger.FlushOrLog() // a wait may be long: run_state.json says where the loop stands
 	var changes <-chan []string
 	recheck := recheckWatching
 	if r.recheck > 0 {
@@ -171,7 +171,7 @@ func (r *Runner) loadInputs(ctx context.Context) (t *tree.Tree, ok bool) {
 // iteration stays in flight (its results are saved) until the tree is
 // fixed. When a stop is asked or the run is interrupted meanwhile, the
 // error says so and the next `runner run` records the iteration.
-func (r *Runner) treeForRecord(n int) (*tree.Tree, error) {
+func (r *Runner) treeForRecord(ctx context.Context, n int) (*tree.Tree, error) {
 	for {
 		seen := r.fingerprint()
 		t, err := r.loadTree()
@@ -179,8 +179,7 @@ func (r *Runner) treeForRecord(n int) (*tree.Tree, error) {
 			r.inputsValid()
 			return t, nil
 		}
-		ctx := r.ctx
-		if ctx == nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return nil, fmt.Errorf("record iteration %d: %w; the iteration stays in flight and is recorded once the tree is fixed", n, err)
 		}
 		r.reportInvalid(fmt.Sprintf("cannot record iteration %d", n), []badInput{{r.p.Tree(), err}})

@@ -65,3 +65,32 @@ func (n *Node) AttemptLimit(def int) int {
 	}
 	return def
 }
+
+// Walk calls fn on every node of the tree, depth first, parents before
+// their children, children in their order: the order of §2's selection.
+func (t *Tree) Walk(fn func(*Node)) {
+	if t.Root == nil {
+		return
+	}
+	stack := []*Node{t.Root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		fn(n)
+		for i := len(n.Children) - 1; i >= 0; i-- {
+			stack = append(stack, n.Children[i])
+		}
+	}
+}
+
+// Find returns the first node with the given id in Walk's order, as
+// Index.Node does, without building an index; nil when there is none.
+func (t *Tree) Find(id string) *Node {
+	var found *Node
+	t.Walk(func(n *Node) {
+		if found == nil && n.ID == id {
+			found = n
+		}
+	})
+	return found
+}

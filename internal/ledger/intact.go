@@ -1,4 +1,4 @@
-package loop
+package ledger
 
 import (
 	"errors"
@@ -23,50 +23,50 @@ import (
 // the runner was killed), puts it back. A keep made for another .runner
 // folder (a person removed theirs and ran `runner init` again) is
 // emptied: the new folder starts afresh.
-func (r *Runner) openKeep() {
-	k, err := state.OpenKeep(r.p)
+func (l *Ledger) openKeep() {
+	k, err := state.OpenKeep(l.p)
 	if err != nil {
-		r.log.Warn("no copy of the runner's state can be kept in the git directory; an agent's `git clean -fdx` would lose it", "err", err)
+		l.log.Warn("no copy of the runner's state can be kept in the git directory; an agent's `git clean -fdx` would lose it", "err", err)
 		return
 	}
 	if k == nil {
 		return
 	}
-	id := state.DirID(r.p.Dir)
+	id := state.DirID(l.p.Dir)
 	switch owner := k.Owner(); {
 	case owner == id:
 		done, err := k.Restore()
 		if err != nil {
-			r.log.Error("could not put back the runner's files from its keep", "keep", k.Dir(), "err", err)
+			l.log.Error("could not put back the runner's files from its keep", "keep", k.Dir(), "err", err)
 		} else if !done.Empty() {
-			r.log.Warn("files of the runner had been removed (by an agent's `git clean`?); put back from the keep in the git directory",
+			l.log.Warn("files of the runner had been removed (by an agent's `git clean`?); put back from the keep in the git directory",
 				"restored", done.String(), "keep", k.Dir())
 		}
 	case owner != "":
 		if err := os.RemoveAll(k.Dir()); err == nil {
-			k, err = state.OpenKeep(r.p)
+			k, err = state.OpenKeep(l.p)
 		}
 		if err != nil || k == nil {
-			r.log.Warn("cannot start a new keep for this .runner folder", "err", err)
+			l.log.Warn("cannot start a new keep for this .runner folder", "err", err)
 			return
 		}
 	}
 	if err := k.NoteOwner(id); err != nil {
-		r.log.Warn("cannot record which .runner folder the keep belongs to", "err", err)
+		l.log.Warn("cannot record which .runner folder the keep belongs to", "err", err)
 	}
-	r.keep = k
-	r.keptFloor = k.LastIteration()
+	l.keep = k
+	l.keptFloor = k.LastIteration()
 }
 
 // syncKeep brings the keep up to date (state.Keep.Sync) with the run
 // folders of every iteration recorded so far. A failure is logged: the
 // keep is a second copy, the run goes on without it.
-func (r *Runner) syncKeep(recorded int) {
-	if r.keep == nil {
+func (l *Ledger) syncKeep(recorded int) {
+	if l.keep == nil {
 		return
 	}
-	if err := r.keep.Sync(recorded); err != nil {
-		r.log.Warn("keeping a copy of the runner's state in the git directory", "err", err)
+	if err := l.keep.Sync(recorded); err != nil {
+		l.log.Warn("keeping a copy of the runner's state in the git directory", "err", err)
 	}
 }
 
@@ -78,48 +78,48 @@ func (r *Runner) syncKeep(recorded int) {
 // had to be made anew. It fails when .runner was replaced by another
 // folder (the lock would no longer keep a second runner out) or when what
 // is missing cannot be put back.
-func (r *Runner) checkIntact(n int) error {
-	if err := r.lock.Check(); err != nil {
+func (l *Ledger) checkIntact(n int) error {
+	if err := l.lock.Check(); err != nil {
 		if !errors.Is(err, state.ErrLockLost) {
 			return err
 		}
-		if _, statErr := os.Lstat(r.p.Dir); !errors.Is(statErr, os.ErrNotExist) {
+		if _, statErr := os.Lstat(l.p.Dir); !errors.Is(statErr, os.ErrNotExist) {
 			return fmt.Errorf("%w; stop the agent from moving .runner/ (the runner cannot tell which folder is its own), then run again", err)
 		}
 		// All of .runner was removed: it comes back, and is locked anew.
-		if err := r.restore("all of .runner/"); err != nil {
+		if err := l.restore("all of .runner/"); err != nil {
 			return err
 		}
-		lock, err := state.AcquireLock(r.p)
+		lock, err := state.AcquireLock(l.p)
 		if err != nil {
-			return fmt.Errorf("lock %s again after it was removed: %w", r.p.Rel(r.p.Dir), err)
+			return fmt.Errorf("lock %s again after it was removed: %w", l.p.Rel(l.p.Dir), err)
 		}
-		r.lock.Release()
-		r.lock = lock
-		if r.keep != nil {
-			r.keep.NoteOwner(state.DirID(r.p.Dir))
+		l.lock.Release()
+		l.lock = lock
+		if l.keep != nil {
+			l.keep.NoteOwner(state.DirID(l.p.Dir))
 		}
 	}
 	var missing []string
-	for _, path := range []string{r.p.StateDir(), r.p.RunState(), r.p.Journal(), r.p.RunsDir(), r.p.Tree(), r.p.Config()} {
-		if path == r.p.RunState() && !r.stateOnDisk {
+	for _, path := range []string{l.p.StateDir(), l.p.RunState(), l.p.Journal(), l.p.RunsDir(), l.p.Tree(), l.p.Config()} {
+		if path == l.p.RunState() && !l.stateOnDisk {
 			continue // not written yet
 		}
 		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-			missing = append(missing, r.p.Rel(path))
+			missing = append(missing, l.p.Rel(path))
 		}
 	}
 	if len(missing) > 0 {
-		if err := r.restore(fmt.Sprint(missing)); err != nil {
+		if err := l.restore(fmt.Sprint(missing)); err != nil {
 			return err
 		}
 	}
 	if n > 0 {
-		if _, err := os.Lstat(r.p.RunDir(n)); errors.Is(err, os.ErrNotExist) {
-			r.log.Warn("the folder of the iteration under way was removed while the agent or the guards ran; its logs so far are lost",
-				"iteration", n, "folder", r.p.Rel(r.p.RunDir(n)))
-			if err := fsutil.MkdirAll(r.p.RunDir(n), 0o755); err != nil {
-				return fmt.Errorf("make %s again: %w", r.p.Rel(r.p.RunDir(n)), err)
+		if _, err := os.Lstat(l.p.RunDir(n)); errors.Is(err, os.ErrNotExist) {
+			l.log.Warn("the folder of the iteration under way was removed while the agent or the guards ran; its logs so far are lost",
+				"iteration", n, "folder", l.p.Rel(l.p.RunDir(n)))
+			if err := fsutil.MkdirAll(l.p.RunDir(n), 0o755); err != nil {
+				return fmt.Errorf("make %s again: %w", l.p.Rel(l.p.RunDir(n)), err)
 			}
 		}
 	}
@@ -128,32 +128,37 @@ func (r *Runner) checkIntact(n int) error {
 
 // restore puts back what is missing under .runner/: the keep's copies,
 // then run_state.json from memory, made durable.
-func (r *Runner) restore(what string) error {
-	if r.keep != nil {
-		done, err := r.keep.Restore()
+func (l *Ledger) restore(what string) error {
+	if l.keep != nil {
+		done, err := l.keep.Restore()
 		if err != nil {
 			return fmt.Errorf("put back the runner's files (%s were removed): %w", what, err)
 		}
-		r.log.Warn("files of the runner were removed while the agent or the guards ran (`git clean`?); put back from the keep in the git directory",
-			"missing", what, "restored", done.String(), "keep", r.keep.Dir())
+		l.log.Warn("files of the runner were removed while the agent or the guards ran (`git clean`?); put back from the keep in the git directory",
+			"missing", what, "restored", done.String(), "keep", l.keep.Dir())
 	} else {
-		for _, d := range []string{r.p.Dir, r.p.StateDir(), r.p.RunsDir()} {
+		for _, d := range []string{l.p.Dir, l.p.StateDir(), l.p.RunsDir()} {
 			if err := fsutil.MkdirAll(d, 0o755); err != nil {
-				return fmt.Errorf("make %s again: %w", r.p.Rel(d), err)
+				return fmt.Errorf("make %s again: %w", l.p.Rel(d), err)
 			}
 		}
-		r.log.Warn("files of the runner were removed while the agent or the guards ran; outside a git repository there is no copy of the journal and the notes to put back",
+		l.log.Warn("files of the runner were removed while the agent or the guards ran; outside a git repository there is no copy of the journal and the notes to put back",
 			"missing", what)
 	}
-	if err := ensureDurableFile(r.p.Journal()); err != nil {
+	if err := ensureDurableFile(l.p.Journal()); err != nil {
 		return err
 	}
-	if r.rs != nil {
+	if l.rs != nil {
 		// The run state in memory is the newest; the journal's records
 		// appended since the keep was synced are lost with the file.
-		if err := r.saveState(fsutil.Durable); err != nil {
+		if err := l.saveState(fsutil.Durable); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// CheckIntact makes sure, at an iteration boundary, that the runner's
+// files are where they were (a person's or a guard's `git clean` between
+// iterations), putting back what is missing (checkIntact).
+func (l *Ledger) CheckIntact() error { return l.checkIntact(0) }

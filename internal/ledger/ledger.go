@@ -1,0 +1,252 @@
+// Package ledger is the runner's durable record of its iterations: the
+// run state (state/run_state.json), the journal (state/journal.jsonl)
+// and each iteration's meta.json, with the lock that makes one runner the
+// only writer and the keep that puts back what an agent's `git clean`
+// removed.
+//
+// It owns the protocol that makes a runner killed at any instant lose
+// nothing: the phases of an iteration (started → agent_done →
+// guards_done → recorded, and waiting, aborted), the order of the writes
+// that record them, which writes are fsynced and when (BENCHMARKS.md,
+// "Durable writes", lists each), the writes made while the agent works,
+// and the reading side that a resuming runner and `runner status` use.
+// The loop tells it what happened — an iteration begins, its agent
+// started, exited, is done, its outcome is recorded — and never names a
+// file.
+//
+// A Ledger is used by one goroutine at a time; the writes it makes in the
+// background while an agent works are its own.
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// Ledger is the durable record of one repository's iterations, held by
+// the one runner that has the repository's lock.
+type Ledger struct {
+	p   state.Paths
+	log *log.Logger
+
+	lock *state.Lock
+	// keep is the copy of the state in the git directory (intact.go); nil
+	// outside a git repository. keptFloor is the highest iteration number
+	// it knew of at start: numbers at or below it are never given again.
+	keep      *state.Keep
+	keptFloor int
+
+	rs *state.RunState
+	// stateDirty says rs holds a change run_state.json does not have yet:
+	// the cleared in-flight marker of the last recorded iteration, which
+	// the next iteration's marker or Flush writes.
+	stateDirty bool
+	// journalDirty says the journal has records appended without an fsync.
+	journalDirty bool
+	// stateOnDisk says run_state.json exists (checkIntact looks for it).
+	stateOnDisk bool
+	// resuming is set while an iteration a previous runner left is
+	// resolved: its journal line and notes may be there already.
+	resuming bool
+
+	// The writes made while the agent works (AgentStarted).
+	background       sync.WaitGroup
+	backgroundSynced int   // the run folder whose entry they made durable
+	backgroundErr    error // the run state's write
+	// syncedRun is the run folder whose entry in runs/ is durable.
+	syncedRun int
+
+	// keepRuns is loop.keep_runs; runs the run folders pruning knows of,
+	// oldest first, nil until listed.
+	keepRuns int
+	runs     []int
+}
+
+// Open takes the repository's lock and puts back what an agent's `git
+// clean` removed since the last runner (the keep), so that the person's
+// inputs can be checked next. Every file under .runner/ is read and
+// written without following a link the agent may have made
+// (fsutil.Confine) until Close.
+func Open(p state.Paths, logger *log.Logger) (*Ledger, error) {
+	if err := fsutil.Confine(p.Dir); err != nil {
+		return nil, err
+	}
+	lock, err := state.AcquireLock(p)
+	if err != nil {
+		fsutil.Release(p.Dir)
+		return nil, err
+	}
+	l := &Ledger{p: p, log: logger, lock: lock}
+	l.openKeep()
+	return l, nil
+}
+
+// Load reads the run state, once the inputs are known to be good: it
+// removes the temporary files a crash left, makes state/ and runs/, and
+// makes the journal's entry durable (its started records mark iterations
+// under way).
+func (l *Ledger) Load() error {
+	if err := l.cleanTemps(); err != nil {
+		return err
+	}
+	for _, d := range []string{l.p.StateDir(), l.p.RunsDir()} {
+		if err := fsutil.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := ensureDurableFile(l.p.Journal()); err != nil {
+		return err
+	}
+	rs, err := state.LoadRunState(l.p.RunState())
+	if err != nil {
+		return err
+	}
+	l.rs = rs
+	if _, err := os.Lstat(l.p.RunState()); err == nil {
+		l.stateOnDisk = true
+	}
+	return nil
+}
+
+// Close writes what is left for later (Flush, logging a failure) and
+// releases the lock.
+func (l *Ledger) Close() {
+	if l.rs != nil {
+		l.FlushOrLog()
+	}
+	l.lock.Release()
+	fsutil.Release(l.p.Dir)
+}
+
+// State is the run state as the ledger holds it, newer than
+// run_state.json until Flush. The caller only reads it.
+func (l *Ledger) State() *state.RunState { return l.rs }
+
+// SetKeepRuns applies loop.keep_runs: the run folders and the journal
+// kept (prune.go).
+func (l *Ledger) SetKeepRuns(n int) { l.keepRuns = n }
+
+// NextIteration is the number the next iteration gets: never one the run
+// state, the keep or a run folder already holds.
+func (l *Ledger) NextIteration() int {
+	n := max(l.rs.NextIteration(), l.keptFloor+1)
+	for {
+		if _, err := os.Lstat(l.p.RunDir(n)); errors.Is(err, os.ErrNotExist) {
+			return n
+		}
+		n++ // never reuse a run folder, even one the state does not know
+	}
+}
+
+// AddUsage adds what an agent run reported to the totals in the run
+// state (loop.max_cost_usd and max_tokens are checked against them). It
+// reaches run_state.json with the next save of the in-flight marker.
+func (l *Ledger) AddUsage(u *state.Usage) {
+	if u != nil {
+		l.rs.Usage.Add(*u)
+	}
+}
+
+// CountAgentRun keeps the run state's count of agent runs in a row that
+// failed (loop.max_consecutive_errors): a failure adds one, a run that
+// finished resets it; rate limits and interruptions count neither way.
+func (l *Ledger) CountAgentRun(interruptedOrLimited, failed bool) {
+	switch {
+	case interruptedOrLimited:
+	case failed:
+		l.rs.ConsecutiveErrors++
+	default:
+		l.rs.ConsecutiveErrors = 0
+	}
+}
+
+// Flush makes durable what the ledger left for later: the journal's
+// lazily appended records, then the run state held in memory only (the
+// cleared in-flight marker). Called before the runner waits, when it
+// exits, and after it resolved an iteration a previous runner left, so
+// that run_state.json never names an iteration in flight older than one
+// recorded after it.
+func (l *Ledger) Flush() error {
+	l.background.Wait()
+	if l.journalDirty {
+		if err := fsutil.SyncFile(l.p.Journal()); err != nil {
+			// The run state must not get ahead of the journal.
+			return fmt.Errorf("make the journal durable: %w", err)
+		}
+		l.journalDirty = false
+	}
+	if !l.stateDirty {
+		return nil
+	}
+	return l.saveState(fsutil.Durable)
+}
+
+// FlushOrLog is Flush where a failure can only be reported. A nil
+// Ledger has nothing to flush.
+func (l *Ledger) FlushOrLog() {
+	if l == nil {
+		return
+	}
+	if err := l.Flush(); err != nil {
+		l.log.Error("save the run state", "err", err)
+	}
+}
+
+// saveState replaces run_state.json with the run state in memory, as
+// durably as d says.
+func (l *Ledger) saveState(d fsutil.Durability) error {
+	if err := state.SaveRunStateAs(l.p.RunState(), l.rs, d); err != nil {
+		return err
+	}
+	l.stateDirty, l.stateOnDisk = false, true
+	return nil
+}
+
+// cleanTemps removes the temporary files a runner that died left behind:
+// in .runner/, state/, context/, and the folders of the iterations it may
+// have been writing in (the last one, and the one run_state.json names in
+// flight, which may be the one before it).
+func (l *Ledger) cleanTemps() error {
+	dirs := []string{l.p.Dir, l.p.StateDir(), l.p.ContextDir()}
+	last, err := state.LastRun(l.p)
+	if err == nil && last > 0 {
+		dirs = append(dirs, l.p.RunDir(last))
+	}
+	if rs, err := state.LoadRunState(l.p.RunState()); err == nil && rs.InFlight != nil && rs.InFlight.Iteration != last {
+		dirs = append(dirs, l.p.RunDir(rs.InFlight.Iteration))
+	}
+	for _, d := range dirs {
+		removed, err := fsutil.RemoveTemps(d)
+		if err != nil {
+			return fmt.Errorf("clean temporary files in %s: %w", l.p.Rel(d), err)
+		}
+		for _, name := range removed {
+			l.log.Info("removed leftover temporary file", "file", l.p.Rel(filepath.Join(d, name)))
+		}
+	}
+	return nil
+}
+
+// ensureDurableFile creates an empty file at path, with its entry in its
+// folder made durable, unless the file exists.
+func ensureDurableFile(path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	f, err := fsutil.OpenAppend(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return fsutil.SyncDir(filepath.Dir(path))
+}

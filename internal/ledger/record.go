@@ -1,0 +1,163 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// Outcome is an iteration whose outcome is decided, as Record writes it.
+type Outcome struct {
+	// Meta is the iteration with its outcome, the node's status and
+	// attempts as applied (Outcome, NodeStatus, Attempts).
+	Meta *state.Meta
+	// LastStatus and LastSummary are what the run state keeps of it for
+	// the next iteration's context (history.md).
+	LastStatus, LastSummary string
+	// Tree writes the outcome into tree.json; nil when there is nothing
+	// to write (the node was removed meanwhile).
+	Tree TreeWrite
+	// Assumptions and Questions are appended to the notes files, once.
+	Assumptions, Questions []string
+	// JournalSummary is the journal line's summary, one bounded line.
+	JournalSummary string
+}
+
+// TreeWrite is how Record writes an outcome into tree.json, in two
+// steps so that the slow part runs while meta.json is made durable.
+type TreeWrite interface {
+	// Prepare encodes the new tree and writes it, fsynced, to a
+	// temporary file beside tree.json.
+	Prepare() error
+	// Commit gives the prepared file its name. When a person saved
+	// tree.json meanwhile, it applies the outcome to their version
+	// instead; metaChanged says the outcome then came out differently
+	// (Meta was updated).
+	Commit() (metaChanged bool, err error)
+	// Abort removes the prepared file.
+	Abort()
+}
+
+// Record writes a decided outcome, in this order, each write durable
+// before the next: meta.json (phase recorded), tree.json, the notes, the
+// journal line, and last the run state, whose cleared in-flight marker
+// says the iteration is recorded. The cleared marker is not written
+// here: the next iteration's started marker (a durable write of the
+// whole run state) or Flush writes it. Until then run_state.json still
+// names the iteration in flight, and a runner started after a crash
+// meanwhile records it again from meta.json — which holds everything the
+// agent and the guards produced — and that changes nothing a second
+// time: the tree gets the same absolute values, the notes and the
+// journal line are written only if they are missing. So the outcome is
+// applied exactly once. BENCHMARKS.md ("Durable writes") lists each
+// write and why it is, or is not, fsynced.
+func (l *Ledger) Record(o Outcome) error {
+	meta := o.Meta
+	l.rs.Iteration = meta.Iteration
+	l.rs.LastNode = meta.Node
+	l.rs.LastGuard = meta.Guard
+	if l.rs.LastGuard == "" {
+		l.rs.LastGuard = state.GuardSkipped
+	}
+	l.rs.LastStatus, l.rs.LastSummary = o.LastStatus, o.LastSummary
+
+	if meta.FinishedAt == nil {
+		finished := time.Now().UTC()
+		meta.FinishedAt = &finished
+		meta.DurationMS = finished.Sub(meta.StartedAt).Milliseconds()
+	}
+	meta.Phase = state.PhaseRecorded
+	// meta.json must be durable before tree.json takes its new content;
+	// the tree is encoded and written to its temporary file meanwhile,
+	// and renamed only once meta.json is on disk.
+	metaSaved := make(chan error, 1)
+	go func() { metaSaved <- l.saveMetaDurably(meta) }()
+	var treeErr error
+	if o.Tree != nil {
+		treeErr = o.Tree.Prepare()
+	}
+	if err := errors.Join(<-metaSaved, treeErr); err != nil {
+		if o.Tree != nil {
+			o.Tree.Abort()
+		}
+		return err
+	}
+	if o.Tree != nil {
+		changed, err := o.Tree.Commit()
+		if err != nil {
+			return err
+		}
+		if changed {
+			if err := state.SaveMetaAs(l.p.RunDir(meta.Iteration), meta, fsutil.NotSynced); err != nil {
+				return err
+			}
+		}
+	}
+	if err := l.notesOnce(l.p.Assumptions(), "Assumptions", meta, o.Assumptions); err != nil {
+		return err
+	}
+	if err := l.notesOnce(l.p.Questions(), "Open Questions", meta, o.Questions); err != nil {
+		return err
+	}
+	event := state.EventRecorded
+	if meta.Outcome == state.OutcomeInterrupted {
+		event = state.EventInterrupted
+	}
+	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
+		Guard: meta.Guard, Outcome: meta.Outcome, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts,
+		Summary: o.JournalSummary}); err != nil {
+		return err
+	}
+	l.rs.InFlight = nil
+	l.stateDirty = true
+	l.pruneRuns(meta.Iteration)
+	return nil
+}
+
+// notesOnce appends items to a notes file. When resuming, a crash may
+// have come between appending and recording: items whose line is already
+// in the file in full are not appended again, and a line the crash tore
+// is cut off and appended again in full.
+func (l *Ledger) notesOnce(path, heading string, meta *state.Meta, items []string) error {
+	if len(items) == 0 {
+		return nil
+	}
+	if l.resuming {
+		data, err := fsutil.ReadFile(path)
+		if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) {
+			data, err = nil, nil // not the runner's own file: the append replaces it
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("read %s: %w", l.p.Rel(path), err)
+		}
+		have := map[string]bool{}
+		for _, line := range strings.SplitAfter(string(data), "\n") {
+			have[line] = strings.HasSuffix(line, "\n")
+		}
+		var missing []string
+		torn := string(data[bytes.LastIndexByte(data, '\n')+1:])
+		cut := false
+		for _, it := range items {
+			lines := state.NoteLines(meta.Iteration, meta.Node, []string{it})
+			if len(lines) == 1 && !have[lines[0]] {
+				missing = append(missing, it)
+				// A last line without its newline that begins one of these
+				// lines is this runner's own append, torn by the crash.
+				cut = cut || (torn != "" && strings.HasPrefix(lines[0], torn))
+			}
+		}
+		items = missing
+		if cut {
+			if err := fsutil.Truncate(path, int64(len(data)-len(torn))); err != nil {
+				return fmt.Errorf("cut a torn line off %s: %w", l.p.Rel(path), err)
+			}
+		}
+	}
+	return state.AppendNotes(path, heading, meta.Iteration, meta.Node, items)
+}

@@ -1,0 +1,57 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// Left returns the iteration a previous runner left in flight, nil when
+// there is none: the one run_state.json names, else one only the journal
+// knows of — the last started record with nothing ending it, for an
+// iteration after the last recorded one (the runner died after making the
+// record durable and before run_state.json got the marker). Resolve it,
+// Flush, and ask again until nil: an older marker is never resolved after
+// a newer iteration was recorded.
+func (l *Ledger) Left() (*state.InFlight, error) {
+	if l.rs.InFlight != nil {
+		return l.rs.InFlight, nil
+	}
+	rec, err := state.UnfinishedStart(l.p.Journal())
+	if err != nil {
+		return nil, fmt.Errorf("look for an unfinished iteration: %w", err)
+	}
+	if rec == nil || rec.Iteration <= l.rs.Iteration {
+		return nil, nil
+	}
+	l.rs.InFlight = &state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time}
+	return l.rs.InFlight, nil
+}
+
+// Resume marks the start (true) and the end (false) of resolving an
+// iteration a previous runner left: meanwhile its journal line and notes
+// are written only if they are missing.
+func (l *Ledger) Resume(on bool) { l.resuming = on }
+
+// LoadMeta reads iteration n's meta.json; nil, nil when it has none.
+func (l *Ledger) LoadMeta(n int) (*state.Meta, error) {
+	m, err := state.LoadMeta(l.p.RunDir(n))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return m, err
+}
+
+// Rebuilt saves, durably, the meta.json of an iteration a runner died in
+// before writing any, rebuilt from its marker and the tree: the attempt
+// it was is then fixed, so that a crash while it is recorded cannot
+// count it twice.
+func (l *Ledger) Rebuilt(meta *state.Meta) error {
+	if err := fsutil.MkdirAll(l.p.RunDir(meta.Iteration), 0o755); err != nil {
+		return err
+	}
+	return state.SaveMeta(l.p.RunDir(meta.Iteration), meta)
+}

@@ -1,0 +1,274 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// iteration is one iteration under way: its number, its node, what its
+// agent is given, and its record (meta.json), carried from step to step.
+// The steps read top to bottom in iterate.
+type iteration struct {
+	n    int
+	node *tree.Node
+	meta *state.Meta
+	prep *Prepared
+	req  executor.Request
+}
+
+// iterate runs one iteration on node: it begins (durably), the context
+// files and the prompt are written, the agent runs (waiting out usage
+// and rate limits), the guards check its work when it says done, and the
+// outcome is decided and recorded.
+func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) error {
+	it, err := r.begin(t, ix, node)
+	if err != nil {
+		return err
+	}
+	res, err := r.runAgent(ctx, it)
+	if err != nil || res == nil {
+		return err // set aside without an attempt, or a failure of the runner's own
+	}
+	return r.agentFinished(ctx, it.meta, res)
+}
+
+// begin starts iteration n on node: the ledger's durable mark, and while
+// it is made durable, the context files and the prompt; then the run
+// folder with the prompt sent.
+func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteration, error) {
+	n := r.ledger.NextIteration()
+	start, started := r.ledger.Begin(n, node.ID, node.Attempts)
+	prep, err := r.prepareIteration(t, ix, node)
+	if serr := started(); serr != nil {
+		// Not under way: the started record did not reach the disk.
+		return nil, errors.Join(serr, err)
+	}
+	it := &iteration{n: n, node: node, prep: prep, meta: &state.Meta{
+		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
+		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
+		Phase: state.PhaseStarted, StartedAt: start,
+	}}
+	runDir := r.p.RunDir(n)
+	if err == nil {
+		err = writeRunFolder(runDir, n, node.ID, prep.Pack)
+	}
+	if err != nil {
+		// A failure of the runner's own, before any agent ran: no attempt.
+		return nil, r.failedBeforeAgent(it.meta, err)
+	}
+	// meta.json is first written when the agent is done (or waits out a
+	// rate limit): until then the ledger's in-flight marker says all a
+	// resuming runner needs, and one that finds no meta.json rebuilds it
+	// from the marker and the tree (resume.go).
+	it.meta.Prompt = state.PromptMeta{Bytes: len(prep.Pack.Text), Budget: prep.Pack.Budget, Dropped: dropped(prep.Pack)}
+	it.req = executor.Request{
+		Root:       r.p.Root,
+		RunnerDir:  r.p.Dir,
+		RunDir:     runDir,
+		Iteration:  n,
+		NodeID:     node.ID,
+		Prompt:     []byte(prep.Pack.Text),
+		PromptFile: filepath.Join(runDir, "prompt.md"),
+		SchemaFile: r.p.Schema(),
+		OnStart: func(pid, pgid int) {
+			if r.cache.agentIteration != n {
+				// The first agent run of the iteration: whatever it and
+				// later runs leave behind has a later process id.
+				r.cache.agentIteration, r.cache.agentMark = n, proc.MarkPIDs(pid)
+			}
+			r.ledger.AgentStarted(n, pgid)
+		},
+	}
+	return it, nil
+}
+
+// runAgent runs the iteration's agent. A run that hits a usage or rate
+// limit spends no attempt: the runner waits and runs the agent again on
+// the same node, in the same run folder. It returns the last run's
+// result, or nil (and the error to end the run with, if any) when the
+// iteration ended without one: the agent could not be started, or a wait
+// was interrupted, stopped, or outlasted loop.max_wait.
+func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result, error) {
+	opts := r.executorOptions()
+	meta := it.meta
+	var waited time.Duration
+	for retry := 0; ; retry++ {
+		it.req.Retry = retry
+		res, err := executor.Run(ctx, opts, it.req)
+		// What the agent removed of the runner's files is put back
+		// before anything is written.
+		if serr := r.ledger.AgentExited(it.n); serr != nil {
+			return nil, serr
+		}
+		if err != nil {
+			return nil, r.abort(meta, err)
+		}
+		var limits []state.RateLimitMeta
+		if meta.Agent != nil {
+			limits = meta.Agent.RateLimits
+		}
+		meta.Agent = agentMeta(res, limits)
+		if res.Usage != nil {
+			if meta.Usage == nil {
+				meta.Usage = &state.Usage{}
+			}
+			meta.Usage.Add(*res.Usage)
+		}
+		if res.Class != executor.ClassRateLimited || ctx.Err() != nil {
+			// The usage reaches run_state.json with the next save of the
+			// in-flight marker, so it is counted exactly once.
+			r.ledger.AddUsage(meta.Usage)
+			return res, nil
+		}
+		if done, err := r.waitOutRateLimit(ctx, meta, res, retry, &waited); done {
+			return nil, err
+		}
+	}
+}
+
+// agentFinished carries an iteration on from its agent's last run, res,
+// already in meta.Agent (its usage counted): the message saved, the
+// guards run when the agent says done, the outcome recorded, and the run
+// stopped when the agent failed loop.max_consecutive_errors times in a
+// row. A runner
+// resuming an iteration whose agent had finished comes in here too.
+func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *executor.Result) error {
+	if len(res.PermissionDenials) > 0 {
+		var tools []string
+		for _, d := range res.PermissionDenials {
+			tools = append(tools, d.Tool)
+		}
+		r.log.Warn("the agent was refused tool calls (permission_denials in meta.json); check executor.args",
+			"iteration", meta.Iteration, "node", meta.Node, "refused", strings.Join(tools, ", "))
+	}
+	r.ledger.CountAgentRun(res.Class == executor.ClassInterrupted || res.Class == executor.ClassRateLimited, res.AgentFailed)
+	if ctx.Err() != nil {
+		return r.recordInterrupted(ctx, meta, "the run was interrupted by a signal while the agent was working")
+	}
+	if res.Message != nil {
+		// The message goes into meta.json too, which is made durable
+		// before anything depends on it; output.json is the copy for
+		// people and is not fsynced.
+		raw, err := json.Marshal(res.Message)
+		if err != nil {
+			return fmt.Errorf("encode the agent's message: %w", err)
+		}
+		meta.Message = raw
+		if err := writeJSONFile(filepath.Join(r.p.RunDir(meta.Iteration), "output.json"), res.Message, fsutil.NotSynced); err != nil {
+			return err
+		}
+		if res.Class == executor.ClassOK {
+			meta.AgentStatus = res.Message.Status
+		}
+		meta.Summary = res.Message.Summary
+	}
+	if err := r.ledger.AgentDone(meta, r.guardsWillRun(meta)); err != nil {
+		return err
+	}
+	if err := r.finish(ctx, meta); err != nil {
+		return err
+	}
+	return r.tooManyFailures(meta, res)
+}
+
+// finish runs the guards of an iteration whose agent is done (when it
+// says done and guards are configured) and records the outcome. A runner
+// resuming an iteration left in phase agent_done comes in here.
+func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
+	meta.Guard = state.GuardSkipped
+	ran := r.guardsWillRun(meta)
+	if ran {
+		results, verdict, err := r.runGuards(ctx, meta)
+		if err != nil || ctx.Err() != nil {
+			// Interrupted: the agent's work is recorded, and the guards run
+			// again on resume.
+			return err
+		}
+		meta.Guards = results
+		meta.Guard = verdict
+	} else if meta.AgentStatus == "done" {
+		meta.Guard = state.GuardPass
+		meta.Note = "no guards configured: done is trusted"
+	}
+	if err := r.ledger.GuardsDone(meta, ran); err != nil {
+		return err
+	}
+	return r.record(ctx, meta)
+}
+
+// runGuards runs the configured guards in the repository root, with the
+// iteration in their environment as the agent has it, so that what they
+// leave behind is found and stopped like the agent's (leftovers.go).
+func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
+	runDir := r.p.RunDir(meta.Iteration)
+	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+	r.ledger.GuardsStarting()
+	results, verdict, err := guard.Run(ctx, r.p.Root, guardSpecs(r.cfg), filepath.Join(runDir, "guard.log"),
+		filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
+	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
+		return nil, "", ierr
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]state.GuardMeta, 0, len(results))
+	for _, g := range results {
+		out = append(out, state.GuardMeta{Name: g.Name, ExitCode: g.ExitCode, DurationMS: g.DurationMS, Status: g.Status, Error: g.Error})
+	}
+	return out, verdict, nil
+}
+
+// guardsWillRun reports whether the guards run for an iteration whose
+// agent is done: only when it says done and guards are configured.
+func (r *Runner) guardsWillRun(meta *state.Meta) bool {
+	return meta.AgentStatus == "done" && len(r.cfg.Guards) > 0
+}
+
+// agentMeta is meta.json's record of an agent run, keeping the rate
+// limits earlier runs of the iteration hit.
+func agentMeta(res *executor.Result, limits []state.RateLimitMeta) *state.AgentMeta {
+	return &state.AgentMeta{
+		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
+		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
+		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
+		Evidence: res.Evidence, Failed: res.AgentFailed, PermissionDenials: res.PermissionDenials, RateLimits: limits,
+		Recovered: res.Recovered,
+	}
+}
+
+// abort ends an iteration whose agent could not be started (a missing
+// program, a bad working directory): a configuration problem, not an
+// attempt. The node's attempts stay as they are and nothing is left in
+// flight; the run folder keeps the prompt and a meta.json saying why.
+func (r *Runner) abort(meta *state.Meta, cause error) error {
+	if err := r.ledger.SetAside(meta, "the agent could not be started: "+cause.Error(), cause); err != nil {
+		return errors.Join(cause, err)
+	}
+	return cause
+}
+
+// failedBeforeAgent ends an iteration whose preparation failed in the
+// runner's own I/O (a full disk, a read-only file) before its agent
+// started: set aside with no attempt spent, as far as the failure lets
+// the runner write that. When it cannot, the iteration stays in flight,
+// and the next runner finds that no agent started (resume.go).
+func (r *Runner) failedBeforeAgent(meta *state.Meta, cause error) error {
+	cause = fmt.Errorf("prepare iteration %d: %w", meta.Iteration, cause)
+	if err := r.ledger.SetAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
+		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)
+	}
+	return cause
+}

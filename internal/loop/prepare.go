@@ -1,0 +1,244 @@
+package loop
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	executor "github.com/runner-cli/runner/internal/exec"
+
+	contextfiles "github.com/runner-cli/runner/internal/context"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/scrub"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// Bounds on what is read back into a prompt.
+const (
+	failureLimit = 16 << 10         // tail of failure.log kept in failure.md
+	notesLimit   = state.NotesLimit // assumptions.md / questions.md read for the prompt
+)
+
+// Prepared is everything one iteration sends to the agent.
+type Prepared struct {
+	Files contextfiles.Files
+	Pack  *prompt.Pack
+}
+
+// Prepare renders the context files and the prompt pack for node, given
+// where the previous iteration left off. It writes nothing; `runner prompt`
+// uses it to show the next prompt without running anything.
+func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState) (*Prepared, error) {
+	scrubber, err := newScrubber(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(p, cfg, scrubber, t, ix, node, rs)
+}
+
+// prepare is Prepare with the scrubber built from cfg.
+func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState) (*Prepared, error) {
+	prev := contextfiles.Previous{
+		Iteration: rs.Iteration,
+		Node:      rs.LastNode,
+		Status:    rs.LastStatus,
+		Summary:   rs.LastSummary,
+		Guard:     rs.LastGuard,
+	}
+	if rs.Iteration > 0 {
+		prev.RunDir = p.RunDir(rs.Iteration)
+	}
+	files, err := contextfiles.Render(node, prev, failureLimit)
+	if err != nil {
+		return nil, err
+	}
+	// The context files are re-fed into the prompt and read by the agent:
+	// they are scrubbed too, not only the prompt.
+	fileRedactions := map[string]int{}
+	for _, f := range []*string{&files.Goal, &files.History, &files.Failure} {
+		var counts map[string]int
+		*f, counts = scrubber.Redact(*f)
+		for rule, n := range counts {
+			fileRedactions[rule] += n
+		}
+	}
+	assumptions, err := readNotes(p.Assumptions())
+	if err != nil {
+		return nil, err
+	}
+	questions, err := readNotes(p.Questions())
+	if err != nil {
+		return nil, err
+	}
+	pack, err := prompt.Build(prompt.Input{
+		Goal:               files.Goal,
+		History:            files.History,
+		Failure:            files.Failure,
+		Tree:               t,
+		Index:              ix,
+		Selected:           node,
+		SelectedPath:       ix.Path(node.ID),
+		DefaultMaxAttempts: cfg.Loop.MaxAttempts,
+		Assumptions:        assumptions,
+		Questions:          questions,
+		Budget:             int(cfg.Prompt.Budget),
+		Redactor:           scrubber,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for rule, n := range fileRedactions {
+		pack.Redactions[rule] += n
+	}
+	return &Prepared{Files: files, Pack: pack}, nil
+}
+
+// prepareIteration builds what the agent of an iteration on node is
+// given: the context files, written to context/, the prompt pack, and
+// state/output.schema.json.
+func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node) (*Prepared, error) {
+	scrubber, err := r.scrubberFor(r.cfg)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.ledger.State())
+	if err != nil {
+		return nil, err
+	}
+	if err := contextfiles.Write(r.p.ContextDir(), prep.Files); err != nil {
+		return nil, err
+	}
+	if err := r.ensureSchema(); err != nil {
+		return nil, err
+	}
+	return prep, nil
+}
+
+// scrubberFor returns the scrubber for cfg, reusing the one built for the
+// previous iteration when the settings it is built from are the same:
+// compiling the rules is a good part of an iteration's own work.
+func (r *Runner) scrubberFor(cfg *config.Config) (*scrub.Scrubber, error) {
+	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, cfg.Executor.Env)
+	if r.cache.scrubber != nil && r.cache.scrubberKey == key {
+		return r.cache.scrubber, nil
+	}
+	s, err := newScrubber(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.cache.scrubber, r.cache.scrubberKey = s, key
+	return s, nil
+}
+
+// newScrubber builds the secret scrubber from [scrub] and the
+// environment: the runner's own and the variables given to the agent.
+func newScrubber(cfg *config.Config) (*scrub.Scrubber, error) {
+	environ := os.Environ()
+	for k, v := range cfg.Executor.Env {
+		environ = append(environ, k+"="+v)
+	}
+	extra := make([]scrub.UserRule, 0, len(cfg.Scrub.Rules))
+	for _, r := range cfg.Scrub.Rules {
+		extra = append(extra, scrub.UserRule{Name: r.Name, Regex: r.Regex})
+	}
+	s, err := scrub.New(scrub.Options{Enabled: cfg.Scrub.Enabled, Extra: extra, Allow: cfg.Scrub.Allow, Environ: environ})
+	if err != nil {
+		return nil, fmt.Errorf("config [scrub]: %w", err)
+	}
+	return s, nil
+}
+
+// readNotes reads a notes file for the prompt: its most recent part,
+// within notesLimit (a person's oversized file is read from its end too);
+// a missing file is empty.
+//
+// A notes file an agent replaced with a symbolic link or a named pipe is
+// read as empty rather than stopping the run: the next note recorded
+// replaces it with a real file (fsutil never appends through either).
+func readNotes(path string) (string, error) {
+	text, err := state.ReadNotesTail(path, notesLimit)
+	if errors.Is(err, fsutil.ErrSymlink) || errors.Is(err, fsutil.ErrNotRegular) {
+		return "", nil
+	}
+	return text, err
+}
+
+// writeRunFolder creates iteration n's run folder with the prompt sent
+// and its provenance: records for people, atomic, not fsynced (see
+// BENCHMARKS.md, "Durable writes").
+func writeRunFolder(runDir string, n int, node string, pack *prompt.Pack) error {
+	if err := fsutil.MkdirAll(runDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", runDir, err)
+	}
+	if err := fsutil.ReplaceFile(filepath.Join(runDir, "prompt.md"), []byte(pack.Text), 0o644, fsutil.NotSynced); err != nil {
+		return err
+	}
+	return writeProvenance(runDir, n, node, pack)
+}
+
+// ensureSchema keeps state/output.schema.json equal to the schema the
+// runner expects, writing it only when it differs.
+func (r *Runner) ensureSchema() error {
+	if cur, err := fsutil.ReadFile(r.p.Schema()); err == nil && string(cur) == executor.OutputSchema {
+		return nil
+	}
+	return fsutil.WriteFileAtomic(r.p.Schema(), []byte(executor.OutputSchema), 0o644)
+}
+
+func dropped(p *prompt.Pack) []string {
+	var out []string
+	for _, s := range p.Sections {
+		if s.State == "dropped" || s.State == "truncated" {
+			out = append(out, s.Key+" ("+s.State+")")
+		}
+	}
+	return out
+}
+
+// Provenance is runs/NNNNNN/context.json: what went into the prompt.
+type Provenance struct {
+	InjectionID string                 `json:"injection_id"`
+	Timestamp   time.Time              `json:"timestamp"`
+	Iteration   int                    `json:"iteration"`
+	Node        string                 `json:"node"`
+	Budget      int                    `json:"budget"`
+	Sections    []prompt.SectionReport `json:"sections"`
+	TotalBytes  int                    `json:"total_bytes"`
+	Redactions  map[string]int         `json:"redactions"`
+}
+
+func writeProvenance(runDir string, n int, node string, pack *prompt.Pack) error {
+	now := time.Now().UTC()
+	red := pack.Redactions
+	if red == nil {
+		red = map[string]int{}
+	}
+	return writeJSONFile(filepath.Join(runDir, "context.json"), Provenance{
+		InjectionID: injectionID(now), Timestamp: now, Iteration: n, Node: node,
+		Budget: pack.Budget, Sections: pack.Sections, TotalBytes: len(pack.Text), Redactions: red,
+	}, fsutil.NotSynced)
+}
+
+// injectionID is INJ-YYYYMMDD-HHMMSS-xxxxxx with six random hex digits.
+func injectionID(t time.Time) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return "INJ-" + t.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func writeJSONFile(path string, v any, d fsutil.Durability) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return fsutil.ReplaceFile(path, append(data, '\n'), 0o644, d)
+}

@@ -1,0 +1,192 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// resumeLeft resolves what a previous runner left in flight, one
+// iteration at a time (ledger.Left), each made durable before the next,
+// so that an older in-flight marker is never resolved after a newer
+// iteration was recorded.
+func (r *Runner) resumeLeft(ctx context.Context) error {
+	for {
+		in, err := r.ledger.Left()
+		if err != nil || in == nil {
+			return err
+		}
+		if err := r.resume(ctx, in); err != nil {
+			return err
+		}
+		if err := r.ledger.Flush(); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// resume resolves the iteration in, which a previous runner left in
+// flight, by the phase it had reached (SPEC §8). It first stops whatever
+// the old agent left running. meta.json is written before the in-flight
+// marker moves to a phase, so when meta.json is one phase ahead (the
+// runner died between the two writes) its results are kept rather than
+// thrown away.
+func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
+	r.ledger.Resume(true)
+	defer r.ledger.Resume(false)
+	r.killLeftoverAgent(in)
+	meta, err := r.ledger.LoadMeta(in.Iteration)
+	if err != nil {
+		return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+	}
+	phase := in.Phase
+	if meta == nil {
+		// The runner died before meta.json was first written, so nothing
+		// of this iteration reached the tree: it was the node's next
+		// attempt. meta.json is written at once, so that a crash while
+		// this iteration is being recorded cannot count the attempt twice.
+		meta = &state.Meta{Iteration: in.Iteration, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt, Phase: state.PhaseStarted}
+		t, err := r.treeForRecord(ctx, in.Iteration)
+		if err != nil {
+			return err
+		}
+		ix := tree.NewIndex(t)
+		if n := ix.Node(in.Node); n != nil {
+			meta.NodePath = ix.Path(n.ID)
+			meta.Attempt = n.Attempts + 1
+			meta.MaxAttempts = n.AttemptLimit(r.cfg.Loop.MaxAttempts)
+			meta.Attempts = n.Attempts
+		}
+		if err := r.ledger.Rebuilt(meta); err != nil {
+			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+		}
+	} else {
+		if phaseRank(meta.Phase) > phaseRank(phase) {
+			phase = meta.Phase
+		}
+		if in.Phase == state.PhaseStarted {
+			// run_state.json gets an iteration's usage and its count of
+			// failed agent runs with the first save after its agent ran,
+			// the one that moves the marker past started (or the one
+			// after it is recorded); that save never happened, so they are
+			// counted here, once.
+			r.ledger.AddUsage(meta.Usage)
+			if meta.Agent != nil && meta.Phase != state.PhaseStarted {
+				r.ledger.CountAgentRun(meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
+			}
+		}
+	}
+	switch phase {
+	case state.PhaseGuardsDone, state.PhaseRecorded:
+		r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
+		meta.Phase = state.PhaseGuardsDone
+		return r.record(ctx, meta)
+	case state.PhaseAgentDone:
+		r.log.Info("running the guards of an iteration a previous runner left", "iteration", in.Iteration, "node", in.Node)
+		meta.Phase = state.PhaseAgentDone
+		return r.finish(ctx, meta)
+	case state.PhaseAborted:
+		// The agent could not be started: no attempt was spent.
+		r.log.Warn("the previous runner could not start the agent", "iteration", in.Iteration, "node", in.Node, "note", meta.Note)
+		return r.ledger.EndResumed(meta, meta.Note)
+	default:
+		return r.resumeStarted(ctx, in, meta)
+	}
+}
+
+// resumeStarted resolves an iteration a previous runner left before its
+// agent's results were saved. Only an agent that was working when the
+// runner stopped costs an attempt (SPEC §8): a runner that stopped while
+// it waited out a rate limit, or before the agent started (a failure of
+// its own I/O, a kill between the two), spends none, and neither does an
+// agent that had finished and left its final message, which is recorded
+// as if the runner had seen it end.
+func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *state.Meta) error {
+	runDir := r.p.RunDir(in.Iteration)
+	who := fmt.Sprintf("runner pid %d", in.RunnerPID)
+	if !agentBegan(in, meta, runDir) {
+		if meta.Phase == state.PhaseWaiting {
+			r.log.Warn("the previous runner stopped while it waited out a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
+			return r.ledger.EndResumed(meta, who+" stopped while it waited out a usage or rate limit: no agent was running, no attempt was spent")
+		}
+		r.log.Warn("the previous runner stopped before the agent started; no attempt spent", "iteration", in.Iteration, "node", in.Node)
+		return r.ledger.EndResumed(meta, who+" stopped before the agent started: no attempt was spent")
+	}
+	if res := r.recoverAgent(meta); res != nil {
+		var limits []state.RateLimitMeta
+		if meta.Agent != nil {
+			limits = meta.Agent.RateLimits
+		}
+		meta.Agent = agentMeta(res, limits)
+		if res.Usage != nil {
+			if meta.Usage == nil {
+				meta.Usage = &state.Usage{}
+			}
+			meta.Usage.Add(*res.Usage)
+			r.ledger.AddUsage(res.Usage)
+		}
+		if res.Class == executor.ClassRateLimited {
+			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
+			return r.ledger.EndResumed(meta, who+" stopped after the agent hit a usage or rate limit: no attempt was spent")
+		}
+		r.log.Info("the previous runner stopped after the agent finished; recording what the agent left", "iteration", in.Iteration, "node", in.Node)
+		meta.Note = "recorded from the files the agent left: " + who + " stopped, or could not write its records, after the agent finished"
+		return r.agentFinished(ctx, meta, res)
+	}
+	r.log.Warn("the previous runner was interrupted while the agent worked; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
+	if meta.Agent == nil {
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.executorOptions(), runDir)}
+	}
+	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
+}
+
+// agentBegan tells, for an iteration a runner left in phase started (or
+// waiting), whether its last agent run may have begun: after a rate limit,
+// whether the runner got as far as marking the next run in executor.log;
+// otherwise whether the agent's process group was recorded or its log
+// exists (both come just before or after the agent starts).
+func agentBegan(in *state.InFlight, meta *state.Meta, runDir string) bool {
+	if meta.Agent != nil && len(meta.Agent.RateLimits) > 0 {
+		return executor.RunBegan(runDir, len(meta.Agent.RateLimits), meta.Iteration)
+	}
+	return in.AgentPGID > 0 || executor.RunBegan(runDir, 0, meta.Iteration)
+}
+
+// recoverAgent returns the result of the agent run of an iteration a
+// runner left in phase started, when that agent had finished: its exit
+// record, final message or closing failure event is in the run folder
+// although the runner never saved meta.json (it died, or could not write,
+// right after the agent ended). nil when the agent did not finish.
+func (r *Runner) recoverAgent(meta *state.Meta) *executor.Result {
+	req := executor.Request{
+		Root: r.p.Root, RunnerDir: r.p.Dir, RunDir: r.p.RunDir(meta.Iteration),
+		Iteration: meta.Iteration, NodeID: meta.Node,
+		PromptFile: filepath.Join(r.p.RunDir(meta.Iteration), "prompt.md"), SchemaFile: r.p.Schema(),
+	}
+	res, err := executor.Recover(r.executorOptions(), req)
+	if err != nil {
+		r.log.Warn("cannot read what the agent left; counting the iteration as interrupted", "iteration", meta.Iteration, "err", err)
+		return nil
+	}
+	return res
+}
+
+// phaseRank orders the phases of an iteration.
+func phaseRank(phase string) int {
+	switch phase {
+	case state.PhaseAgentDone:
+		return 1
+	case state.PhaseGuardsDone:
+		return 2
+	case state.PhaseRecorded, state.PhaseAborted:
+		return 3
+	}
+	return 0
+}

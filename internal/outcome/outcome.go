@@ -1,0 +1,160 @@
+// Package outcome is the table of SPEC §6 as pure functions over values:
+// what the agent's message and the guards' verdict make of an iteration,
+// whether it spends one of the task's attempts, and what that does to the
+// fields the runner owns on a node (status, attempts, blocked_reason),
+// exhaustion included. Nothing here reads or writes a file; the loop
+// applies the result and the ledger records it.
+package outcome
+
+import (
+	"strings"
+
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// ReasonExhausted is the blocked_reason of a leaf whose attempts are used
+// up.
+const ReasonExhausted = "attempts exhausted"
+
+// Values of run_state.last_status beyond the agent's own statuses.
+const (
+	LastStatusError       = "error"
+	LastStatusInterrupted = "interrupted"
+)
+
+// Iteration is what an iteration produced, as far as its outcome goes.
+type Iteration struct {
+	// AgentOK is set when the agent's run was classed ok; AgentStatus is
+	// the status of its final message ("" when there is none).
+	AgentOK     bool
+	AgentStatus string
+	// Guard is the guards' verdict: state.GuardPass, GuardFail or
+	// GuardSkipped.
+	Guard string
+	// Interrupted is set when the iteration did not get to finish while
+	// its agent worked (a signal, a runner killed).
+	Interrupted bool
+}
+
+// Of returns the outcome of an iteration (state.Outcome*): an agent that
+// did not run cleanly or gave no usable status is an executor error;
+// "done" is done only when the guards did not fail.
+func Of(it Iteration) string {
+	switch {
+	case it.Interrupted:
+		return state.OutcomeInterrupted
+	case !it.AgentOK || it.AgentStatus == "":
+		return state.OutcomeExecutorError
+	}
+	switch it.AgentStatus {
+	case "done":
+		if it.Guard == state.GuardFail {
+			return state.OutcomeGuardFailed
+		}
+		return state.OutcomeDone
+	case "retry":
+		return state.OutcomeRetry
+	case "blocked":
+		return state.OutcomeBlocked
+	case "decomposed":
+		return state.OutcomeDecomposed
+	}
+	return state.OutcomeExecutorError
+}
+
+// CountsAsAttempt reports whether an outcome spends one of the task's
+// attempts: every failure does; done, blocked (a question for a person)
+// and decomposed (the task became others) do not.
+func CountsAsAttempt(outcome string) bool {
+	switch outcome {
+	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeInterrupted:
+		return true
+	}
+	return false
+}
+
+// Fields are the fields of a node the runner owns.
+type Fields struct {
+	Status        tree.Status // "" is open
+	Attempts      int
+	BlockedReason string
+}
+
+// FieldsOf returns n's runner-owned fields.
+func FieldsOf(n *tree.Node) Fields {
+	return Fields{Status: n.Status, Attempts: n.Attempts, BlockedReason: n.BlockedReason}
+}
+
+// Set gives n the fields.
+func (f Fields) Set(n *tree.Node) {
+	n.Status, n.Attempts, n.BlockedReason = f.Status, f.Attempts, f.BlockedReason
+}
+
+// Apply returns a node's fields after an iteration that was its attempt
+// number attempt (1-based) ended with outcome, the node allowing limit
+// attempts. Attempts are written as the absolute attempt number, so that
+// applying the same iteration twice (after a crash while it was being
+// recorded) gives the same fields. A blocked outcome records why (the
+// agent's summary, on one line); used-up attempts block the node with
+// ReasonExhausted.
+func Apply(f Fields, outcome string, attempt, limit int, summary string) Fields {
+	switch outcome {
+	case state.OutcomeDone:
+		f.Status, f.BlockedReason = tree.StatusDone, ""
+	case state.OutcomeBlocked:
+		f.Status, f.BlockedReason = tree.StatusBlocked, OneLine(summary, 500)
+	}
+	if CountsAsAttempt(outcome) {
+		f.Attempts = attempt
+		if f.Attempts >= limit {
+			f.Status, f.BlockedReason = tree.StatusBlocked, ReasonExhausted
+		}
+	}
+	return f
+}
+
+// Settle brings a leaf's fields in line with its attempt limit, which a
+// person may have changed: an open leaf whose attempts are used up
+// becomes blocked, and one blocked only because they were used up opens
+// again once the limit is above them. changed is false when nothing
+// moved.
+func Settle(f Fields, limit int) (_ Fields, changed bool) {
+	open := f.Status == "" || f.Status == tree.StatusOpen
+	switch {
+	case open && f.Attempts >= limit:
+		f.Status, f.BlockedReason = tree.StatusBlocked, ReasonExhausted
+		return f, true
+	case f.Status == tree.StatusBlocked && f.BlockedReason == ReasonExhausted && f.Attempts < limit:
+		f.Status, f.BlockedReason = "", ""
+		return f, true
+	}
+	return f, false
+}
+
+// LastStatus is run_state.last_status after an iteration with outcome:
+// the agent's own status, or "error" after an executor error, or
+// "interrupted".
+func LastStatus(outcome, agentStatus string) string {
+	switch outcome {
+	case state.OutcomeExecutorError:
+		return LastStatusError
+	case state.OutcomeInterrupted:
+		return LastStatusInterrupted
+	}
+	return agentStatus
+}
+
+// OneLine folds s's whitespace to single spaces and cuts it to max bytes
+// at a UTF-8 boundary, marking the cut with "…".
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		cut := max
+		for cut > 0 && (s[cut]&0xC0) == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
