@@ -49,7 +49,7 @@ func syntaxMessage(data []byte, dec *jsontext.Decoder, e *jsontext.SyntacticErro
 	}
 	switch {
 	case errors.Is(e.Err, jsontext.ErrDuplicateName):
-		return off, "duplicate key " + strconv.Quote(e.JSONPointer.LastToken())
+		return off, DuplicateError(data, off, e.JSONPointer.LastToken()).Msg
 	case strings.HasPrefix(text, "invalid escape sequence"), strings.HasPrefix(text, "invalid surrogate pair"):
 		if off+1 < len(data) && data[off+1] == 'u' {
 			return off, `invalid \u escape`

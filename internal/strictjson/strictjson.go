@@ -56,9 +56,9 @@ func errAt(data []byte, off int, msg string) *SyntaxError {
 var readOptions = jsontext.AllowInvalidUTF8(true)
 
 // NewDecoder returns a decoder of data with the options of every strict
-// read. The caller checks data with CheckUTF8 first.
-func NewDecoder(data []byte) *jsontext.Decoder {
-	return jsontext.NewDecoder(bytes.NewBuffer(data), readOptions)
+// read, then opts. The caller checks data with CheckUTF8 first.
+func NewDecoder(data []byte, opts ...jsontext.Options) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(data), append([]jsontext.Options{readOptions}, opts...)...)
 }
 
 // CheckUTF8 refuses data that is not valid UTF-8, at the first bad byte.
@@ -115,6 +115,11 @@ func End(data []byte, dec *jsontext.Decoder) error {
 		return errAt(data, off, "unexpected "+describe(data, off)+" after the JSON value")
 	}
 	return nil
+}
+
+// DuplicateError is the error for the second key named key, at off.
+func DuplicateError(data []byte, off int, key string) *SyntaxError {
+	return errAt(data, off, "duplicate key "+strconv.Quote(key))
 }
 
 // DepthError is the error for the array or object at off, which nests

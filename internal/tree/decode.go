@@ -10,10 +10,31 @@ import (
 	"github.com/runner-cli/runner/internal/strictjson"
 )
 
-// The token-level reading of Parse: the JSON decoder checks the syntax,
-// duplicate keys and UTF-8; these helpers add the offset of each value
-// (from the end of what was read and its length) and the nesting bound
-// (MaxJSONDepth).
+// The token-level reading of Parse: the JSON decoder checks the syntax
+// and UTF-8; these helpers add the offset of each value (from the end of
+// what was read and its length) and the nesting bound (MaxJSONDepth).
+// Duplicate keys are found by the reader of each object: a node's known
+// fields are a bit set already, which costs less than the decoder's
+// check of every name.
+
+// treeDecoderOptions leave duplicate names to the parser (see above).
+var treeDecoderOptions = jsontext.AllowDuplicateNames(true)
+
+// keySet holds the names read in one object, for the duplicate check of
+// the names that are not fields of a node.
+type keySet map[string]struct{}
+
+// add adds key, or returns the error for a duplicate key at off.
+func (p *treeParser) add(ks *keySet, key string, off int) error {
+	if *ks == nil {
+		*ks = keySet{}
+	}
+	if _, dup := (*ks)[key]; dup {
+		return strictjson.DuplicateError(p.data, off, key)
+	}
+	(*ks)[key] = struct{}{}
+	return nil
+}
 
 // peek reports the kind of the next value without reading it; at a
 // syntax error it returns the error.
@@ -108,7 +129,7 @@ func (p *treeParser) members(member func(key []byte, keyOff int) error) error {
 			return err
 		}
 		key := name[1 : len(name)-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
+		if _, field := lookupKeyBytes(key); !field && bytes.IndexByte(key, '\\') >= 0 {
 			key = []byte(unquote(name))
 		}
 		if err := member(key, keyOff); err != nil {
@@ -134,19 +155,31 @@ func (p *treeParser) array(elem func(k int) error) error {
 	}
 }
 
-// skip reads the next value, whatever it is, within the nesting bound,
-// and returns its offset.
+// skip reads the next value, whatever it is, within the nesting bound
+// and without duplicate keys, and returns its offset.
 func (p *treeParser) skip() (int, error) {
 	depth, start := p.d.StackDepth(), -1
+	var names []keySet // by nesting below depth: the objects being read
 	for {
 		off, err := 0, error(nil)
-		switch p.d.PeekKind() {
+		switch kind := p.d.PeekKind(); kind {
 		case jsontext.KindBeginObject, jsontext.KindBeginArray:
 			off, err = p.open()
+			if kind == jsontext.KindBeginObject {
+				names = append(names, nil)
+			}
 		case jsontext.KindEndObject, jsontext.KindEndArray, jsontext.KindInvalid:
 			_, err = p.d.ReadToken()
+			if kind == jsontext.KindEndObject && err == nil {
+				names = names[:len(names)-1]
+			}
 		default:
-			_, off, err = p.scalar()
+			in, n := p.d.StackIndex(p.d.StackDepth())
+			isName := p.d.StackDepth() > depth && in == jsontext.KindBeginObject && n%2 == 0
+			var raw []byte
+			if raw, off, err = p.scalar(); err == nil && isName {
+				err = p.add(&names[len(names)-1], unquote(raw), off)
+			}
 		}
 		if err != nil {
 			return 0, err

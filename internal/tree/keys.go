@@ -24,10 +24,27 @@ var (
 
 // lookupKeyBytes finds key among the node keys without allocating.
 func lookupKeyBytes(key []byte) (fieldSet, bool) {
-	for i, k := range nodeKeys {
-		if string(key) == k {
-			return 1 << i, true
-		}
+	switch string(key) {
+	case "id":
+		return fID, true
+	case "title":
+		return fTitle, true
+	case "goal":
+		return fGoal, true
+	case "acceptance":
+		return fAcceptance, true
+	case "depends_on":
+		return fDependsOn, true
+	case "max_attempts":
+		return fMaxAttempts, true
+	case "status":
+		return fStatus, true
+	case "attempts":
+		return fAttempts, true
+	case "blocked_reason":
+		return fBlockedReason, true
+	case "children":
+		return fChildren, true
 	}
 	return 0, false
 }

@@ -69,7 +69,7 @@ func (p *treeParser) document() (*Tree, error) {
 	if err := strictjson.CheckUTF8(p.data); err != nil {
 		return nil, err
 	}
-	p.d = strictjson.NewDecoder(p.data)
+	p.d = strictjson.NewDecoder(p.data, treeDecoderOptions)
 	t, err := p.top()
 	if err == nil {
 		err = strictjson.End(p.data, p.d)
@@ -96,9 +96,13 @@ func (p *treeParser) top() (*Tree, error) {
 	}
 	t := &Tree{}
 	var sawVersion, sawRoot, rootOK bool
+	var others keySet
 	topOff, err := p.object(func(key []byte, keyOff int) error {
 		switch string(key) {
 		case "version":
+			if sawVersion {
+				return strictjson.DuplicateError(p.data, keyOff, "version")
+			}
 			sawVersion = true
 			n, msg, off, err := p.int()
 			if err != nil {
@@ -113,6 +117,9 @@ func (p *treeParser) top() (*Tree, error) {
 				c.addf(-1, off, "unsupported version %d (this runner reads version %d)", n, Version)
 			}
 		case "root":
+			if sawRoot {
+				return strictjson.DuplicateError(p.data, keyOff, "root")
+			}
 			sawRoot = true
 			kind, err := p.peek()
 			if err != nil {
@@ -128,6 +135,9 @@ func (p *treeParser) top() (*Tree, error) {
 			return p.node(t.Root, -1, -1, 0)
 		default:
 			k := string(key)
+			if err := p.add(&others, k, keyOff); err != nil {
+				return err
+			}
 			msg := unknownField(k, topKeys, topAliases)
 			if _, isNodeKey := lookupKey(k, nodeKeys[:]); isNodeKey {
 				msg += `; node fields belong inside "root"`
@@ -171,6 +181,7 @@ func (p *treeParser) node(n *Node, parent, k int32, level int) error {
 	fl.idOffs = append(fl.idOffs, int32(off))
 	fl.depOffStart = append(fl.depOffStart, int32(len(fl.depOffs)))
 	var present, bad fieldSet
+	var others keySet             // the names that are not node fields
 	var valOff [numNodeKeys]int32 // by field bit: where the field's value starts
 	typeErr := func(f fieldSet, kind jsontext.Kind, want string) error {
 		bad |= f
@@ -182,9 +193,15 @@ func (p *treeParser) node(n *Node, parent, k int32, level int) error {
 	err = p.members(func(key []byte, keyOff int) error {
 		f, known := lookupKeyBytes(key)
 		if !known {
+			if err := p.add(&others, string(key), keyOff); err != nil {
+				return err
+			}
 			c.add(i, keyOff, unknownField(string(key), nodeKeys[:], nodeAliases))
 			_, err := p.skip()
 			return err
+		}
+		if present&f != 0 {
+			return strictjson.DuplicateError(p.data, keyOff, f.key())
 		}
 		present |= f
 		kind, err := p.peek()
