@@ -4,12 +4,18 @@ import (
 	"bytes"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/runner-cli/runner/internal/strictjson"
 )
 
 // scanMaxDepth bounds the nesting the object scanner follows. It also
 // bounds the scanner's work on hostile input: a candidate object is
 // abandoned at its first syntax error or when it nests deeper than this.
 const scanMaxDepth = 128
+
+// scanDeepCheck is the nesting at which a candidate object is checked for
+// nesting deeper than scanMaxDepth before the decoder reads on.
+const scanDeepCheck = 16
 
 // scanOptions read candidate objects for their syntax only: duplicate
 // names and invalid UTF-8 inside strings do not make an object end
@@ -76,7 +82,14 @@ func (s *objectScanner) objectEnd(data []byte, start int) int {
 		case jsontext.KindInvalid:
 			return -1
 		case jsontext.KindBeginObject, jsontext.KindBeginArray:
-			if s.dec.StackDepth() >= scanMaxDepth {
+			switch s.dec.StackDepth() {
+			case scanDeepCheck:
+				// Deep already: the brackets say at less cost than the
+				// decoder whether the object nests too deep.
+				if strictjson.DeeperThan(data[start:], scanMaxDepth) >= 0 {
+					return -1
+				}
+			case scanMaxDepth:
 				return -1
 			}
 			fallthrough

@@ -90,7 +90,7 @@ func Decode(data []byte, v any, maxDepth int) error {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	deep := tooDeep(data, maxDepth)
+	deep := DeeperThan(data, maxDepth)
 	dec := NewDecoder(data)
 	err := json.UnmarshalDecode(dec, v, json.RejectUnknownMembers(true))
 	if err == nil {
@@ -128,10 +128,11 @@ func DepthError(data []byte, off, maxDepth int) *SyntaxError {
 	return errAt(data, off, "nesting deeper than "+strconv.Itoa(maxDepth)+" levels")
 }
 
-// tooDeep returns the offset of the first array or object of data nested
-// deeper than maxDepth, or -1. It only counts brackets outside strings:
-// where data is not valid JSON, the decoder's error says more.
-func tooDeep(data []byte, maxDepth int) int {
+// DeeperThan returns the offset of the first array or object nested
+// deeper than maxDepth in the JSON value data starts with, or -1 when
+// there is none before the value ends. It only counts brackets outside
+// strings: where data is not valid JSON, a decoder says more.
+func DeeperThan(data []byte, maxDepth int) int {
 	depth := 0
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
@@ -140,7 +141,9 @@ func tooDeep(data []byte, maxDepth int) int {
 				return i
 			}
 		case '}', ']':
-			depth--
+			if depth--; depth <= 0 {
+				return -1
+			}
 		case '"':
 			for i++; i < len(data) && data[i] != '"'; i++ {
 				if data[i] == '\\' {

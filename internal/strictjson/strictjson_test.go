@@ -103,6 +103,10 @@ func TestDecodeDepth(t *testing.T) {
 	if err := Decode([]byte(`{"s":"`+deep+`"}`), &typed, 10); err != nil {
 		t.Errorf("brackets in a string count: %v", err)
 	}
+	// Nesting after the value is not looked at: the value ended.
+	if err := Decode([]byte(`{"s":"x"} `+deep), &typed, 10); err == nil || !strings.Contains(err.Error(), "column 11: unexpected '[' after the JSON value") {
+		t.Errorf("want the trailing data, got %v", err)
+	}
 	// A syntax error before the deep part comes first.
 	if err := Decode([]byte(`{"s":"x",,"l":`+deep+`}`), &typed, 10); err == nil || !strings.Contains(err.Error(), "column 10: unexpected ','") {
 		t.Errorf("want the syntax error, got %v", err)
