@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"unicode/utf8"
 
@@ -96,15 +95,21 @@ func Decode(data []byte, v any, maxDepth int) error {
 	if err == nil {
 		err = End(data, dec)
 	}
-	var serr *jsontext.SyntacticError
-	syntactic := errors.As(err, &serr) || errors.Is(err, io.EOF)
-	switch {
-	case deep >= 0 && (err == nil || !syntactic || int(serr.ByteOffset) > deep):
+	if deep >= 0 && !syntaxErrorBefore(err, deep) {
 		return DepthError(data, deep, maxDepth)
-	case err == nil:
-		return nil
 	}
-	return ErrorOf(data, dec, err)
+	if err != nil {
+		return ErrorOf(data, dec, err)
+	}
+	return nil
+}
+
+// syntaxErrorBefore reports whether err is a syntax error of the library
+// before offset off: one the nesting check, which assumes valid syntax up
+// to off, does not hide.
+func syntaxErrorBefore(err error, off int) bool {
+	var serr *jsontext.SyntacticError
+	return errors.As(err, &serr) && int(serr.ByteOffset) <= off
 }
 
 // End checks that nothing but white space follows the value dec read.
