@@ -37,7 +37,9 @@ func ErrorOf(data []byte, dec *jsontext.Decoder, err error) error {
 // syntaxMessage places and words a syntax error. The decoder stopped at
 // the last token it read whole; the grammar at that point says what was
 // expected next, and the library's error says what is wrong inside a
-// token (a string, number or literal).
+// token (a string, number or literal). Errors inside a string are told
+// apart by the library's words; TestDecodeSyntaxErrors pins each message,
+// so a version of the library that words them otherwise shows there.
 func syntaxMessage(data []byte, dec *jsontext.Decoder, e *jsontext.SyntacticError) (int, string) {
 	off := int(e.ByteOffset)
 	if errors.Is(e.Err, io.ErrUnexpectedEOF) {
