@@ -28,9 +28,8 @@ type SyntaxError struct {
 	Line, Col int
 	Offset    int
 	Msg       string
-	// placeLast writes the line and column after the message, for the
-	// errors that were worded without them before the position was known
-	// (unknown fields).
+	// placeLast puts the line and column after the message, as unknown
+	// fields are reported: unknown field "x" (line 1, column 5).
 	placeLast bool
 }
 
