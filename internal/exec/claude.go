@@ -1,9 +1,11 @@
 package executor
 
 import (
-	"encoding/json"
+	"slices"
+	"unicode/utf8"
 
-	"github.com/runner-cli/runner/internal/strictjson"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // claudeResult is what the runner reads from a Claude result event or
@@ -31,31 +33,70 @@ type claudeUsage struct {
 
 // claudeDenial is one entry of a result event's permission_denials.
 type claudeDenial struct {
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
+	ToolName  string         `json:"tool_name"`
+	ToolInput jsontext.Value `json:"tool_input"`
 }
 
-// readExtras reads the informative fields of a result event; each is
-// decoded on its own, and one of an unexpected type is left out.
-func (c *claudeResult) readExtras(obj []byte) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(obj, &fields) != nil {
-		return
+// claudeEvent holds the members of a Claude event the runner reads, each
+// kept as it is written and decoded on its own, so that one of an
+// unexpected type is left out instead of spoiling the event.
+type claudeEvent struct {
+	Type           jsontext.Value `json:"type"`
+	Status         jsontext.Value `json:"status"`
+	Subtype        jsontext.Value `json:"subtype"`
+	IsError        jsontext.Value `json:"is_error"`
+	Result         jsontext.Value `json:"result"`
+	APIErrorStatus jsontext.Value `json:"api_error_status"`
+	Errors         jsontext.Value `json:"errors"`
+	TotalCostUSD   jsontext.Value `json:"total_cost_usd"`
+	Usage          jsontext.Value `json:"usage"`
+	Denials        jsontext.Value `json:"permission_denials"`
+}
+
+// readEvent decodes obj, a JSON object, into ev. Unknown members are
+// ignored; duplicate names and invalid UTF-8 make obj no event (escaped
+// lone surrogates read as U+FFFD).
+func readEvent(obj []byte, ev *claudeEvent) bool {
+	return utf8.Valid(obj) && json.Unmarshal(obj, ev, jsontext.AllowInvalidUTF8(true)) == nil
+}
+
+// member decodes one member of an event into v when it is of one of the
+// kinds given.
+func member(raw jsontext.Value, v any, kinds ...jsontext.Kind) bool {
+	return len(raw) > 0 && slices.Contains(kinds, raw.Kind()) && json.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true)) == nil
+}
+
+// result reads ev as a Claude result event; nil when its "type" is not
+// "result".
+func (ev *claudeEvent) result() *claudeResult {
+	var typ string
+	if !member(ev.Type, &typ, '"') || typ != "result" {
+		return nil
+	}
+	c := &claudeResult{}
+	member(ev.Subtype, &c.Subtype, '"')
+	if len(ev.IsError) > 0 && (ev.IsError.Kind() == 't' || ev.IsError.Kind() == 'f') {
+		c.IsError = ev.IsError.Kind() == 't'
+	}
+	var text string
+	if member(ev.Result, &text, '"') {
+		c.Result = &text
 	}
 	var status int
-	if json.Unmarshal(fields["api_error_status"], &status) == nil {
+	if member(ev.APIErrorStatus, &status, '0') {
 		c.APIErrorStatus = status
 	}
-	json.Unmarshal(fields["errors"], &c.Errors)
+	member(ev.Errors, &c.Errors, '[', 'n')
 	var cost float64
-	if json.Unmarshal(fields["total_cost_usd"], &cost) == nil {
+	if member(ev.TotalCostUSD, &cost, '0', 'n') {
 		c.CostUSD = &cost
 	}
 	var u claudeUsage
-	if json.Unmarshal(fields["usage"], &u) == nil {
+	if member(ev.Usage, &u, '{', 'n') {
 		c.Usage = &u
 	}
-	json.Unmarshal(fields["permission_denials"], &c.Denials)
+	member(ev.Denials, &c.Denials, '[', 'n')
+	return c
 }
 
 // lastClaudeResult returns the last of the top-level objects (spans) of
@@ -63,26 +104,13 @@ func (c *claudeResult) readExtras(obj []byte) {
 // index in spans; nil when there is none.
 func lastClaudeResult(data []byte, spans [][2]int) (*claudeResult, int) {
 	for i := len(spans) - 1; i >= 0; i-- {
-		v, err := strictjson.Parse(data[spans[i][0]:spans[i][1]], scanMaxDepth)
-		if err != nil {
+		var ev claudeEvent
+		if !readEvent(data[spans[i][0]:spans[i][1]], &ev) {
 			continue
 		}
-		if t := v.Get("type"); t == nil || t.Kind != strictjson.String || t.Str != "result" {
-			continue
+		if c := ev.result(); c != nil {
+			return c, i
 		}
-		c := &claudeResult{}
-		if s := v.Get("subtype"); s != nil && s.Kind == strictjson.String {
-			c.Subtype = s.Str
-		}
-		if e := v.Get("is_error"); e != nil && e.Kind == strictjson.Bool {
-			c.IsError = e.Bool
-		}
-		if r := v.Get("result"); r != nil && r.Kind == strictjson.String {
-			text := r.Str
-			c.Result = &text
-		}
-		c.readExtras(data[spans[i][0]:spans[i][1]])
-		return c, i
 	}
 	return nil, -1
 }

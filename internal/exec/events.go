@@ -2,8 +2,11 @@ package executor
 
 import (
 	"bytes"
-	"encoding/json"
+	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -53,6 +56,10 @@ type codexEvent struct {
 	} `json:"item"`
 }
 
+// lenient reads the agents' event streams: unknown members are ignored,
+// and duplicate names and invalid UTF-8 do not spoil an event.
+var lenient = []json.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
 // codexTypes are the event types that make a line a Codex event.
 var codexTypes = map[string]bool{
 	"thread.started": true, "turn.started": true, "turn.completed": true, "turn.failed": true,
@@ -88,7 +95,7 @@ func (c *codexScanner) line(line []byte) {
 		}
 	}
 	var ev codexEvent
-	if json.Unmarshal(line, &ev) != nil || !codexTypes[ev.Type] {
+	if json.Unmarshal(line, &ev, lenient...) != nil || !codexTypes[ev.Type] {
 		return
 	}
 	s := &c.s
@@ -218,12 +225,12 @@ func denialsOf(c *claudeResult, cx codexStream) []state.PermissionDenial {
 	return out
 }
 
-func compactJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
+func compactJSON(raw jsontext.Value) string {
+	v := slices.Clone(raw)
+	if v.Compact() != nil {
 		return string(raw)
 	}
-	return b.String()
+	return string(v)
 }
 
 // shorten puts s on one line and cuts it to about n bytes.

@@ -127,7 +127,7 @@ func ParseMessage(data []byte) (*Message, error) {
 	}
 	var w wireMessage
 	if err := strictjson.Decode(trimmed, &w, messageMaxDepth); err != nil {
-		return nil, fmt.Errorf("final message: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return nil, fmt.Errorf("final message: %v", err)
 	}
 	switch w.Status {
 	case StatusDone, StatusRetry, StatusBlocked, StatusDecomposed:
@@ -275,12 +275,8 @@ func lookupMessage(outputFile []byte, out stdoutView) found {
 // "status" (Codex and Claude events all have a "type"; a final message has
 // a "status" and no "type").
 func isAgentEvent(obj []byte) bool {
-	v, err := strictjson.Parse(obj, scanMaxDepth)
-	if err != nil {
-		return false
-	}
-	t := v.Get("type")
-	return t != nil && t.Kind == strictjson.String && v.Get("status") == nil
+	var ev claudeEvent
+	return readEvent(obj, &ev) && len(ev.Type) > 0 && ev.Type.Kind() == '"' && len(ev.Status) == 0
 }
 
 // parseLenient parses a whole text as a message; when the text is not

@@ -87,7 +87,7 @@ func FuzzLineSplitter(f *testing.F) {
 		want, wantSkip := splitReference(data, max)
 		got, skip := splitChunked(data, max, []int{a % 97, b % 13})
 		if !reflect.DeepEqual(got, want) || skip != wantSkip {
-			t.Fatalf("max %d chunks %d,%d: lines %q, %d skipped; want %q, %d", max, a, b, got, skip, want, wantSkip)
+			t.Fatalf("max %d chunks %d,%d: lines %v, %d skipped; want %v, %d", max, a, b, got, skip, want, wantSkip)
 		}
 	})
 }

@@ -52,6 +52,9 @@ func FuzzParse(f *testing.F) {
 		if std := stdMarshal(t, tr); !bytes.Equal(out, std) {
 			t.Fatalf("Marshal differs from encoding/json:\n%s\n%s", out, std)
 		}
+		if lib := libraryMarshal(t, tr); !bytes.Equal(out, lib) {
+			t.Fatalf("Marshal differs from go-json-experiment/json:\n%s\n%s", out, lib)
+		}
 		back, err := Parse("f.json", out)
 		if err != nil {
 			t.Fatalf("canonical form does not parse: %v\n%s", err, out)

@@ -10,6 +10,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -231,4 +234,37 @@ func TestPointerCycle(t *testing.T) {
 	}()
 	Marshal(tr)
 	t.Errorf("Marshal returned")
+}
+
+// libraryMarshal is the canonical form as go-json-experiment/json writes
+// it from the struct tags: the same bytes as Marshal for strings of valid
+// UTF-8 (it writes U+FFFD itself where encoding/json writes \ufffd).
+func libraryMarshal(t testing.TB, tr *Tree) []byte {
+	t.Helper()
+	b, err := jsonv2.Marshal(tr, jsontext.WithIndent("  "), jsontext.EscapeForJS(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+func TestMarshalMatchesLibrary(t *testing.T) {
+	two := 2
+	tests := map[string]*Tree{
+		"leaf root": {Version: 1, Root: &Node{ID: "a", Title: "A"}},
+		"every field and odd strings": {Version: 7, Root: &Node{
+			ID: "a", Title: "quote \" backslash \\ <tag> & \u2028 \u2029 \x00 \x1f \b \f \n \r \t \x7f é end",
+			Goal: "g", Acceptance: []string{"x", ""}, DependsOn: []string{"b"}, MaxAttempts: &two,
+			Status: StatusBlocked, Attempts: -3, BlockedReason: "r",
+			Children: []*Node{{ID: "b", Title: "B"}, {ID: "e", Title: "E", Acceptance: []string{}, Children: []*Node{}}},
+		}},
+		"generated": genTree(500),
+	}
+	for name, tr := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got, want := Marshal(tr), libraryMarshal(t, tr); !bytes.Equal(got, want) {
+				t.Errorf("Marshal:\n%s\ngo-json-experiment/json:\n%s", got, want)
+			}
+		})
+	}
 }

@@ -75,6 +75,14 @@ func TestParseMatchesReference(t *testing.T) {
 		`{"version": 1, "id": "a", "root": {"id": "a", "title": "A", "status": "wip", "blocked_reason": "r"}}`,
 		`[1, 2]`, `"x"`, `{}`, `{"version": 1, "root": {"id": "a", "title": "A"}} x`, ``,
 		`{"version": 1, "root": {"id": "a", "title": "A", "children": [{"id": "b", "title": "B"}, ]}}`,
+		// Duplicate keys: node fields, other names, inside skipped values.
+		doc(`{"id": "a", "title": "A", "id": "b"}`),
+		doc(`{"\u0069d": "a", "title": "A", "id": "b"}`),
+		doc(`{"id": "a", "title": "A", "x": 1, "x": 2}`),
+		doc(`{"id": "a", "title": "A", "x": {"k": 1, "k": 2}}`),
+		doc(`{"id": "a", "title": "A", "goal": [{"k": [{"a": 1, "\u0061": 2}]}]}`),
+		`{"version": 1, "version": 1, "root": {"id": "a", "title": "A"}}`,
+		`{"version": 1, "x": 1, "root": {"id": "a", "title": "A"}, "x": 2}`,
 	}
 	for _, name := range []string{"messy.json", "canonical.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))

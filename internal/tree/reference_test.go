@@ -6,19 +6,21 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/runner-cli/runner/internal/strictjson"
 )
 
-// refParse is the first implementation of Parse, which converted the
-// strictjson.Value tree of the whole file; the tests hold Parse to its
-// results. It reads a tree from data, strictly: unknown fields, wrong types,
+// refParse is the first implementation of Parse, which converted a tree
+// of JSON values of the whole file (refValue); the tests hold Parse to
+// its results. It reads a tree from data, strictly: unknown fields, wrong types,
 // missing required fields and every semantic rule of Validate are errors.
 // All problems are reported at once as a *ValidationError, each naming
 // file (used only in messages), node path and line and column. Empty
 // lists ("acceptance": []) read as absent.
 func refParse(file string, data []byte) (*Tree, error) {
 	c := &collector{file: file, data: data}
-	top, err := strictjson.Parse(data, MaxJSONDepth)
+	top, err := refValues(data)
 	if err != nil {
 		var se *strictjson.SyntaxError
 		if errors.As(err, &se) {
@@ -26,12 +28,12 @@ func refParse(file string, data []byte) (*Tree, error) {
 		}
 		return nil, fmt.Errorf("parse %s: %w", file, err)
 	}
-	if top.Kind != strictjson.Object {
+	if top.Kind != refObject {
 		c.addf(-1, top.Offset, `the file must hold a JSON object with "version" and "root", found %s`, top.Kind)
 		return nil, c.err()
 	}
 	t := &Tree{}
-	var root *strictjson.Value
+	var root *refValue
 	for _, m := range top.Members {
 		v := m.Value
 		switch m.Key {
@@ -46,7 +48,7 @@ func refParse(file string, data []byte) (*Tree, error) {
 				c.addf(-1, v.Offset, "unsupported version %d (this runner reads version %d)", n, Version)
 			}
 		case "root":
-			if v.Kind != strictjson.Object {
+			if v.Kind != refObject {
 				c.addf(-1, v.Offset, `field "root" must be an object, found %s`, v.Kind)
 				continue
 			}
@@ -81,9 +83,9 @@ func refParse(file string, data []byte) (*Tree, error) {
 
 // convert builds the nodes below the root object v, checking each field,
 // in depth-first pre-order with an explicit stack.
-func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
+func (c *collector) refConvert(fl *flat, v *refValue) *Node {
 	type item struct {
-		v         *strictjson.Value
+		v         *refValue
 		n         *Node
 		parent, k int32
 	}
@@ -99,7 +101,7 @@ func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
 		idOff := it.v.Offset
 		fl.depOffStart = append(fl.depOffStart, int32(len(fl.depOffs)))
 		var present, bad fieldSet
-		typeErr := func(f fieldSet, v *strictjson.Value, want string) {
+		typeErr := func(f fieldSet, v *refValue, want string) {
 			bad |= f
 			c.addf(i, v.Offset, "field %q must be %s, found %s", f.key(), want, v.Kind)
 		}
@@ -114,7 +116,7 @@ func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
 			present |= f
 			switch f {
 			case fID, fTitle, fGoal, fStatus, fBlockedReason:
-				if v.Kind != strictjson.String {
+				if v.Kind != refString {
 					typeErr(f, v, "a string")
 					continue
 				}
@@ -132,7 +134,7 @@ func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
 					n.BlockedReason = v.Str
 				}
 			case fAcceptance, fDependsOn:
-				if v.Kind != strictjson.Array {
+				if v.Kind != refArray {
 					typeErr(f, v, "a list of strings")
 					continue
 				}
@@ -141,7 +143,7 @@ func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
 					list = make([]string, 0, len(v.Array))
 				}
 				for k, e := range v.Array {
-					if e.Kind != strictjson.String {
+					if e.Kind != refString {
 						bad |= f
 						c.addf(i, e.Offset, "field %q item %d must be a string, found %s", f.key(), k+1, e.Kind)
 						continue
@@ -169,7 +171,7 @@ func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
 					n.MaxAttempts = &num
 				}
 			case fChildren:
-				if v.Kind != strictjson.Array {
+				if v.Kind != refArray {
 					typeErr(f, v, "a list of nodes")
 					continue
 				}
@@ -177,7 +179,7 @@ func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
 					n.Children = make([]*Node, 0, len(v.Array))
 				}
 				for k, e := range v.Array {
-					if e.Kind != strictjson.Object {
+					if e.Kind != refObject {
 						c.addf(i, e.Offset, `field "children" item %d must be an object, found %s`, k+1, e.Kind)
 						continue
 					}
@@ -211,8 +213,8 @@ func (c *collector) refConvert(fl *flat, v *strictjson.Value) *Node {
 }
 
 // refIntValue reads a whole number; msg says what is wrong otherwise.
-func refIntValue(v *strictjson.Value) (n int, msg string) {
-	if v.Kind != strictjson.Number {
+func refIntValue(v *refValue) (n int, msg string) {
+	if v.Kind != refNumber {
 		return 0, "must be a whole number, found " + v.Kind.String()
 	}
 	if strings.ContainsAny(v.Str, ".eE") {
@@ -223,4 +225,105 @@ func refIntValue(v *strictjson.Value) (n int, msg string) {
 		return 0, "is out of range: " + quote(v.Str)
 	}
 	return n, ""
+}
+
+// refValue is a JSON value with the offset of its first byte.
+type refValue struct {
+	Kind    refKind
+	Offset  int
+	Str     string // String: the decoded string; Number: the literal
+	Array   []*refValue
+	Members []refMember
+}
+
+type refMember struct {
+	Key       string
+	KeyOffset int
+	Value     *refValue
+}
+
+// refKind is a JSON kind, named as in the messages.
+type refKind jsontext.Kind
+
+const (
+	refString refKind = '"'
+	refNumber refKind = '0'
+	refArray  refKind = '['
+	refObject refKind = '{'
+)
+
+func (k refKind) String() string { return strictjson.KindName(jsontext.Kind(k)) }
+
+// Get returns the member named key of an object, or nil.
+func (v *refValue) Get(key string) *refValue {
+	for i := range v.Members {
+		if v.Members[i].Key == key {
+			return v.Members[i].Value
+		}
+	}
+	return nil
+}
+
+// refValues reads data, one JSON value nested at most MaxJSONDepth deep,
+// into refValues, value by value with the decoder.
+func refValues(data []byte) (*refValue, error) {
+	if err := strictjson.CheckUTF8(data); err != nil {
+		return nil, err
+	}
+	d := strictjson.NewDecoder(data)
+	offset := func() int {
+		pos := int(d.InputOffset())
+		for pos < len(data) && strings.IndexByte(" \t\r\n,:", data[pos]) >= 0 {
+			pos++
+		}
+		return pos
+	}
+	var value func() (*refValue, error)
+	value = func() (*refValue, error) {
+		kind := d.PeekKind()
+		v := &refValue{Kind: refKind(kind), Offset: offset()}
+		if (kind == '{' || kind == '[') && d.StackDepth() >= MaxJSONDepth {
+			return nil, strictjson.DepthError(data, v.Offset, MaxJSONDepth)
+		}
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case '"', '0':
+			v.Str = tok.String()
+		case '{':
+			for d.PeekKind() != '}' {
+				keyOff := offset()
+				key, err := d.ReadToken()
+				if err != nil {
+					return nil, err
+				}
+				m := refMember{Key: key.String(), KeyOffset: keyOff}
+				if m.Value, err = value(); err != nil {
+					return nil, err
+				}
+				v.Members = append(v.Members, m)
+			}
+			_, err = d.ReadToken()
+		case '[':
+			for d.PeekKind() != ']' {
+				e, err := value()
+				if err != nil {
+					return nil, err
+				}
+				v.Array = append(v.Array, e)
+			}
+			_, err = d.ReadToken()
+		}
+		return v, err
+	}
+	v, err := value()
+	if err == nil {
+		err = strictjson.End(data, d)
+	}
+	if err != nil {
+		return nil, strictjson.ErrorOf(data, d, err)
+	}
+	return v, nil
 }

@@ -41,7 +41,7 @@ type Node struct {
 	MaxAttempts *int     `json:"max_attempts,omitempty"`
 
 	Status        Status `json:"status,omitempty"`
-	Attempts      int    `json:"attempts,omitempty"`
+	Attempts      int    `json:"attempts,omitzero"`
 	BlockedReason string `json:"blocked_reason,omitempty"`
 
 	Children []*Node `json:"children,omitempty"`

@@ -1,0 +1,130 @@
+package tree
+
+import (
+	"fmt"
+	"strings"
+)
+
+var topKeys = []string{"version", "root"}
+
+// Aliases are keys people plausibly write for a field, keyed by their
+// normalized form (see normKey).
+var (
+	topAliases  = map[string]string{"tree": "root", "node": "root", "task": "root", "ver": "version"}
+	nodeAliases = map[string]string{
+		"deps": "depends_on", "dependencies": "depends_on", "depends": "depends_on", "dependson": "depends_on",
+		"after": "depends_on", "needs": "depends_on", "requires": "depends_on", "dependon": "depends_on",
+		"name": "title", "description": "goal", "desc": "goal", "details": "goal",
+		"acceptancecriteria": "acceptance", "criteria": "acceptance", "accept": "acceptance",
+		"tasks": "children", "subtasks": "children", "nodes": "children", "items": "children", "child": "children",
+		"retries": "max_attempts", "maxretries": "max_attempts", "maxtries": "max_attempts", "attemptlimit": "max_attempts",
+		"state": "status", "reason": "blocked_reason", "tries": "attempts",
+	}
+)
+
+// lookupKeyBytes finds key among the node keys without allocating.
+func lookupKeyBytes(key []byte) (fieldSet, bool) {
+	switch string(key) {
+	case "id":
+		return fID, true
+	case "title":
+		return fTitle, true
+	case "goal":
+		return fGoal, true
+	case "acceptance":
+		return fAcceptance, true
+	case "depends_on":
+		return fDependsOn, true
+	case "max_attempts":
+		return fMaxAttempts, true
+	case "status":
+		return fStatus, true
+	case "attempts":
+		return fAttempts, true
+	case "blocked_reason":
+		return fBlockedReason, true
+	case "children":
+		return fChildren, true
+	}
+	return 0, false
+}
+
+// lookupKey finds key among keys, returning its fieldSet bit.
+func lookupKey(key string, keys []string) (fieldSet, bool) {
+	for i, k := range keys {
+		if k == key {
+			return 1 << i, true
+		}
+	}
+	return 0, false
+}
+
+// unknownField words the error for an unknown key, with a suggestion when
+// the key looks like a known one written differently or misspelled.
+func unknownField(key string, keys []string, aliases map[string]string) string {
+	msg := "unknown field " + quote(key)
+	if s := suggest(key, keys, aliases); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
+}
+
+func suggest(key string, keys []string, aliases map[string]string) string {
+	if len(key) > 64 {
+		return ""
+	}
+	nk := normKey(key)
+	for _, k := range keys {
+		if normKey(k) == nk {
+			return k
+		}
+	}
+	if a, ok := aliases[nk]; ok {
+		return a
+	}
+	best, bestDist := "", 3
+	for _, k := range keys {
+		limit := 2
+		if len(k) <= 4 {
+			limit = 1
+		}
+		if d := editDistance(strings.ToLower(key), k); d <= limit && d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// normKey lowercases key and drops '_', '-' and spaces, so that
+// dependsOn, depends-on and DEPENDS_ON all read as "dependson".
+func normKey(key string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(key) {
+		if r != '_' && r != '-' && r != ' ' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// editDistance is the Levenshtein distance between two short strings.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
