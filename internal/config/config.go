@@ -11,6 +11,7 @@ import (
 	"io/fs"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/state"
 )
 
 // Presets of [executor].preset.
@@ -74,19 +75,8 @@ type Executor struct {
 	RateLimitPatterns []string `toml:"rate_limit_patterns"`
 	// Prices turn reported tokens into a cost for agents that report no
 	// cost of their own (Codex).
-	Prices Prices `toml:"prices"`
+	Prices state.Prices `toml:"prices"`
 }
-
-// Prices are US dollars per million tokens; all zero means no prices are
-// set. CachedInput is Input when the file does not write it.
-type Prices struct {
-	Input       float64 `toml:"input"`
-	CachedInput float64 `toml:"cached_input"`
-	Output      float64 `toml:"output"`
-}
-
-// IsSet reports whether any price is set.
-func (p Prices) IsSet() bool { return p.Input != 0 || p.CachedInput != 0 || p.Output != 0 }
 
 // Guard is one verification command, run with sh -c in the repository root.
 type Guard struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	runner "github.com/runner-cli/runner"
+	"github.com/runner-cli/runner/internal/state"
 )
 
 const file = ".runner/config.toml"
@@ -139,7 +140,7 @@ regex = 'itk_[a-z0-9]{8}'
 			Env:               map[string]string{"GOCACHE": "/tmp/gc", "IS_SANDBOX": "1"},
 			EnvDrop:           []string{"OPENAI_API_KEY"},
 			RateLimitPatterns: []string{"slow down"},
-			Prices:            Prices{Input: 3, CachedInput: 3, Output: 15},
+			Prices:            state.Prices{Input: 3, CachedInput: 3, Output: 15},
 		},
 		Guards: []Guard{
 			{Name: "vet", Run: "go vet ./...", Timeout: Duration{10 * time.Minute}, OutputLimit: MiB},
@@ -591,7 +592,7 @@ func TestExampleCommentedValues(t *testing.T) {
 	if !reflect.DeepEqual(cfg.Executor.RateLimitPatterns, DefaultRateLimitPatterns) {
 		t.Errorf("commented rate_limit_patterns = %q, want the built-in %q", cfg.Executor.RateLimitPatterns, DefaultRateLimitPatterns)
 	}
-	if want := (Prices{Input: 1.25, CachedInput: 0.125, Output: 10}); cfg.Executor.Prices != want {
+	if want := (state.Prices{Input: 1.25, CachedInput: 0.125, Output: 10}); cfg.Executor.Prices != want {
 		t.Errorf("commented prices = %+v, want %+v", cfg.Executor.Prices, want)
 	}
 }

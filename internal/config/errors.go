@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/suggest"
 )
 
 // Problem is one thing wrong with a config file.
@@ -102,47 +104,8 @@ func (r *report) err() error {
 	return &Error{Problems: r.problems}
 }
 
-// suggest returns the candidate closest to key when it is close enough to
-// be a likely misspelling, or "".
-func suggest(key string, candidates []string) string {
-	lk := strings.ToLower(key)
-	best, bestDist := "", -1
-	for _, c := range candidates {
-		d := levenshtein(lk, strings.ToLower(c))
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if bestDist < 0 {
-		return ""
-	}
-	limit := 2
-	if n := len(key) / 3; n > limit {
-		limit = n
-	}
-	if bestDist > limit {
-		return ""
-	}
-	return best
-}
-
-// levenshtein is the edit distance between a and b, counted in bytes.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+// closestKey returns the candidate a misspelled key was probably meant to
+// be: within a third of the key's length in edits, at least 2.
+func closestKey(key string, candidates []string) string {
+	return suggest.Closest(key, candidates, func(string) int { return max(2, len(key)/3) })
 }

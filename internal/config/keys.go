@@ -53,7 +53,7 @@ func isTable(t reflect.Type) bool {
 func (d *decoder) unknown(parent, key string, known []string) {
 	path := keyPath(parent, key)
 	msg := fmt.Sprintf("unknown key %q", path)
-	if s := suggest(key, known); s != "" {
+	if s := closestKey(key, known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", keyPath(parent, s))
 	} else if t := otherTable(key, parent); t != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", t)

@@ -186,18 +186,18 @@ func TestUsageOf(t *testing.T) {
 	cost := 0.42
 	claude := &claudeResult{CostUSD: &cost, Usage: &claudeUsage{InputTokens: 100, CacheCreationInputTokens: 20, CacheReadInputTokens: 300, OutputTokens: 50}}
 	codex := codexStream{Usage: &codexUsage{InputTokens: 2_000_000, CachedInputTokens: 1_000_000, OutputTokens: 100_000}}
-	prices := Prices{Input: 1.25, CachedInput: 0.125, Output: 10}
+	prices := state.Prices{Input: 1.25, CachedInput: 0.125, Output: 10}
 	tests := []struct {
 		name string
 		c    *claudeResult
 		cx   codexStream
-		p    Prices
+		p    state.Prices
 		want *state.Usage
 	}{
 		{"nothing", nil, codexStream{}, prices, nil},
 		{"claude reports its cost", claude, codexStream{}, prices,
 			&state.Usage{InputTokens: 420, CachedInputTokens: 300, OutputTokens: 50, CostUSD: 0.42, CostSource: state.CostReported}},
-		{"codex without prices", nil, codex, Prices{},
+		{"codex without prices", nil, codex, state.Prices{},
 			&state.Usage{InputTokens: 2_000_000, CachedInputTokens: 1_000_000, OutputTokens: 100_000}},
 		{"codex priced", nil, codex, prices,
 			&state.Usage{InputTokens: 2_000_000, CachedInputTokens: 1_000_000, OutputTokens: 100_000, CostUSD: 1.25 + 0.125 + 1, CostSource: state.CostComputed}},
@@ -379,7 +379,7 @@ func TestClassifyRealOutput(t *testing.T) {
 		v.evidence != `claude result (subtype "success", is_error true): Not logged in · Please run /login` {
 		t.Errorf("claude not logged in: class %s failed %v evidence %q", v.class, v.failed, v.evidence)
 	}
-	if u := usageOf(f.claude, codexStream{}, Prices{}); u == nil || u.CostSource != state.CostReported || u.CostUSD != 0 {
+	if u := usageOf(f.claude, codexStream{}, state.Prices{}); u == nil || u.CostSource != state.CostReported || u.CostUSD != 0 {
 		t.Errorf("claude not logged in: usage %+v", u)
 	}
 }

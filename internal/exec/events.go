@@ -165,7 +165,7 @@ func scanCodex(stdout []byte) codexStream {
 // event's (tokens and total_cost_usd), else the last Codex turn.completed
 // (tokens only), with the cost computed from prices when the agent gave
 // none. Nil when nothing was reported.
-func usageOf(c *claudeResult, cx codexStream, p Prices) *state.Usage {
+func usageOf(c *claudeResult, cx codexStream, p state.Prices) *state.Usage {
 	var u state.Usage
 	switch {
 	case c != nil && (c.Usage != nil || c.CostUSD != nil):
@@ -189,21 +189,6 @@ func usageOf(c *claudeResult, cx codexStream, p Prices) *state.Usage {
 		u.CostSource = state.CostComputed
 	}
 	return &u
-}
-
-// Prices are US dollars per million tokens (config [executor.prices]).
-type Prices struct {
-	Input, CachedInput, Output float64
-}
-
-// IsSet reports whether any price is set.
-func (p Prices) IsSet() bool { return p.Input != 0 || p.CachedInput != 0 || p.Output != 0 }
-
-// Cost prices u: uncached input at Input, cached input at CachedInput,
-// output at Output.
-func (p Prices) Cost(u state.Usage) float64 {
-	uncached := u.InputTokens - u.CachedInputTokens
-	return (float64(uncached)*p.Input + float64(u.CachedInputTokens)*p.CachedInput + float64(u.OutputTokens)*p.Output) / 1e6
 }
 
 // denialsOf lists the tool calls the agent was refused, at most

@@ -50,7 +50,7 @@ type Options struct {
 	RateLimitPatterns []*regexp.Regexp
 	// Prices compute a cost from the reported tokens when the agent
 	// reports none.
-	Prices Prices
+	Prices state.Prices
 	// Now is the clock reset times are read against; nil = time.Now.
 	Now func() time.Time
 }

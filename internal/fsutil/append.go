@@ -14,7 +14,7 @@ func AppendSync(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("append %s: %w", path, err)
 	}
-	return appendTo(f, path, data)
+	return appendTo(f, path, data, Durable)
 }
 
 // AppendLine appends data, one or more complete lines, to path (creating
@@ -46,14 +46,12 @@ func AppendLineAs(path string, data []byte, d Durability) error {
 		f.Close()
 		return fmt.Errorf("append %s: cut a torn last line: %w", path, err)
 	}
-	if d == NotSynced {
-		return appendNoSync(f, path, data)
-	}
-	return appendTo(f, path, data)
+	return appendTo(f, path, data, d)
 }
 
-// appendNoSync writes data to f, opened for appending, and closes it.
-func appendNoSync(f *os.File, path string, data []byte) error {
+// appendTo writes data to f, opened for appending, fsyncs it unless d is
+// NotSynced, and closes it.
+func appendTo(f *os.File, path string, data []byte, d Durability) error {
 	if failHere(FailAppend, path) {
 		f.Write(data[:len(data)/2])
 		die()
@@ -62,22 +60,11 @@ func appendNoSync(f *os.File, path string, data []byte) error {
 		f.Close()
 		return fmt.Errorf("append %s: %w", path, err)
 	}
-	return f.Close()
-}
-
-// appendTo writes data to f, opened for appending, fsyncs and closes it.
-func appendTo(f *os.File, path string, data []byte) error {
-	if failHere(FailAppend, path) {
-		f.Write(data[:len(data)/2])
-		die()
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("append %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("append %s: fsync: %w", path, err)
+	if d != NotSynced {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("append %s: fsync: %w", path, err)
+		}
 	}
 	return f.Close()
 }

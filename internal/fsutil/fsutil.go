@@ -12,6 +12,7 @@ package fsutil
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -312,4 +313,15 @@ func DisplayPath(path string) string {
 		return path
 	}
 	return rel
+}
+
+// ReplaceJSON replaces path with v encoded as indented JSON and a final
+// newline (ReplaceFile), as durably as d says: the form of every JSON
+// file the runner writes for people and for itself.
+func ReplaceJSON(path string, v any, d Durability) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return ReplaceFile(path, append(data, '\n'), 0o644, d)
 }

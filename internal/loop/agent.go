@@ -39,7 +39,7 @@ func executorOptionsWith(cfg *config.Config, patterns []*regexp.Regexp) executor
 		Timeout: e.Timeout.Duration, IdleTimeout: e.IdleTimeout.Duration, Grace: e.KillGrace.Duration,
 		OutputLimit: int64(e.OutputLimit), Env: e.Env, EnvDrop: e.EnvDrop,
 		RateLimitPatterns: patterns,
-		Prices:            executor.Prices{Input: e.Prices.Input, CachedInput: e.Prices.CachedInput, Output: e.Prices.Output},
+		Prices:            e.Prices,
 		Now:               rateLimitClock,
 	}
 }

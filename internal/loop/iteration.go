@@ -167,7 +167,7 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 			return fmt.Errorf("encode the agent's message: %w", err)
 		}
 		meta.Message = raw
-		if err := writeJSONFile(filepath.Join(r.p.RunDir(meta.Iteration), "output.json"), res.Message, fsutil.NotSynced); err != nil {
+		if err := fsutil.ReplaceJSON(filepath.Join(r.p.RunDir(meta.Iteration), "output.json"), res.Message, fsutil.NotSynced); err != nil {
 			return err
 		}
 		if res.Class == executor.ClassOK {

@@ -3,7 +3,6 @@ package loop
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -222,7 +221,7 @@ func writeProvenance(runDir string, n int, node string, pack *prompt.Pack) error
 	if red == nil {
 		red = map[string]int{}
 	}
-	return writeJSONFile(filepath.Join(runDir, "context.json"), Provenance{
+	return fsutil.ReplaceJSON(filepath.Join(runDir, "context.json"), Provenance{
 		InjectionID: injectionID(now), Timestamp: now, Iteration: n, Node: node,
 		Budget: pack.Budget, Sections: pack.Sections, TotalBytes: len(pack.Text), Redactions: red,
 	}, fsutil.NotSynced)
@@ -233,12 +232,4 @@ func injectionID(t time.Time) string {
 	var b [3]byte
 	rand.Read(b[:])
 	return "INJ-" + t.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
-func writeJSONFile(path string, v any, d fsutil.Durability) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	return fsutil.ReplaceFile(path, append(data, '\n'), 0o644, d)
 }

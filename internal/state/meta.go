@@ -123,7 +123,7 @@ func SaveMeta(runDir string, m *Meta) error { return SaveMetaAs(runDir, m, fsuti
 
 // SaveMetaAs writes meta.json atomically, as durably as d says.
 func SaveMetaAs(runDir string, m *Meta, d fsutil.Durability) error {
-	return writeJSON(MetaFile(runDir), m, d)
+	return fsutil.ReplaceJSON(MetaFile(runDir), m, d)
 }
 
 // LoadMeta reads a run folder's meta.json.

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -107,13 +106,5 @@ func SaveRunState(path string, s *RunState) error {
 func SaveRunStateAs(path string, s *RunState, d fsutil.Durability) error {
 	s.Version = RunStateVersion
 	s.UpdatedAt = time.Now().UTC()
-	return writeJSON(path, s, d)
-}
-
-func writeJSON(path string, v any, d fsutil.Durability) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
-	return fsutil.ReplaceFile(path, append(data, '\n'), 0o644, d)
+	return fsutil.ReplaceJSON(path, s, d)
 }

@@ -73,3 +73,22 @@ func count(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// Prices are US dollars per million tokens (config [executor.prices]):
+// what turns the tokens an agent reports into a cost, for agents that
+// report no cost of their own. All zero means no prices are set.
+type Prices struct {
+	Input       float64 `toml:"input"`
+	CachedInput float64 `toml:"cached_input"`
+	Output      float64 `toml:"output"`
+}
+
+// IsSet reports whether any price is set.
+func (p Prices) IsSet() bool { return p.Input != 0 || p.CachedInput != 0 || p.Output != 0 }
+
+// Cost prices u: uncached input at Input, cached input at CachedInput,
+// output at Output.
+func (p Prices) Cost(u Usage) float64 {
+	uncached := u.InputTokens - u.CachedInputTokens
+	return (float64(uncached)*p.Input + float64(u.CachedInputTokens)*p.CachedInput + float64(u.OutputTokens)*p.Output) / 1e6
+}

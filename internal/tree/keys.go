@@ -3,6 +3,8 @@ package tree
 import (
 	"fmt"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/suggest"
 )
 
 var topKeys = []string{"version", "root"}
@@ -63,13 +65,16 @@ func lookupKey(key string, keys []string) (fieldSet, bool) {
 // the key looks like a known one written differently or misspelled.
 func unknownField(key string, keys []string, aliases map[string]string) string {
 	msg := "unknown field " + quote(key)
-	if s := suggest(key, keys, aliases); s != "" {
+	if s := closestField(key, keys, aliases); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return msg
 }
 
-func suggest(key string, keys []string, aliases map[string]string) string {
+// closestField returns the field an unknown key was probably meant to be:
+// the same key written another way (case, dashes), a known alias, or a
+// field within two edits (one for short names).
+func closestField(key string, keys []string, aliases map[string]string) string {
 	if len(key) > 64 {
 		return ""
 	}
@@ -82,17 +87,12 @@ func suggest(key string, keys []string, aliases map[string]string) string {
 	if a, ok := aliases[nk]; ok {
 		return a
 	}
-	best, bestDist := "", 3
-	for _, k := range keys {
-		limit := 2
+	return suggest.Closest(key, keys, func(k string) int {
 		if len(k) <= 4 {
-			limit = 1
+			return 1
 		}
-		if d := editDistance(strings.ToLower(key), k); d <= limit && d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
+		return 2
+	})
 }
 
 // normKey lowercases key and drops '_', '-' and spaces, so that
@@ -105,26 +105,4 @@ func normKey(key string) string {
 		}
 	}
 	return b.String()
-}
-
-// editDistance is the Levenshtein distance between two short strings.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
