@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -118,14 +119,14 @@ func Render(node *tree.Node, prev Previous, limit int64) (Files, error) {
 func renderGoal(n *tree.Node) string {
 	var b strings.Builder
 	b.WriteString(GoalHeading + "\n\n")
-	writeField(&b, "title", n.Title)
-	writeField(&b, "goal", n.Goal)
-	writeList(&b, "acceptance", n.Acceptance)
+	textfmt.Field(&b, "title", n.Title)
+	textfmt.Field(&b, "goal", n.Goal)
+	textfmt.List(&b, "acceptance", n.Acceptance)
 	return b.String()
 }
 
 func renderHistory(prev Previous, limit int64) string {
-	summary := strings.TrimSpace(normalizeNewlines(prev.Summary))
+	summary := strings.TrimSpace(textfmt.NormalizeNewlines(prev.Summary))
 	if summary == "" {
 		switch prev.Status {
 		case StatusError:
@@ -239,7 +240,7 @@ func tailStart(b []byte, i int) int {
 }
 
 func cleanText(b []byte) string {
-	return strings.ToValidUTF8(normalizeNewlines(string(b)), "\uFFFD")
+	return strings.ToValidUTF8(textfmt.NormalizeNewlines(string(b)), "\uFFFD")
 }
 
 // headWithin returns s cut to at most n bytes (at a rune boundary, at a line
@@ -261,58 +262,6 @@ func headWithin(s string, n int) string {
 		i = j
 	}
 	return s[:i] + note(len(s)-i)
-}
-
-// writeField writes "name: value" with continuation lines of a multi-line
-// value indented by two spaces, so the value stays readable and cannot be
-// mistaken for another field.
-func writeField(b *strings.Builder, name, value string) {
-	b.WriteString(name + ":")
-	writeIndented(b, value, " ", "  ")
-}
-
-// writeList writes "name:" followed by one "- item" line per item, or
-// "name: (none)" when there are no items.
-func writeList(b *strings.Builder, name string, items []string) {
-	if len(items) == 0 {
-		b.WriteString(name + ": (none)\n")
-		return
-	}
-	b.WriteString(name + ":\n")
-	for _, it := range items {
-		b.WriteString("-")
-		writeIndented(b, it, " ", "  ")
-	}
-}
-
-// writeIndented writes value after first (when value is not empty) and its
-// further lines prefixed with indent; blank lines stay blank. It ends with a
-// newline.
-func writeIndented(b *strings.Builder, value, first, indent string) {
-	value = strings.TrimSpace(normalizeNewlines(value))
-	if value == "" {
-		b.WriteString("\n")
-		return
-	}
-	for i, line := range strings.Split(value, "\n") {
-		line = strings.TrimRight(line, " \t")
-		switch {
-		case i == 0:
-			b.WriteString(first + line)
-		case line == "":
-		default:
-			b.WriteString(indent + line)
-		}
-		b.WriteString("\n")
-	}
-}
-
-func normalizeNewlines(s string) string {
-	if !strings.Contains(s, "\r") {
-		return s
-	}
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	return strings.ReplaceAll(s, "\r", "\n")
 }
 
 // Write empties dir (creating it when missing; every entry is removed) and

@@ -10,8 +10,8 @@ import (
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/inert"
-	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -78,7 +78,7 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 	}
 	until := time.Now().Add(wait)
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before running it again, no attempt spent: %s\n",
-		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), roundWait(wait), until.Format("15:04:05"), inert.Line(outcome.OneLine(res.Evidence, 200)))
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), roundWait(wait), until.Format("15:04:05"), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node,
 		"wait", roundWait(wait), "waited_so_far", roundWait(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 
@@ -151,7 +151,7 @@ func (r *Runner) tooManyFailures(meta *state.Meta, res *executor.Result) error {
 	fmt.Fprintf(&b, "stopping: the agent failed %d times in a row (loop.max_consecutive_errors = %d), across tasks; the last time: %s",
 		r.ledger.State().ConsecutiveErrors, limit, firstLineOf(res.Error))
 	if res.Evidence != "" {
-		fmt.Fprintf(&b, "; the agent printed: %q", outcome.OneLine(res.Evidence, 400))
+		fmt.Fprintf(&b, "; the agent printed: %q", textfmt.OneLine(res.Evidence, 400))
 	}
 	b.WriteString(". Check that the agent runs by hand in this repository (installed? logged in? its flags in executor.args?), then run again; `runner show` has the details")
 	if meta.NodeStatus == string(tree.StatusBlocked) {

@@ -13,6 +13,7 @@ import (
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -55,7 +56,7 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 	if meta.Outcome == state.OutcomeExecutorError {
 		rec.LastSummary = executorSummary(meta)
 	}
-	rec.JournalSummary = outcome.OneLine(rec.LastSummary, 300)
+	rec.JournalSummary = textfmt.OneLine(rec.LastSummary, 300)
 	if node != nil {
 		rec.Tree = w
 	}

@@ -7,9 +7,8 @@
 package outcome
 
 import (
-	"strings"
-
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -103,7 +102,7 @@ func Apply(f Fields, outcome string, attempt, limit int, summary string) Fields 
 	case state.OutcomeDone:
 		f.Status, f.BlockedReason = tree.StatusDone, ""
 	case state.OutcomeBlocked:
-		f.Status, f.BlockedReason = tree.StatusBlocked, OneLine(summary, 500)
+		f.Status, f.BlockedReason = tree.StatusBlocked, textfmt.OneLine(summary, 500)
 	}
 	if CountsAsAttempt(outcome) {
 		f.Attempts = attempt
@@ -143,18 +142,4 @@ func LastStatus(outcome, agentStatus string) string {
 		return LastStatusInterrupted
 	}
 	return agentStatus
-}
-
-// OneLine folds s's whitespace to single spaces and cuts it to max bytes
-// at a UTF-8 boundary, marking the cut with "…".
-func OneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		cut := max
-		for cut > 0 && (s[cut]&0xC0) == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
 }

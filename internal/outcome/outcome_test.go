@@ -114,11 +114,3 @@ func TestLastStatus(t *testing.T) {
 	}
 }
 
-func TestOneLine(t *testing.T) {
-	if got := OneLine("a\n b\t c", 100); got != "a b c" {
-		t.Errorf("OneLine = %q", got)
-	}
-	if got := OneLine("héllo", 2); got != "h…" {
-		t.Errorf("OneLine cut inside a rune = %q", got)
-	}
-}

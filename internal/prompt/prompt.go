@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -341,7 +342,7 @@ func cutHead(s string, n int) string {
 // attempt)" stays one heading and "# Questions" becomes "# Open Questions".
 // Any other content keeps its first line and gets the plain "# Name".
 func splitHeading(d sectionDef, content string) (heading, body string) {
-	content = strings.TrimLeft(normalizeNewlines(content), "\n")
+	content = strings.TrimLeft(textfmt.NormalizeNewlines(content), "\n")
 	heading = "# " + d.name
 	first, rest, _ := strings.Cut(content, "\n")
 	if title, ok := strings.CutPrefix(strings.TrimRight(first, " \t"), "# "); ok {
@@ -380,13 +381,6 @@ func fenceFor(body string) string {
 	return strings.Repeat("`", max(3, longest+1))
 }
 
-func normalizeNewlines(s string) string {
-	if !strings.Contains(s, "\r") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-}
-
 // selectedText renders the Selected Node section: one field per line.
 func selectedText(in Input, sc scanResult) string {
 	n := in.Selected
@@ -405,10 +399,10 @@ func selectedText(in Input, sc scanResult) string {
 		path = n.ID
 	}
 	var b strings.Builder
-	writeField(&b, "path", path)
-	writeField(&b, "id", n.ID)
-	writeField(&b, "title", n.Title)
-	writeField(&b, "goal", n.Goal)
+	textfmt.Field(&b, "path", path)
+	textfmt.Field(&b, "id", n.ID)
+	textfmt.Field(&b, "title", n.Title)
+	textfmt.Field(&b, "goal", n.Goal)
 	limit := n.AttemptLimit(in.DefaultMaxAttempts)
 	if limit > 0 {
 		fmt.Fprintf(&b, "attempt: %d of %d\n", n.Attempts+1, limit)
@@ -430,43 +424,8 @@ func selectedText(in Input, sc scanResult) string {
 			}
 			deps[i] = id + " (" + status + ")"
 		}
-		writeField(&b, "depends_on", strings.Join(deps, ", "))
+		textfmt.Field(&b, "depends_on", strings.Join(deps, ", "))
 	}
-	writeList(&b, "acceptance", n.Acceptance)
+	textfmt.List(&b, "acceptance", n.Acceptance)
 	return b.String()
-}
-
-// writeField writes "name: value"; further lines of a multi-line value are
-// indented by two spaces so they cannot be mistaken for another field.
-func writeField(b *strings.Builder, name, value string) {
-	b.WriteString(name + ":")
-	writeIndented(b, value)
-}
-
-// writeList writes "name:" and one "- item" line per item, or
-// "name: (none)".
-func writeList(b *strings.Builder, name string, items []string) {
-	if len(items) == 0 {
-		b.WriteString(name + ": (none)\n")
-		return
-	}
-	b.WriteString(name + ":\n")
-	for _, it := range items {
-		b.WriteString("-")
-		writeIndented(b, it)
-	}
-}
-
-func writeIndented(b *strings.Builder, value string) {
-	value = strings.TrimSpace(normalizeNewlines(value))
-	for i, line := range strings.Split(value, "\n") {
-		line = strings.TrimRight(line, " \t")
-		switch {
-		case i == 0 && line != "":
-			b.WriteString(" " + line)
-		case i > 0 && line != "":
-			b.WriteString("  " + line)
-		}
-		b.WriteString("\n")
-	}
 }

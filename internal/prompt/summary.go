@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -376,7 +376,7 @@ func (o *outline) line(n *tree.Node, depth int) string {
 		b.WriteString("[ ] ")
 	}
 	b.WriteString(n.ID)
-	if title := oneLine(n.Title, maxTitleRunes); title != "" && title != n.ID {
+	if title := textfmt.OneLine(n.Title, maxTitleRunes); title != "" && title != n.ID {
 		b.WriteString(" — " + title)
 	}
 	var notes []string
@@ -388,7 +388,7 @@ func (o *outline) line(n *tree.Node, depth int) string {
 		}
 	}
 	if n.EffectiveStatus() == tree.StatusBlocked && n.BlockedReason != "" {
-		notes = append(notes, "blocked: "+oneLine(n.BlockedReason, maxReasonRunes))
+		notes = append(notes, "blocked: "+textfmt.OneLine(n.BlockedReason, maxReasonRunes))
 	}
 	if len(notes) > 0 {
 		b.WriteString(" (" + strings.Join(notes, "; ") + ")")
@@ -399,21 +399,4 @@ func (o *outline) line(n *tree.Node, depth int) string {
 
 func moreLine(depth, n int) string {
 	return strings.Repeat("  ", depth) + "… " + strconv.Itoa(n) + " more\n"
-}
-
-// oneLine collapses white space (newlines included) and cuts s to at most
-// max runes, marking a cut with "…".
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	i, count := 0, 0
-	for i = range s {
-		if count == max-1 {
-			break
-		}
-		count++
-	}
-	return s[:i] + "…"
 }
