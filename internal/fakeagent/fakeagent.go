@@ -1,8 +1,9 @@
 // Package fakeagent is a small scripted stand-in for a coding agent, used by
-// the end-to-end tests (testscript registers it as the `fakeagent` command)
-// and by `runner demo`. It behaves like an agent run by the runner: it reads
-// the prompt on stdin, changes files in its working directory, prints, and
-// delivers a final message; what it does is read from a JSON script.
+// the end-to-end tests (testscript registers it as the `fakeagent`
+// command; `runner demo` has its own scripted agent, internal/demo). It
+// behaves like an agent run by the runner: it reads the prompt on stdin,
+// changes files in its working directory, prints, and delivers a final
+// message; what it does is read from a JSON script.
 //
 // The script's path is the FAKEAGENT_SCRIPT environment variable or, when
 // that is unset, the first argument. The fake agent counts its own
