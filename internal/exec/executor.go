@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/state"
@@ -53,6 +54,17 @@ type Options struct {
 	Prices state.Prices
 	// Now is the clock reset times are read against; nil = time.Now.
 	Now func() time.Time
+}
+
+// OptionsFrom returns the executor's options for the [executor] table
+// of config.toml, with its rate limit patterns compiled (patterns).
+func OptionsFrom(e config.Executor, patterns []*regexp.Regexp) Options {
+	return Options{
+		Preset: e.Preset, Bin: e.Bin, Args: e.Args, Command: e.Command,
+		Timeout: e.Timeout.Duration, IdleTimeout: e.IdleTimeout.Duration, Grace: e.KillGrace.Duration,
+		OutputLimit: int64(e.OutputLimit), Env: e.Env, EnvDrop: e.EnvDrop,
+		RateLimitPatterns: patterns, Prices: e.Prices,
+	}
 }
 
 // Request is one agent run.

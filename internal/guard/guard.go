@@ -20,17 +20,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
 )
 
-// Spec is one configured guard ([[guard]] in config.toml).
-type Spec struct {
-	Name        string
-	Run         string        // shell command, run with sh -c
-	Timeout     time.Duration // 0 = none
-	OutputLimit int64         // this guard's part of guard.log keeps head and tail within this; <= 0 = unlimited
-}
+// Spec is one [[guard]] of config.toml.
+type Spec = config.Guard
 
 // Guard statuses and verdicts.
 const (
@@ -109,8 +105,8 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 		Env:       environ,
 		Log:       guardLog,
 		LogAppend: true,
-		LogLimit:  g.OutputLimit,
-		Timeout:   g.Timeout,
+		LogLimit:  int64(g.OutputLimit),
+		Timeout:   g.Timeout.Duration,
 		Grace:     grace,
 	})
 	if pr.OutputErr != nil {
@@ -122,7 +118,7 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 	case pr.StartErr != nil:
 		res.Status, res.Error = StatusFail, "could not start: "+pr.StartErr.Error()
 	case pr.TimedOut:
-		res.Status, res.Error = StatusTimeout, fmt.Sprintf("timed out after %s; its process group was killed", g.Timeout)
+		res.Status, res.Error = StatusTimeout, fmt.Sprintf("timed out after %s; its process group was killed", g.Timeout.Duration)
 	case pr.Canceled:
 		res.Status, res.Error = StatusFail, "interrupted"
 	case pr.Signal != "":

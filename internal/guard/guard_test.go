@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runner-cli/runner/internal/config"
 )
 
 type runOut struct {
@@ -51,7 +53,7 @@ func TestRunPassFailTimeout(t *testing.T) {
 	guards := []Spec{
 		{Name: "build", Run: "echo building; pwd"},
 		{Name: "test", Run: "echo 'FAIL: TestX' >&2; exit 3"},
-		{Name: "slow", Run: "sleep 60 & echo $! > gc.pid; echo waiting; wait", Timeout: 2 * time.Second},
+		{Name: "slow", Run: "sleep 60 & echo $! > gc.pid; echo waiting; wait", Timeout: config.Duration{Duration: 2 * time.Second}},
 		{Name: "lint", Run: "printf 'no newline at the end'"},
 	}
 	out, guardLog, failureLog := runBounded(t, context.Background(), root, guards)
@@ -152,7 +154,7 @@ func TestRunCannotStart(t *testing.T) {
 func TestRunOutputLimit(t *testing.T) {
 	const limit = 4096
 	out, guardLog, _ := runBounded(t, context.Background(), t.TempDir(), []Spec{
-		{Name: "noisy", Run: "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST; exit 1", OutputLimit: limit},
+		{Name: "noisy", Run: "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST; exit 1", OutputLimit: config.Size(limit)},
 	})
 	if out.err != nil || out.verdict != VerdictFail {
 		t.Fatalf("Run = %+v", out)

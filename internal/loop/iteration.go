@@ -216,7 +216,7 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 	runDir := r.p.RunDir(meta.Iteration)
 	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
 	r.ledger.GuardsStarting()
-	results, verdict, err := guard.Run(ctx, r.p.Root, guardSpecs(r.cfg), filepath.Join(runDir, "guard.log"),
+	results, verdict, err := guard.Run(ctx, r.p.Root, r.cfg.Guards, filepath.Join(runDir, "guard.log"),
 		filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr
