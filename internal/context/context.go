@@ -11,7 +11,6 @@ package contextfiles
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,26 +173,9 @@ func renderFailure(prev Previous, limit int64) (string, error) {
 // boundary when one is near, and always at a UTF-8 boundary; invalid UTF-8
 // in the log is replaced with U+FFFD and CR LF line ends become LF.
 func readTail(path string, limit int64) (string, error) {
-	f, err := fsutil.Open(path)
+	raw, start, err := fsutil.ReadEnd(path, limit)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", err
-		}
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	start := max(st.Size()-limit, 0)
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	// At most limit bytes, even if the file grows meanwhile.
-	raw, err := io.ReadAll(io.LimitReader(f, limit))
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return "", err
 	}
 	if start == 0 {
 		if text := cleanText(raw); int64(len(text)) <= limit {

@@ -325,3 +325,28 @@ func ReplaceJSON(path string, v any, d Durability) error {
 	}
 	return ReplaceFile(path, append(data, '\n'), 0o644, d)
 }
+
+// ReadEnd reads the end of the file at path: at most limit bytes, even
+// when the file grows meanwhile, and the offset in the file where they
+// start. It opens the file as Open does (no link followed under a
+// confined folder, a named pipe refused at once).
+func ReadEnd(path string, limit int64) (data []byte, start int64, err error) {
+	f, err := Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	start = max(st.Size()-limit, 0)
+	data, err = io.ReadAll(io.NewSectionReader(f, start, limit))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data, start, nil
+}

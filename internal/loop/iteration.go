@@ -116,17 +116,7 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 		if err != nil {
 			return nil, r.abort(meta, err)
 		}
-		var limits []state.RateLimitMeta
-		if meta.Agent != nil {
-			limits = meta.Agent.RateLimits
-		}
-		meta.Agent = agentMeta(res, limits)
-		if res.Usage != nil {
-			if meta.Usage == nil {
-				meta.Usage = &state.Usage{}
-			}
-			meta.Usage.Add(*res.Usage)
-		}
+		noteAgentRun(meta, res)
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil {
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.
@@ -235,6 +225,23 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 // agent is done: only when it says done and guards are configured.
 func (r *Runner) guardsWillRun(meta *state.Meta) bool {
 	return meta.AgentStatus == "done" && len(r.cfg.Guards) > 0
+}
+
+// noteAgentRun records an agent run in meta: meta.Agent describes it
+// (keeping the rate limits earlier runs of the iteration hit), and
+// meta.Usage adds what it reported.
+func noteAgentRun(meta *state.Meta, res *executor.Result) {
+	var limits []state.RateLimitMeta
+	if meta.Agent != nil {
+		limits = meta.Agent.RateLimits
+	}
+	meta.Agent = agentMeta(res, limits)
+	if res.Usage != nil {
+		if meta.Usage == nil {
+			meta.Usage = &state.Usage{}
+		}
+		meta.Usage.Add(*res.Usage)
+	}
 }
 
 // agentMeta is meta.json's record of an agent run, keeping the rate

@@ -120,18 +120,8 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		return r.ledger.EndResumed(meta, who+" stopped before the agent started: no attempt was spent")
 	}
 	if res := r.recoverAgent(meta); res != nil {
-		var limits []state.RateLimitMeta
-		if meta.Agent != nil {
-			limits = meta.Agent.RateLimits
-		}
-		meta.Agent = agentMeta(res, limits)
-		if res.Usage != nil {
-			if meta.Usage == nil {
-				meta.Usage = &state.Usage{}
-			}
-			meta.Usage.Add(*res.Usage)
-			r.ledger.AddUsage(res.Usage)
-		}
+		noteAgentRun(meta, res)
+		r.ledger.AddUsage(res.Usage)
 		if res.Class == executor.ClassRateLimited {
 			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
 			return r.ledger.EndResumed(meta, who+" stopped after the agent hit a usage or rate limit: no attempt was spent")

@@ -10,25 +10,13 @@ import (
 // processTable reads the state, parent and process group of every process
 // in /proc. A process that exits while it is read is left out.
 func processTable() map[int]procStat {
-	d, err := os.Open("/proc")
-	if err != nil {
+	list, ok := pids()
+	if !ok {
 		return nil
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil
-	}
-	table := make(map[int]procStat, len(names))
-	for _, name := range names {
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + name + "/stat")
+	table := make(map[int]procStat, len(list))
+	for _, pid := range list {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
 			continue
 		}

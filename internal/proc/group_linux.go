@@ -2,7 +2,10 @@
 
 package proc
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // groupAlive reports whether the process group has a member that is not a
 // zombie. Orphaned children are reparented to PID 1, which in some
@@ -12,20 +15,12 @@ func groupAlive(pgid int) bool {
 	if !killZero(pgid) {
 		return false
 	}
-	d, err := os.Open("/proc")
-	if err != nil {
+	list, ok := pids()
+	if !ok {
 		return true
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return true
-	}
-	for _, name := range names {
-		if name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + name + "/stat")
+	for _, pid := range list {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
 			continue // the process went away while we looked
 		}

@@ -48,31 +48,22 @@ func GroupsWithEnvSince(mark PIDMark, env ...string) []int {
 	if len(env) == 0 {
 		return nil
 	}
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
+	list, ok := pids()
+	if !ok {
 		return nil
 	}
 	minPID := 0
-	if mark.pid > 0 && !wrappedSince(mark, len(names)) {
+	if mark.pid > 0 && !wrappedSince(mark, len(list)) {
 		minPID = mark.pid
 	}
 	self, own := os.Getpid(), syscall.Getpgrp()
 	seen := map[int]bool{}
 	var groups []int
-	for _, name := range names {
-		if name[0] < '0' || name[0] > '9' || name == strconv.Itoa(self) {
+	for _, pid := range list {
+		if pid == self || pid < minPID {
 			continue
 		}
-		if minPID > 0 {
-			if pid, err := strconv.Atoi(name); err != nil || pid < minPID {
-				continue
-			}
-		}
+		name := strconv.Itoa(pid)
 		environ, err := os.ReadFile("/proc/" + name + "/environ")
 		if err != nil || !hasAll(environ, env) {
 			continue

@@ -361,15 +361,9 @@ func (k *Keep) lastRun() int {
 // otherwise (run_state.json, a rotated journal) dst is replaced by a
 // copy. A missing src leaves dst as it is.
 func mirror(src, dst string) error {
-	sst, err := os.Lstat(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	sst, ok, err := regularSource(src)
+	if !ok {
 		return err
-	}
-	if !sst.Mode().IsRegular() {
-		return nil // not the runner's file; nothing to keep
 	}
 	dstSt, err := os.Stat(dst)
 	if err == nil && dstSt.Size() <= sst.Size() && dstSt.Size() > 0 && isPrefix(src, dst, dstSt.Size()) {
@@ -436,15 +430,9 @@ func copyFile(src, dst string, d fsutil.Durability) error {
 // already is; across file systems, or where links are refused, dst gets a
 // copy. A missing src leaves dst as it is.
 func linkOrCopy(src, dst string) error {
-	sst, err := os.Lstat(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	sst, ok, err := regularSource(src)
+	if !ok {
 		return err
-	}
-	if !sst.Mode().IsRegular() {
-		return nil
 	}
 	if dst2, err := os.Lstat(dst); err == nil && os.SameFile(sst, dst2) {
 		return nil
@@ -467,4 +455,18 @@ func writeIfChanged(path string, data []byte) error {
 		return nil
 	}
 	return fsutil.ReplaceFile(path, data, 0o644, fsutil.NotSynced)
+}
+
+// regularSource says whether src is a file the keep copies: a regular
+// file (ok); a missing one, or anything else (not the runner's file),
+// is left alone without an error.
+func regularSource(src string) (os.FileInfo, bool, error) {
+	st, err := os.Lstat(src)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return st, st.Mode().IsRegular(), nil
 }

@@ -99,28 +99,15 @@ func rotateNotes(path string, more int64) error {
 // from the start of a line: the most recent notes, which are the ones a
 // prompt wants. A missing file is empty.
 func ReadNotesTail(path string, limit int64) (string, error) {
-	// A FIFO in its place is refused at once instead of blocking the open
-	// until something writes to it, and a symbolic link is not followed
-	// (fsutil.Open).
-	f, err := fsutil.Open(path)
+	// A FIFO in its place is refused at once instead of blocking, and a
+	// symbolic link is not followed (fsutil.Open).
+	buf, off, err := fsutil.ReadEnd(path, limit)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return "", err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	off := max(st.Size()-limit, 0)
-	buf := make([]byte, st.Size()-off)
-	n, err := f.ReadAt(buf, off)
-	if err != nil && n < len(buf) {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	buf = buf[:n]
 	if off > 0 {
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			buf = buf[i+1:]
