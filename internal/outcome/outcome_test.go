@@ -113,4 +113,3 @@ func TestLastStatus(t *testing.T) {
 		t.Errorf("guard failed: %s", got)
 	}
 }
-
