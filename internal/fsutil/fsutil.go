@@ -246,19 +246,9 @@ func ReadLimitedInto(buf []byte, path string, limit int64, text bool) ([]byte, e
 		}
 		data = make([]byte, 0, size)
 	}
-	r := io.LimitReader(f, limit+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		n, err := r.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", DisplayPath(path), err)
-		}
+	data, err = readInto(data, io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", DisplayPath(path), err)
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("read %s: %w: more than %d bytes; shrink it or raise the limit", DisplayPath(path), ErrTooLarge, limit)

@@ -36,18 +36,27 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data := make([]byte, 0, size+1)
+	data, err := readInto(make([]byte, 0, size+1), f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", DisplayPath(path), err)
+	}
+	return data, nil
+}
+
+// readInto appends all of r to data, growing it only when it is full:
+// given room for the whole file, one allocation reads it.
+func readInto(data []byte, r io.Reader) ([]byte, error) {
 	for {
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := r.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if errors.Is(err, io.EOF) {
 			return data, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", DisplayPath(path), err)
+			return nil, err
 		}
 	}
 }

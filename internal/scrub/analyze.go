@@ -117,15 +117,7 @@ func findReqs(seq []*syntax.Regexp, first int) []reqLit {
 				all = append(all, reqLit{set: minimalSet(set), minOff: minOff, maxOff: maxOff, maxNL: nl})
 			}
 		}
-		lo, hi := widths(seq[i])
-		minOff += lo
-		if maxOff >= 0 {
-			if hi < 0 {
-				maxOff = -1
-			} else {
-				maxOff += hi
-			}
-		}
+		minOff, maxOff = advance(minOff, maxOff, seq[i])
 		if n := maxNewlines(seq[i]); nl >= 0 {
 			if n < 0 {
 				nl = -1
@@ -237,15 +229,7 @@ func findAnchor(body *syntax.Regexp) ([]string, int, int) {
 				}
 			}
 		}
-		lo, hi := widths(seq[i])
-		minOff += lo
-		if maxOff >= 0 {
-			if hi < 0 {
-				maxOff = -1
-			} else {
-				maxOff += hi
-			}
-		}
+		minOff, maxOff = advance(minOff, maxOff, seq[i])
 	}
 	return best, bestMin, bestMax
 }
@@ -715,4 +699,19 @@ func writeRune(b *strings.Builder, r rune) {
 		return
 	}
 	b.WriteString(`\x{` + strconv.FormatInt(int64(r), 16) + `}`)
+}
+
+// advance adds the width of element re to the span [minOff, maxOff] of
+// offsets where the next element can start (maxOff -1: unbounded).
+func advance(minOff, maxOff int, re *syntax.Regexp) (int, int) {
+	lo, hi := widths(re)
+	minOff += lo
+	switch {
+	case maxOff < 0:
+	case hi < 0:
+		maxOff = -1
+	default:
+		maxOff += hi
+	}
+	return minOff, maxOff
 }

@@ -257,16 +257,7 @@ func hasReqs(text string, c int, sh *shape, reqs [][]int) bool {
 			hi = min(hi, c+q.maxOff)
 		}
 		if q.maxNL >= 0 {
-			i := c
-			for n := 0; n <= q.maxNL && i < hi; n++ {
-				j := strings.IndexByte(text[i:hi], '\n')
-				if j < 0 {
-					i = hi
-					break
-				}
-				i += j + 1
-			}
-			hi = min(hi, i)
+			hi = min(hi, afterLines(text, c, hi, q.maxNL))
 		}
 		j := sort.SearchInts(occ, lo)
 		if j == len(occ) || occ[j] > hi {
@@ -290,16 +281,7 @@ func (m *matcher) matchAt(text string, c int, sh *shape) []int {
 		end = c + sh.maxLen + 1
 	}
 	if sh.maxNL >= 0 {
-		i := c
-		for n := 0; n <= sh.maxNL && i < end; n++ {
-			j := strings.IndexByte(text[i:end], '\n')
-			if j < 0 {
-				i = end
-				break
-			}
-			i += j + 1
-		}
-		end = i
+		end = afterLines(text, c, end, sh.maxNL)
 	}
 	if c == 0 {
 		return m.at0().FindStringSubmatchIndex(text[:end])
@@ -620,4 +602,19 @@ func allowed(lists []allowlist, t *allowTargets) bool {
 		}
 	}
 	return false
+}
+
+// afterLines returns how far in text[:end] a match starting at c can
+// reach when it spans at most maxNL line breaks: just past the
+// (maxNL+1)-th newline from c, or end.
+func afterLines(text string, c, end, maxNL int) int {
+	i := c
+	for n := 0; n <= maxNL && i < end; n++ {
+		j := strings.IndexByte(text[i:end], '\n')
+		if j < 0 {
+			return end
+		}
+		i += j + 1
+	}
+	return i
 }
