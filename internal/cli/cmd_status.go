@@ -12,10 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
-	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/status"
 	"github.com/runner-cli/runner/internal/watch"
 )
 
@@ -56,94 +55,6 @@ followed until it loads again.`,
 	return cmd
 }
 
-// StatusReport is what `runner status --json` prints.
-type StatusReport struct {
-	Root     string          `json:"root"`
-	Progress StatusProgress  `json:"progress"`
-	Running  *RunningInfo    `json:"running"`
-	Last     *LastIteration  `json:"last"`
-	Next     string          `json:"next,omitempty"`
-	Tree     *StatusTreeNode `json:"tree"`
-	// Usage sums what the agents reported over every run (run_state.json).
-	Usage state.Usage `json:"usage"`
-}
-
-// StatusProgress counts tasks (leaves).
-type StatusProgress struct {
-	Done    int `json:"done"`
-	Total   int `json:"total"`
-	Blocked int `json:"blocked"`
-}
-
-// RunningInfo is the iteration under way, if any.
-type RunningInfo struct {
-	Iteration int       `json:"iteration"`
-	Node      string    `json:"node"`
-	Phase     string    `json:"phase"`
-	StartedAt time.Time `json:"started_at"`
-	Holder    string    `json:"holder,omitempty"`
-	Alive     bool      `json:"alive"` // a runner holds the lock
-}
-
-// LastIteration is the last recorded iteration.
-type LastIteration struct {
-	Iteration   int    `json:"iteration"`
-	Node        string `json:"node"`
-	AgentStatus string `json:"agent_status"`
-	Guard       string `json:"guard"`
-	Outcome     string `json:"outcome,omitempty"`
-	Summary     string `json:"summary"`
-}
-
-// StatusTreeNode is one node of the status tree.
-type StatusTreeNode struct {
-	ID            string            `json:"id"`
-	Title         string            `json:"title"`
-	Status        string            `json:"status"`
-	Attempts      int               `json:"attempts,omitempty"`
-	MaxAttempts   int               `json:"max_attempts"`
-	BlockedReason string            `json:"blocked_reason,omitempty"`
-	Children      []*StatusTreeNode `json:"children,omitempty"`
-}
-
-func buildStatus(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) *StatusReport {
-	ix := tree.NewIndex(t)
-	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
-	rep := &StatusReport{Root: p.Root}
-	rep.Progress = StatusProgress{Done: sel.DoneLeaves, Total: sel.TotalLeaves}
-	for _, b := range sel.Blocked {
-		if b.IsLeaf() {
-			rep.Progress.Blocked++
-		}
-	}
-	if sel.State == tree.Selectable {
-		rep.Next = sel.Node.ID
-	}
-	if in := state.CurrentInFlight(p, rs); in != nil {
-		held, holder, _ := state.LockHolder(p)
-		rep.Running = &RunningInfo{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
-			StartedAt: in.StartedAt, Holder: holder, Alive: held}
-	}
-	if rs.Iteration > 0 {
-		rep.Last = &LastIteration{Iteration: rs.Iteration, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
-		if m, err := state.LoadMeta(p.RunDir(rs.Iteration)); err == nil {
-			rep.Last.Outcome = m.Outcome
-		}
-	}
-	var conv func(n *tree.Node) *StatusTreeNode
-	conv = func(n *tree.Node) *StatusTreeNode {
-		s := &StatusTreeNode{ID: n.ID, Title: n.Title, Status: string(n.EffectiveStatus()), Attempts: n.Attempts,
-			MaxAttempts: n.AttemptLimit(cfg.Loop.MaxAttempts), BlockedReason: n.BlockedReason}
-		for _, c := range n.Children {
-			s.Children = append(s.Children, conv(c))
-		}
-		return s
-	}
-	rep.Tree = conv(t.Root)
-	rep.Usage = rs.Usage
-	return rep
-}
-
 func runStatus(ctx context.Context, g *globals, opts *statusOptions) error {
 	p, err := g.paths()
 	if err != nil {
@@ -152,35 +63,15 @@ func runStatus(ctx context.Context, g *globals, opts *statusOptions) error {
 	if opts.Follow {
 		return followStatus(ctx, g, p, opts)
 	}
-	rep, err := loadStatus(p)
+	rep, err := status.Load(p)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(g.streams.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return status.WriteJSON(g.streams.Out, rep)
 	}
 	printStatus(g.streams.Out, rep)
 	return nil
-}
-
-// loadStatus reads the config, the tree and the run state, and builds
-// the report. It writes nothing.
-func loadStatus(p state.Paths) (*StatusReport, error) {
-	cfg, err := config.Load(p.Config())
-	if err != nil {
-		return nil, err
-	}
-	t, err := tree.Load(p.Tree())
-	if err != nil {
-		return nil, err
-	}
-	rs, err := state.LoadRunState(p.RunState())
-	if err != nil {
-		return nil, err
-	}
-	return buildStatus(p, cfg, t, rs), nil
 }
 
 // followStatus renders the status each time the files it is built from
@@ -230,7 +121,7 @@ func followStatus(ctx context.Context, g *globals, p state.Paths, opts *statusOp
 // renderFollow is one rendering of --follow; a state that does not load
 // renders as the error, to be redrawn once it loads again.
 func renderFollow(p state.Paths, opts *statusOptions) string {
-	rep, err := loadStatus(p)
+	rep, err := status.Load(p)
 	var b bytes.Buffer
 	switch {
 	case err != nil && opts.JSON:
@@ -260,7 +151,7 @@ func isTerminal(w io.Writer) bool {
 // maxStatusLines bounds the tree outline printed by `runner status`.
 const maxStatusLines = 400
 
-func printStatus(w io.Writer, rep *StatusReport) {
+func printStatus(w io.Writer, rep *status.Report) {
 	fmt.Fprintf(w, "repository: %s\n", inert.Line(rep.Root))
 	fmt.Fprintf(w, "progress:   %d of %d tasks done", rep.Progress.Done, rep.Progress.Total)
 	if rep.Progress.Blocked > 0 {
@@ -296,8 +187,8 @@ func printStatus(w io.Writer, rep *StatusReport) {
 	}
 	fmt.Fprintln(w)
 	lines := 0
-	var pr func(n *StatusTreeNode, depth int) bool
-	pr = func(n *StatusTreeNode, depth int) bool {
+	var pr func(n *status.TreeNode, depth int) bool
+	pr = func(n *status.TreeNode, depth int) bool {
 		if lines == maxStatusLines {
 			fmt.Fprintln(w, "… (outline cut; `runner status --json` has the whole tree)")
 			return false

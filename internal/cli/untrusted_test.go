@@ -14,6 +14,7 @@ import (
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/loop"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/status"
 )
 
 // hostile holds every kind of character that acts on a terminal: a clear
@@ -129,7 +130,7 @@ func TestShowIsInert(t *testing.T) {
 }
 
 func TestStatusIsInert(t *testing.T) {
-	var rep StatusReport
+	var rep status.Report
 	fill(reflect.ValueOf(&rep).Elem(), hostile)
 	rep.Tree.Status = "blocked"
 	var out bytes.Buffer

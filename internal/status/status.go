@@ -1,0 +1,145 @@
+// Package status is the model of `runner status`: where a repository's
+// run stands (progress, the iteration under way, the last one recorded,
+// the next task, the tree with its status marks, the usage), built from
+// .runner/ without writing anything or taking the lock. Its JSON form is
+// the `runner status --json` contract, and the dashboard's /api/status.
+package status
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// Report is what `runner status --json` prints.
+type Report struct {
+	Root     string    `json:"root"`
+	Progress Progress  `json:"progress"`
+	Running  *Running  `json:"running"`
+	Last     *Last     `json:"last"`
+	Next     string    `json:"next,omitempty"`
+	Tree     *TreeNode `json:"tree"`
+	// Usage sums what the agents reported over every run (run_state.json).
+	Usage state.Usage `json:"usage"`
+}
+
+// Progress counts tasks (leaves).
+type Progress struct {
+	Done    int `json:"done"`
+	Total   int `json:"total"`
+	Blocked int `json:"blocked"`
+}
+
+// Running is the iteration under way, if any.
+type Running struct {
+	Iteration int       `json:"iteration"`
+	Node      string    `json:"node"`
+	Phase     string    `json:"phase"`
+	StartedAt time.Time `json:"started_at"`
+	Holder    string    `json:"holder,omitempty"`
+	Alive     bool      `json:"alive"` // a runner holds the lock
+}
+
+// Last is the last recorded iteration.
+type Last struct {
+	Iteration   int    `json:"iteration"`
+	Node        string `json:"node"`
+	AgentStatus string `json:"agent_status"`
+	Guard       string `json:"guard"`
+	Outcome     string `json:"outcome,omitempty"`
+	Summary     string `json:"summary"`
+}
+
+// TreeNode is one node of the status tree.
+type TreeNode struct {
+	ID            string      `json:"id"`
+	Title         string      `json:"title"`
+	Status        string      `json:"status"`
+	Attempts      int         `json:"attempts,omitempty"`
+	MaxAttempts   int         `json:"max_attempts"`
+	BlockedReason string      `json:"blocked_reason,omitempty"`
+	Children      []*TreeNode `json:"children,omitempty"`
+}
+
+// Inputs are the files a report is built from: what a program that shows
+// the status live watches. A runner that exits releases its lock without
+// touching any of them; a watcher re-checks on a timer for that.
+func Inputs(p state.Paths) []string {
+	return []string{p.Config(), p.Tree(), p.RunState(), p.Journal(), p.Lock()}
+}
+
+// Load reads the config, the tree and the run state, and builds the
+// report. It writes nothing and never takes the lock.
+func Load(p state.Paths) (*Report, error) {
+	cfg, err := config.Load(p.Config())
+	if err != nil {
+		return nil, err
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		return nil, err
+	}
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		return nil, err
+	}
+	return Build(p, cfg, t, rs), nil
+}
+
+// Build makes the report from loaded inputs. It reads the journal's end
+// and the lock to tell the iteration under way (state.CurrentInFlight,
+// state.LockHolder), and the last iteration's meta.json for its outcome.
+func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) *Report {
+	ix := tree.NewIndex(t)
+	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+	rep := &Report{Root: p.Root}
+	rep.Progress = Progress{Done: sel.DoneLeaves, Total: sel.TotalLeaves}
+	for _, b := range sel.Blocked {
+		if b.IsLeaf() {
+			rep.Progress.Blocked++
+		}
+	}
+	if sel.State == tree.Selectable {
+		rep.Next = sel.Node.ID
+	}
+	if in := state.CurrentInFlight(p, rs); in != nil {
+		held, holder, _ := state.LockHolder(p)
+		rep.Running = &Running{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
+			StartedAt: in.StartedAt, Holder: holder, Alive: held}
+	}
+	if rs.Iteration > 0 {
+		rep.Last = &Last{Iteration: rs.Iteration, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
+		if m, err := state.LoadMeta(p.RunDir(rs.Iteration)); err == nil {
+			rep.Last.Outcome = m.Outcome
+		}
+	}
+	rep.Tree = convert(t.Root, cfg.Loop.MaxAttempts)
+	rep.Usage = rs.Usage
+	return rep
+}
+
+// convert makes the status tree of n, whose tasks without a max_attempts
+// of their own get defaultMax.
+func convert(n *tree.Node, defaultMax int) *TreeNode {
+	s := &TreeNode{ID: n.ID, Title: n.Title, Status: string(n.EffectiveStatus()), Attempts: n.Attempts,
+		MaxAttempts: n.AttemptLimit(defaultMax), BlockedReason: n.BlockedReason}
+	if len(n.Children) > 0 {
+		s.Children = make([]*TreeNode, len(n.Children))
+		for i, c := range n.Children {
+			s.Children[i] = convert(c, defaultMax)
+		}
+	}
+	return s
+}
+
+// WriteJSON writes the report as `runner status --json` prints it:
+// indented by two spaces, with a final newline.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

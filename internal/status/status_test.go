@@ -1,0 +1,68 @@
+package status
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/runner-cli/runner/internal/state"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// listing is every path under dir.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		out = append(out, path)
+		return err
+	})
+	return out
+}
+
+func TestLoadReadsOnly(t *testing.T) {
+	p := state.NewPaths(t.TempDir())
+	write(t, p.Config(), "[executor]\npreset = \"command\"\ncommand = [\"true\"]\n")
+	write(t, p.Tree(), `{"version": 1, "root": {"id": "app", "title": "App", "children": [
+  {"id": "a", "title": "A", "status": "done"},
+  {"id": "b", "title": "B", "status": "blocked", "blocked_reason": "which port?"},
+  {"id": "c", "title": "C", "attempts": 1}
+]}}`)
+	before := listing(t, p.Dir)
+	rep, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := listing(t, p.Dir); !slices.Equal(before, after) {
+		t.Errorf("Load changed .runner/: before %v, after %v", before, after)
+	}
+	if rep.Progress != (Progress{Done: 1, Total: 3, Blocked: 1}) {
+		t.Errorf("progress = %+v", rep.Progress)
+	}
+	if rep.Next != "c" || rep.Running != nil || rep.Last != nil {
+		t.Errorf("next %q, running %v, last %v: want c, nil, nil", rep.Next, rep.Running, rep.Last)
+	}
+	if b := rep.Tree.Children[1]; b.Status != "blocked" || b.BlockedReason != "which port?" || b.MaxAttempts != 3 {
+		t.Errorf("blocked node = %+v", b)
+	}
+}
+
+func TestLoadNamesTheBrokenFile(t *testing.T) {
+	p := state.NewPaths(t.TempDir())
+	write(t, p.Config(), "[executor]\npreset = \"command\"\ncommand = [\"true\"]\n")
+	write(t, p.Tree(), `{"version": 1, "root": {"id": "app"`)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "tree.json") {
+		t.Fatalf("Load of a torn tree: err = %v", err)
+	}
+}
