@@ -79,43 +79,32 @@ func runStatus(ctx context.Context, g *globals, opts *statusOptions) error {
 // from the previous one, until ctx ends.
 func followStatus(ctx context.Context, g *globals, p state.Paths, opts *statusOptions) error {
 	out := g.streams.Out
-	var changes <-chan []string
-	w, err := watch.New([]string{p.Config(), p.Tree(), p.RunState(), p.Journal(), p.Lock()}, watch.Options{
-		OnError: func(err error) { g.logger.Warn("watching .runner for changes", "err", err) },
-	})
-	if err != nil {
-		g.logger.Warn("cannot watch .runner for changes; redrawing every few seconds instead", "err", err)
-	} else {
-		defer w.Close()
-		changes = w.Changes()
-	}
-	tick := time.NewTicker(followRecheck)
-	defer tick.Stop()
 	tty := !opts.JSON && isTerminal(out)
 	last := ""
-	for {
+	watch.Until(ctx, status.Inputs(p), watch.Wait{
+		Recheck: followRecheck,
+		Poll:    followRecheck,
+		Options: watch.Options{OnError: func(err error) { g.logger.Warn("watching .runner for changes", "err", err) }},
+		Unwatched: func(err error) {
+			g.logger.Warn("cannot watch .runner for changes; redrawing every few seconds instead", "err", err)
+		},
+	}, func() bool {
 		text := renderFollow(p, opts)
-		if text != last {
-			last = text
-			switch {
-			case tty:
-				fmt.Fprint(out, "\x1b[H\x1b[2J"+text) // home, clear screen
-			case opts.JSON:
-				fmt.Fprint(out, text)
-			default:
-				fmt.Fprintf(out, "--- status at %s\n%s", time.Now().Format("15:04:05"), text)
-			}
+		if text == last {
+			return false
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-changes:
-			if !ok {
-				changes = nil
-			}
-		case <-tick.C:
+		last = text
+		switch {
+		case tty:
+			fmt.Fprint(out, "\x1b[H\x1b[2J"+text) // home, clear screen
+		case opts.JSON:
+			fmt.Fprint(out, text)
+		default:
+			fmt.Fprintf(out, "--- status at %s\n%s", time.Now().Format("15:04:05"), text)
 		}
-	}
+		return false
+	})
+	return nil
 }
 
 // renderFollow is one rendering of --follow; a state that does not load

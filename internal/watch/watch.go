@@ -9,6 +9,10 @@
 // A notification is a hint, not a diff: the receiver re-reads the files
 // and decides what changed. Comparing what it reads with what it last
 // read or wrote itself is also how a program ignores its own writes.
+//
+// Until is the wait built on it that the runner's waits share: check a
+// condition at once, then again on each change and on a timer, until it
+// holds or the context ends.
 package watch
 
 import (
