@@ -116,10 +116,12 @@ session, verifies the work with guard commands and records the outcome under
 Start with "runner demo" to watch it work, or "runner init" in your repository.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       version(),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			return g.setupLogger()
 		},
 	}
+	root.SetVersionTemplate("runner {{.Version}}\n")
 	root.PersistentFlags().StringVar(&g.Dir, "dir", "", "repository root (default: the nearest parent directory holding .runner/)")
 	root.PersistentFlags().StringVar(&g.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.LogFormat, "log-format", "text", "log format: text or json")
