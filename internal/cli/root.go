@@ -135,6 +135,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newShowCmd(g),
 		newResetCmd(g),
 		newStopCmd(g),
+		newServeCmd(g),
 		newDemoCmd(g),
 		newDemoAgentCmd(g),
 		newSuperviseCmd(),
