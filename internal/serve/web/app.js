@@ -135,9 +135,15 @@ function renderNow(rep) {
       el('span', { class: 'muted' }, 'stopped in phase ' + line(r.phase))),
       el('div', { class: 'now-sub' }, 'No runner is working; the next ', el('code', {}, 'runner run'), ' resolves it.'));
   } else {
-    const complete = rep.progress.total > 0 && rep.progress.done === rep.progress.total;
-    body.append(el('div', { class: 'now-main' }, complete ? pill('done', 'complete') : pill('open', 'idle'),
-      complete ? 'Every task is done.' : 'No iteration in flight.'));
+    const p = rep.progress;
+    if (p.total > 0 && p.done === p.total) {
+      body.append(el('div', { class: 'now-main' }, pill('done', 'complete'), 'Every task is done.'));
+    } else if (!rep.next && p.blocked > 0) {
+      body.append(el('div', { class: 'now-main' }, pill('blocked', 'stuck'), 'Nothing can run until a blocked task is answered.'));
+    } else {
+      body.append(el('div', { class: 'now-main' }, pill('open', 'idle'), 'No runner is working.',
+        rep.next ? el('span', { class: 'muted' }, 'Next: ', el('code', {}, line(rep.next))) : null));
+    }
   }
   const l = rep.last;
   if (l) {
@@ -235,7 +241,7 @@ function historyRow(it) {
     el('td', {}, pill(outcome, label)),
     el('td', { class: 'num' }, time),
     el('td', { class: 'num hide-sm' }, cost(it.usage)),
-    el('td', { class: 'hide-sm muted' }, when(it.started_at)));
+    el('td', { class: 'hide-sm muted c-when' }, when(it.started_at)));
   tr.addEventListener('click', () => select(it.iteration));
   return tr;
 }

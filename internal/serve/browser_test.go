@@ -1,0 +1,228 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+var keepShots = flag.String("screenshots", "", "also copy the browser test's screenshots of the dashboard into this folder (docs/)")
+
+// chromium finds a Chromium or Chrome to drive: $RUNNER_CHROMIUM, or one
+// on PATH under the usual names.
+func chromium() string {
+	if p := os.Getenv("RUNNER_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestDashboardInBrowser runs a scratch run to where it stops, serves its
+// dashboard with `runner serve`, and loads the page in headless Chromium:
+// the tasks, the blocked question and the history appear in the rendered
+// page, markup in the question stays text, an iteration opens with its
+// logs, and a change to the state while the page is open appears without
+// a reload. The screenshots go to the test's temporary folder (and with
+// -screenshots DIR to DIR).
+func TestDashboardInBrowser(t *testing.T) {
+	browser := chromium()
+	if browser == "" {
+		t.Skip("no headless Chromium: install the Debian package chromium (bash .ci/run does where apt-get works) or set RUNNER_CHROMIUM; the dashboard's browser test is skipped")
+	}
+	root, bin := scratchRun(t)
+	url := startServe(t, bin, root)
+	shots := t.TempDir()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The flags keep Chromium from reaching for the network, which is
+	// closed here: without them it stalls on refused connections.
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(browser),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1360, 1000),
+	)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+
+	// Every console error (a refusal by the Content-Security-Policy among
+	// them) and exception fails the test.
+	var mu sync.Mutex
+	var problems []string
+	if err := chromedp.Do(bctx); err != nil { // starts the browser
+		t.Fatalf("start %s: %v", browser, err)
+	}
+	go func() {
+		for m, err := range chromedp.Console(bctx) {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Type == "error" {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(bctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			shot(t, bctx, filepath.Join(shots, "failed.png"))
+			t.Fatalf("%s: %v (the page is in %s)", what, err, filepath.Join(shots, "failed.png"))
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector(`+quote(sel)+`).textContent`))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+
+	step("load the page and see the tree",
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(`#tree li[data-id="emails"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#history-body tr[data-n="4"]`)))
+	tree := text("#tree")
+	for _, title := range []string{"Web shop", "Catalog page", "Shopping cart", "Payments", "Order emails"} {
+		if !strings.Contains(tree, title) {
+			t.Errorf("the tree %q lacks %q", tree, title)
+		}
+	}
+	if p := text("#progress-text"); p != "2 of 4 tasks done, 1 blocked" {
+		t.Errorf("progress %q", p)
+	}
+	// The blocked question is shown, its markup as text: no script ran and
+	// no element was made from it.
+	if q := text("#blocked-body"); !strings.Contains(q, question) || !strings.Contains(q, "<script>window.pwned=1</script>") || !strings.Contains(q, "runner reset payments") {
+		t.Errorf("the blocked panel %q: want the question, its markup as text, and the command", q)
+	}
+	if n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.scripts.length + (window.pwned ? 100 : 0)`)); err != nil || n != 1 {
+		t.Errorf("scripts in the page: %d, %v; want the page's own only", n, err)
+	}
+	if rows := text("#history-body"); !strings.Contains(rows, "guards failed") || !strings.Contains(rows, "blocked") {
+		t.Errorf("history %q: want a guard failure and the blocked iteration", rows)
+	}
+
+	step("open the iteration whose guard failed",
+		chromedp.Click(chromedp.CSS(`#history-body tr[data-n="2"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#detail-body details.log[data-name="guard.log"]`)),
+		chromedp.Click(chromedp.CSS(`#detail-body details.log[data-name="guard.log"] summary`)))
+	if d := text("#detail-body"); !strings.Contains(d, "cart.txt must say ok") || !strings.Contains(d, "prompt.md") {
+		t.Errorf("iteration 2 %q: want the guard's output and the prompt", d)
+	}
+	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	shot(t, bctx, filepath.Join(shots, "dashboard.png"))
+
+	// A live update: a task added to tree.json while the page is open
+	// appears without a reload (the marker set on the page survives).
+	step("mark the page", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
+	addTask(t, filepath.Join(root, ".runner", "tree.json"), "refunds", "Refunds, added while the page was open")
+	step("see the new task", chromedp.WaitVisible(chromedp.CSS(`#tree li[data-id="refunds"]`)))
+	if ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`window.notReloaded === true`)); err != nil || !ok {
+		t.Errorf("the page reloaded to show the change (%v)", err)
+	}
+	if p := text("#progress-text"); p != "2 of 5 tasks done, 1 blocked" {
+		t.Errorf("progress after the edit %q", p)
+	}
+
+	// On a phone the page fits the screen's width.
+	step("a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	for _, sel := range []string{"html", ".table-wrap"} {
+		if over, err := chromedp.Run(bctx, chromedp.Evaluate[int](`(e => e.scrollWidth - e.clientWidth)(document.querySelector(`+quote(sel)+`))`)); err != nil || over > 0 {
+			t.Errorf("on a 390px screen %s is %dpx too wide (%v)", sel, over, err)
+		}
+	}
+	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	shot(t, bctx, filepath.Join(shots, "dashboard-phone.png"))
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("browser console: %s", p)
+	}
+	t.Logf("screenshots in %s", shots)
+	if *keepShots != "" {
+		for _, name := range []string{"dashboard.png", "dashboard-phone.png"} {
+			data, err := os.ReadFile(filepath.Join(shots, name))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(*keepShots, name), data, 0o644)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// shot saves a screenshot of the whole page.
+func shot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		err = os.WriteFile(path, png, 0o644)
+	}
+	if err != nil {
+		t.Errorf("screenshot %s: %v", path, err)
+	}
+}
+
+// addTask adds a task to the root of tree.json as a person's editor
+// would: a new file renamed over the old one.
+func addTask(t *testing.T, path, id, title string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	r := doc["root"].(map[string]any)
+	r["children"] = append(r["children"].([]any), map[string]any{"id": id, "title": title})
+	data, _ = json.MarshalIndent(doc, "", "  ")
+	tmp := path + ".edit"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func quote(s string) string {
+	data, _ := json.Marshal(s)
+	return string(data)
+}
