@@ -109,7 +109,7 @@ on_blocked = "continue"
 func scratchRun(t *testing.T) (root, bin string) {
 	t.Helper()
 	bin = tools(t)
-	root = t.TempDir()
+	root = filepath.Join(t.TempDir(), "webshop")
 	writeFile(t, filepath.Join(root, ".runner", "config.toml"), scratchConfig)
 	writeFile(t, filepath.Join(root, ".runner", "tree.json"), scratchTree)
 	writeFile(t, filepath.Join(root, "agent.json"), scratchPlan)
