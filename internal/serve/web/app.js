@@ -77,7 +77,9 @@ async function getJSON(url) {
 
 // ---- The state shown. ----
 
-const view = { status: null, history: [], more: false, selected: 0, detail: null, inFlight: 0 };
+const view = { status: null, history: [], more: false, selected: 0, inFlight: 0,
+  // Groups of the tree the person opened or closed, kept across redraws.
+  opened: new Set(), closed: new Set() };
 
 function showError(msg) {
   const b = $('error');
@@ -200,7 +202,16 @@ function renderTree(rep) {
       if (n.blocked_reason) li.append(el('div', { class: 'reason' }, clean(n.blocked_reason)));
       return li;
     }
-    const details = el('details', { class: 'group', open: !allDone(n) }, el('summary', {}, row));
+    const open = view.opened.has(n.id) || (!view.closed.has(n.id) && !allDone(n));
+    const summary = el('summary', {}, row);
+    const details = el('details', { class: 'group', open }, summary);
+    // A click (or Enter) on the summary is the person's choice; the
+    // browser's own toggles on redraw are not.
+    summary.addEventListener('click', () => {
+      const opening = !details.open;
+      (opening ? view.opened : view.closed).add(n.id);
+      (opening ? view.closed : view.opened).delete(n.id);
+    });
     if (n.blocked_reason) details.append(el('div', { class: 'reason' }, clean(n.blocked_reason)));
     details.append(el('ul', {}, n.children.map(item)));
     li.append(details);
@@ -374,10 +385,12 @@ function size(n) {
 async function loadNotes() {
   const n = await getJSON('/api/notes');
   const body = $('notes-body');
+  const wasOpen = new Set([...body.querySelectorAll('details')].map((d) => d.dataset.name + (d.open ? ':open' : ':closed')));
   body.replaceChildren();
   const add = (title, ex) => {
     if (!ex) return;
-    const det = el('details', { class: 'log', 'data-name': title, open: title === 'questions.md' },
+    const open = wasOpen.has(title + ':open') || (!wasOpen.has(title + ':closed') && title === 'questions.md');
+    const det = el('details', { class: 'log', 'data-name': title, open },
       el('summary', {}, el('span', {}, title), el('span', { class: 'muted' }, size(ex.size) + (ex.omitted ? ', its end' : ''))),
       el('pre', {}, ex.omitted ? ex.tail : ex.head));
     body.append(det);
