@@ -126,8 +126,9 @@ func TestDashboardInBrowser(t *testing.T) {
 	if q := text("#blocked-body"); !strings.Contains(q, question) || !strings.Contains(q, "<script>window.pwned=1</script>") || !strings.Contains(q, "runner reset payments") {
 		t.Errorf("the blocked panel %q: want the question, its markup as text, and the command", q)
 	}
-	if n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.scripts.length + (window.pwned ? 100 : 0)`)); err != nil || n != 1 {
-		t.Errorf("scripts in the page: %d, %v; want the page's own only", n, err)
+	if ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](
+		`!window.pwned && [...document.scripts].every(s => s.src.startsWith(location.origin + '/assets/'))`)); err != nil || !ok {
+		t.Errorf("a script other than the page's own is in the page, or ran (%v)", err)
 	}
 	if rows := text("#history-body"); !strings.Contains(rows, "guards failed") || !strings.Contains(rows, "blocked") {
 		t.Errorf("history %q: want a guard failure and the blocked iteration", rows)
