@@ -32,7 +32,8 @@ func chromium() string {
 }
 
 // TestDashboardInBrowser runs a scratch run to where it stops, serves its
-// dashboard with `runner serve`, and loads the page in headless Chromium:
+// dashboard with `runner serve --token`, and loads the page in headless
+// Chromium, the token given once in its URL:
 // the tasks, the blocked question and the history appear in the rendered
 // page, markup in the question stays text, an iteration opens with its
 // logs, and a change to the state while the page is open appears without
@@ -44,7 +45,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Skip("no headless Chromium: install the Debian package chromium (bash .ci/run does where apt-get works) or set RUNNER_CHROMIUM; the dashboard's browser test is skipped")
 	}
 	root, bin := scratchRun(t)
-	url := startServe(t, bin, root)
+	// With a token, as from a phone: the page takes it once from its URL.
+	const token = "a-token-for-the-browser-test"
+	url := startServe(t, bin, root, "--token", token)
 	shots := t.TempDir()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -109,9 +112,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	step("load the page and see the tree",
-		chromedp.Navigate(url),
+		chromedp.Navigate(url+"?token="+token),
 		chromedp.WaitVisible(chromedp.CSS(`#tree li[data-id="emails"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#history-body tr[data-n="4"]`)))
+	// The token left the address, and the session cookie is out of the
+	// script's reach.
+	if ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`location.search === '' && document.cookie === ''`)); err != nil || !ok {
+		t.Errorf("the token is still in the address, or the cookie is readable by the page (%v)", err)
+	}
 	tree := text("#tree")
 	for _, title := range []string{"Web shop", "Catalog page", "Shopping cart", "Payments", "Order emails"} {
 		if !strings.Contains(tree, title) {
