@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -159,5 +160,21 @@ func TestHistory(t *testing.T) {
 		if body(t, resp); resp.StatusCode != want {
 			t.Errorf("GET %s: %d; want %d", path, resp.StatusCode, want)
 		}
+	}
+}
+
+func TestJournalRecordsOfOneIteration(t *testing.T) {
+	p := repo(t)
+	for _, n := range []int{10, 11, 100, 1} {
+		if err := state.AppendJournal(p.Journal(), state.Record{Iteration: n, Node: "cart", Event: state.EventStarted, Summary: `"iteration":1`}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, r := range journalRecords(p, 1) {
+		got = append(got, fmt.Sprintf("%d %s", r.Iteration, r.Event))
+	}
+	if want := "1 started|1 recorded|1 started"; strings.Join(got, "|") != want {
+		t.Errorf("records of iteration 1: %q; want %q", got, want)
 	}
 }

@@ -2,10 +2,12 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,7 +161,7 @@ func fromMeta(n int, m *metaView) Iteration {
 func readJournals(p state.Paths) map[int]*Iteration {
 	out := map[int]*Iteration{}
 	for _, path := range []string{p.OldJournal(), p.Journal()} {
-		for _, r := range readJournalTail(path) {
+		for _, r := range readJournalTail(path, nil) {
 			if r.Iteration == 0 {
 				continue
 			}
@@ -197,8 +199,9 @@ func readJournals(p state.Paths) map[int]*Iteration {
 	return out
 }
 
-// readJournalTail decodes the complete lines of the end of a journal.
-func readJournalTail(path string) []state.Record {
+// readJournalTail decodes the complete lines of the end of a journal,
+// only those keep is true of when keep is not nil.
+func readJournalTail(path string, keep func(line []byte) bool) []state.Record {
 	f, err := fsutil.Open(path)
 	if err != nil {
 		return nil
@@ -218,6 +221,9 @@ func readJournalTail(path string) []state.Record {
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
+		if keep != nil && !keep(sc.Bytes()) {
+			continue
+		}
 		var rec state.Record
 		if json.Unmarshal(sc.Bytes(), &rec) == nil {
 			out = append(out, rec)
@@ -226,11 +232,25 @@ func readJournalTail(path string) []state.Record {
 	return out
 }
 
-// journalRecords are the journal's records of iteration n.
+// journalRecords are the journal's records of iteration n. Only the
+// lines that name n are decoded.
 func journalRecords(p state.Paths, n int) []state.Record {
+	key := []byte(`"iteration":` + strconv.Itoa(n))
+	mentions := func(line []byte) bool {
+		for i := 0; ; {
+			j := bytes.Index(line[i:], key)
+			if j < 0 {
+				return false
+			}
+			i += j + len(key)
+			if i == len(line) || line[i] < '0' || line[i] > '9' {
+				return true
+			}
+		}
+	}
 	out := []state.Record{}
 	for _, path := range []string{p.OldJournal(), p.Journal()} {
-		for _, r := range readJournalTail(path) {
+		for _, r := range readJournalTail(path, mentions) {
 			if r.Iteration == n {
 				out = append(out, r)
 			}
