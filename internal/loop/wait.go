@@ -93,47 +93,34 @@ func (r *Runner) stopRequested() bool {
 // every few seconds in case a notification is lost.
 func (r *Runner) waitForChange(ctx context.Context, seen inputs) waitEnd {
 	r.ledger.FlushOrLog() // a wait may be long: run_state.json says where the loop stands
-	var changes <-chan []string
 	recheck := recheckWatching
 	if r.recheck > 0 {
 		recheck = r.recheck
 	}
-	w, err := watch.New([]string{r.p.Config(), r.p.Tree(), r.p.StopRequest()}, watch.Options{
-		OnError: func(err error) { r.log.Warn("watching .runner for changes", "err", err) },
-	})
-	if err != nil {
-		r.log.Warn("cannot watch .runner for changes; checking every second instead", "err", err)
-		recheck = recheckPolling
-	} else {
-		defer w.Close()
-		changes = w.Changes()
-	}
-	tick := time.NewTicker(recheck)
-	defer tick.Stop()
-	for {
-		// The watch is set up before this check, so a change made at any
-		// moment after the caller read the files is seen here or wakes
-		// the select below.
-		// A change wins over a stop so that an iteration waiting to be
-		// recorded gets recorded when both come together.
+	end := cancelled
+	watch.Until(ctx, []string{r.p.Config(), r.p.Tree(), r.p.StopRequest()}, watch.Wait{
+		Recheck: recheck, Poll: recheckPolling,
+		Options: watch.Options{OnError: func(err error) { r.log.Warn("watching .runner for changes", "err", err) }},
+		Unwatched: func(err error) {
+			r.log.Warn("cannot watch .runner for changes; checking every second instead", "err", err)
+		},
+	}, func() bool {
+		// The watch is set up before the first check, so a change made at
+		// any moment after the caller read the files is seen. A change wins
+		// over a stop, so that an iteration waiting to be recorded gets
+		// recorded when both come together.
 		switch {
-		case ctx.Err() != nil:
-			return cancelled
 		case r.fingerprint() != seen:
 			r.log.Debug("inputs changed; reading them again")
-			return inputsChanged
+			end = inputsChanged
 		case r.stopRequested():
-			return stopAsked
+			end = stopAsked
+		default:
+			return false
 		}
-		select {
-		case <-ctx.Done():
-		case _, ok := <-changes:
-			if !ok {
-				changes = nil
-			}
-		case <-tick.C:
-		}
-	}
+		return true
+	})
+	return end
 }
 
 // loadInputs re-reads config.toml and tree.json at an iteration boundary.
