@@ -1,0 +1,230 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds each git call when Options.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Limits of what a git call may print: stderr is kept up to stderrLimit
+// bytes for the error; stdout, read into memory, up to outputLimit (the
+// list of changes of a tree of a million files fits).
+const (
+	stderrLimit = 8 << 10
+	outputLimit = 256 << 20
+)
+
+// killAfter is the time between the SIGTERM that stops a git call (git
+// removes its lock files on SIGTERM) and the SIGKILL to its process group;
+// waitDelay bounds the wait for its pipes once it is gone.
+const (
+	killAfter = time.Second
+	waitDelay = 2 * time.Second
+)
+
+// globalArgs come before every call's arguments: hooks are the person's,
+// for the person's own commits and checkouts, and never run for the
+// runner's (update-ref would run reference-transaction, checkout and
+// worktree add post-checkout).
+var globalArgs = []string{"-c", "core.hooksPath=/dev/null"}
+
+// ErrTimeout is matched (errors.Is) by the *Error of a call that ran out
+// of time.
+var ErrTimeout = errors.New("git call timed out")
+
+// Error is a git call that failed: it did not start, exited with a status
+// other than 0, or ran out of time.
+type Error struct {
+	Args     []string      // the arguments given to git (after the global -c options)
+	Dir      string        // where it ran
+	ExitCode int           // its exit status, -1 when it was killed or never ran
+	Stderr   string        // what it printed on stderr, trimmed, at most 8 KiB
+	Timeout  time.Duration // the time limit it ran out of, or 0
+	Err      error         // the cause: *exec.ExitError, context.DeadlineExceeded, context.Canceled...
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("git")
+	n := 0
+	for _, a := range e.Args {
+		if n > 512 {
+			b.WriteString(" ...")
+			break
+		}
+		q := quoteArg(a)
+		n += len(q)
+		b.WriteByte(' ')
+		b.WriteString(q)
+	}
+	switch {
+	case e.Timeout > 0:
+		fmt.Fprintf(&b, ": timed out after %s", e.Timeout)
+	case e.ExitCode >= 0:
+		fmt.Fprintf(&b, ": exit status %d", e.ExitCode)
+	case e.Err != nil:
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Stderr != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Stderr)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrTimeout) true for a call that timed out.
+func (e *Error) Is(target error) bool { return target == ErrTimeout && e.Timeout > 0 }
+
+// quoteArg quotes an argument for an error message when it is empty or
+// holds spaces, quotes or control characters.
+func quoteArg(a string) string {
+	if a == "" || strings.ContainsFunc(a, func(r rune) bool { return r <= ' ' || r == '"' || r == '\'' || r == 0x7f }) {
+		return strconv.Quote(a)
+	}
+	return a
+}
+
+// exe is how the package runs git: the program, the environment every
+// call starts from, and the time limit of one call.
+type exe struct {
+	path    string
+	env     []string
+	timeout time.Duration
+	version [2]int // major, minor
+}
+
+// call is what one git invocation needs besides its arguments.
+type call struct {
+	dir    string    // working directory
+	env    []string  // added to the base environment (a later value wins)
+	stdin  []byte    // nil: no input
+	stdout io.Writer // set: stdout goes there instead of into result.out
+	ok     []int     // exit statuses other than 0 that are not failures
+}
+
+// result is the outcome of a call that did not fail.
+type result struct {
+	out  []byte // stdout, unless call.stdout was set
+	code int    // exit status: 0 or one of call.ok
+}
+
+// run runs git with args and returns its output, or an *Error.
+func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
+	cctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, x.path, append(slices.Clip(globalArgs), args...)...)
+	cmd.Dir = c.dir
+	cmd.Env = x.env
+	if len(c.env) > 0 {
+		cmd.Env = append(slices.Clip(x.env), c.env...)
+	}
+	if c.stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.stdin)
+	}
+	out := &limitedBuffer{limit: outputLimit}
+	if c.stdout != nil {
+		cmd.Stdout = c.stdout
+	} else {
+		cmd.Stdout = out
+	}
+	stderr := &headBuffer{limit: stderrLimit}
+	cmd.Stderr = stderr
+	stop := inOwnGroup(cmd)
+	cmd.WaitDelay = waitDelay
+
+	err := cmd.Run()
+	stop()
+	fail := func(code int, cause error) (result, error) {
+		return result{}, &Error{Args: args, Dir: c.dir, ExitCode: code, Stderr: strings.TrimSpace(stderr.String()), Err: cause}
+	}
+	if cctx.Err() != nil && ctx.Err() == nil {
+		// The time limit, not the caller, stopped it.
+		_, e := fail(-1, context.DeadlineExceeded)
+		e.(*Error).Timeout = x.timeout
+		return result{}, e
+	}
+	if ctx.Err() != nil {
+		return fail(-1, ctx.Err())
+	}
+	if out.over {
+		return fail(-1, fmt.Errorf("output larger than %d bytes", outputLimit))
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return result{out: out.Bytes()}, nil
+	case errors.As(err, &ee):
+		code := ee.ExitCode()
+		if code > 0 && slices.Contains(c.ok, code) {
+			return result{out: out.Bytes(), code: code}, nil
+		}
+		return fail(code, err)
+	default:
+		return fail(-1, err)
+	}
+}
+
+// limitedBuffer keeps what is written up to limit bytes; past it, writes
+// fail, which stops the copying from the pipe (git then gets EPIPE).
+type limitedBuffer struct {
+	bytes.Buffer
+	limit int
+	over  bool
+}
+
+var errOutputLimit = errors.New("output limit reached")
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		b.over = true
+		n, _ := b.Buffer.Write(p[:b.limit-b.Len()])
+		return n, errOutputLimit
+	}
+	return b.Buffer.Write(p)
+}
+
+// headBuffer keeps the first limit bytes written and drops the rest (git
+// prints the reason of a failure first).
+type headBuffer struct {
+	bytes.Buffer
+	limit int
+	cut   bool
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.Len(); room < len(p) {
+		b.Buffer.Write(p[:max(room, 0)])
+		b.cut = true
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+func (b *headBuffer) String() string {
+	if b.cut {
+		return b.Buffer.String() + " [...]"
+	}
+	return b.Buffer.String()
+}
+
+// lines splits output into its lines, without the final newline.
+func lines(out []byte) []string {
+	s := strings.TrimSuffix(string(out), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
