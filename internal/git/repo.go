@@ -117,6 +117,7 @@ func (x *exe) open(ctx context.Context, dir string, o Options) (*Repo, error) {
 		common = filepath.Join(abs, common)
 	}
 	r := &Repo{x: x, opts: o, top: l[1], gitDir: l[2], commonDir: filepath.Clean(common)}
+	r.removeStaleIndexes()
 	return r, nil
 }
 
