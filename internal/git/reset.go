@@ -1,0 +1,56 @@
+package git
+
+import (
+	"context"
+	"fmt"
+)
+
+// ResetWorktree puts the working tree and its index back to commit (a
+// checkpoint): tracked files as commit has them, files it does not have
+// removed (untracked ones included, and folders left empty), its index
+// equal to commit's tree. Ignored files stay (node_modules, build
+// outputs), and so does an untracked folder that is a repository of its
+// own, as with `git clean -fd`. Excluded paths (as for Changes: the
+// runner's runtime files) are never touched, in the files or in how they
+// compare: even a runtime file committed in commit and changed since is
+// left as it is. HEAD does not move: when an agent committed, the caller
+// moves the branch back (UpdateRef) as well.
+//
+// Save what is to be kept first (Snapshot and SaveAttempt): the changes
+// are gone afterwards.
+//
+// How: the working tree is snapshotted into a temporary index (see
+// Snapshot), whose tree S holds exactly what is to be undone, excluded
+// paths as commit has them; `git read-tree --reset -u S commit` on that
+// index then changes in the files only the paths where S and commit
+// differ, which excluded paths never do (a two-way merge, like a
+// checkout, with nothing refused); `git read-tree --reset commit` sets
+// the working tree's own index.
+func (r *Repo) ResetWorktree(ctx context.Context, commit string, exclude []string) error {
+	target, err := r.ResolveCommit(ctx, commit)
+	if err != nil {
+		return fmt.Errorf("reset %s to %s: %w", r.top, commit, err)
+	}
+	targetTree, err := r.TreeOf(ctx, target)
+	if err != nil {
+		return err
+	}
+	s, idx, err := r.snapshot(ctx, target, exclude, true)
+	if idx != "" {
+		defer removeIndex(idx)
+	}
+	if err != nil {
+		return fmt.Errorf("reset %s to %s: %w", r.top, commit, err)
+	}
+	if s.Tree != targetTree {
+		_, err := r.git(ctx, call{env: []string{"GIT_INDEX_FILE=" + idx}}, "-c", "core.splitIndex=false",
+			"read-tree", "--reset", "-u", s.Tree, target)
+		if err != nil {
+			return fmt.Errorf("reset %s to %s: %w", r.top, commit, err)
+		}
+	}
+	if _, err := r.git(ctx, call{}, "read-tree", "--reset", target); err != nil {
+		return fmt.Errorf("reset the index of %s to %s: %w", r.top, commit, err)
+	}
+	return nil
+}
