@@ -111,7 +111,7 @@ func TestUnbornRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Head != "" || strings.Join(s.treeFiles(snap.Tree), ",") != "a.txt" {
+	if snap.Base != "" || strings.Join(s.treeFiles(snap.Tree), ",") != "a.txt" {
 		t.Errorf("Snapshot = %+v, files %q", snap, s.treeFiles(snap.Tree))
 	}
 	c, err := s.r.Commit(ctx, snap.Tree, "", Message{Subject: "root"})

@@ -143,19 +143,33 @@ func (r *Repo) Commit(ctx context.Context, tree, parent string, m Message) (stri
 
 // AdvanceHead moves the working tree's HEAD (the branch checked out, or
 // HEAD itself when detached) from old to commit, compare-and-swap as
-// UpdateRef, and brings its index along, for a commit made of snap, a
-// Snapshot of this same working tree: the files already hold the
+// UpdateRef, and brings its index along, for a commit made of snap, the
+// last Snapshot of this same working tree: the files already hold the
 // commit's content, and stay as they are. Without it, a commit made on
 // the branch checked out would leave the index behind, and the next
 // Changes would list the committed files as changed.
 //
-// The index is updated first, with only the paths the snapshot took from
-// the files (`git update-index`, not a read of the whole tree): a crash
-// between the two steps leaves the work staged on the old HEAD, which a
-// new snapshot and commit finish, never a HEAD ahead of its index.
+// The snapshot's temporary index, which holds exactly the commit's tree
+// with the files' current stats, becomes the working tree's index (under
+// git's index.lock); when that cannot be done (the index changed since
+// the snapshot, a later Snapshot was taken, a git command holds the
+// lock), the snapshot's Paths are taken from the files into the index
+// with `git update-index` instead. The index is done first: a
+// crash between the two steps leaves the work staged on the old HEAD,
+// which a new snapshot and commit finish, never a HEAD ahead of its
+// index.
 func (r *Repo) AdvanceHead(ctx context.Context, snap Snapshot, commit, old string) error {
-	if err := r.updateIndex(ctx, nil, snap.paths); err != nil {
-		return fmt.Errorf("advance HEAD of %s: %w", r.top, err)
+	installed := false
+	if r.takePending(snap.index) {
+		installed = r.install(snap.index)
+		if !installed {
+			snap.index.remove()
+		}
+	}
+	if !installed {
+		if err := r.updateIndex(ctx, snap.Paths); err != nil {
+			return fmt.Errorf("advance HEAD of %s: %w", r.top, err)
+		}
 	}
 	return r.UpdateRef(ctx, "HEAD", commit, old)
 }

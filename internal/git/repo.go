@@ -58,6 +58,9 @@ type Repo struct {
 	identMu  sync.Mutex
 	ident    *Identity
 	identEnv []string
+
+	pendingMu sync.Mutex
+	pending   *tempIndex // the last Snapshot's index, for AdvanceHead
 }
 
 // Top is the absolute top-level folder of the working tree.

@@ -24,30 +24,28 @@ import (
 // paths as commit has them; `git read-tree --reset -u S commit` on that
 // index then changes in the files only the paths where S and commit
 // differ, which excluded paths never do (a two-way merge, like a
-// checkout, with nothing refused); `git read-tree --reset commit` sets
-// the working tree's own index.
+// checkout, with nothing refused). The temporary index, now commit's tree
+// with the files' current stats, becomes the working tree's index (as in
+// AdvanceHead); failing that, `git read-tree --reset commit` sets it.
 func (r *Repo) ResetWorktree(ctx context.Context, commit string, exclude []string) error {
 	target, err := r.ResolveCommit(ctx, commit)
 	if err != nil {
 		return fmt.Errorf("reset %s to %s: %w", r.top, commit, err)
 	}
-	targetTree, err := r.TreeOf(ctx, target)
-	if err != nil {
-		return err
-	}
-	s, idx, err := r.snapshot(ctx, target, exclude, true)
-	if idx != "" {
-		defer removeIndex(idx)
-	}
+	s, idx, err := r.snapshot(ctx, target, exclude)
+	defer idx.remove()
 	if err != nil {
 		return fmt.Errorf("reset %s to %s: %w", r.top, commit, err)
 	}
-	if s.Tree != targetTree {
-		_, err := r.git(ctx, call{env: []string{"GIT_INDEX_FILE=" + idx}}, "-c", "core.splitIndex=false",
+	if len(s.Paths) > 0 {
+		_, err := r.git(ctx, call{env: []string{"GIT_INDEX_FILE=" + idx.path}}, "-c", "core.splitIndex=false",
 			"read-tree", "--reset", "-u", s.Tree, target)
 		if err != nil {
 			return fmt.Errorf("reset %s to %s: %w", r.top, commit, err)
 		}
+	}
+	if r.install(idx) {
+		return nil
 	}
 	if _, err := r.git(ctx, call{}, "read-tree", "--reset", target); err != nil {
 		return fmt.Errorf("reset the index of %s to %s: %w", r.top, commit, err)

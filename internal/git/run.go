@@ -117,8 +117,9 @@ type call struct {
 
 // result is the outcome of a call that did not fail.
 type result struct {
-	out  []byte // stdout, unless call.stdout was set
-	code int    // exit status: 0 or one of call.ok
+	out    []byte // stdout, unless call.stdout was set
+	code   int    // exit status: 0 or one of call.ok
+	stderr string // what it printed on stderr, trimmed, at most stderrLimit bytes
 }
 
 // run runs git with args and returns its output, or an *Error.
@@ -169,7 +170,7 @@ func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
 	case errors.As(err, &ee):
 		code := ee.ExitCode()
 		if code > 0 && slices.Contains(c.ok, code) {
-			return result{out: out.Bytes(), code: code}, nil
+			return result{out: out.Bytes(), code: code, stderr: strings.TrimSpace(stderr.String())}, nil
 		}
 		return fail(code, err)
 	default:
@@ -196,6 +197,9 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
+// truncatedMark ends a stderr cut at its limit.
+const truncatedMark = " [...]"
+
 // headBuffer keeps the first limit bytes written and drops the rest (git
 // prints the reason of a failure first).
 type headBuffer struct {
@@ -215,7 +219,7 @@ func (b *headBuffer) Write(p []byte) (int, error) {
 
 func (b *headBuffer) String() string {
 	if b.cut {
-		return b.Buffer.String() + " [...]"
+		return b.Buffer.String() + truncatedMark
 	}
 	return b.Buffer.String()
 }

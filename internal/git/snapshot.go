@@ -5,153 +5,268 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
-	"time"
 )
 
 // Snapshot is the content of a working tree at one moment, as a tree
 // object: what a commit of it would hold.
 type Snapshot struct {
 	Tree string // the tree object
-	// Head is the commit checked out when it was taken ("" when the
-	// branch has no commit yet).
-	Head string
-	// Changes are the working tree's differences from Head, excluded
-	// paths left out, as Changes lists them (the same git status).
-	Changes []Change
+	// Base is the commit it was compared with: the parent given, or the
+	// commit checked out ("" when the branch has no commit yet).
+	Base string
+	// Paths are the paths where Tree differs from Base's tree, sorted as
+	// git sorts them: what the work changed. None: nothing changed.
+	Paths []string
 
-	// paths are those taken from the files into the tree (AdvanceHead
-	// takes them into the working tree's index).
-	paths []string
+	// index is the temporary index holding Tree (nil once given up),
+	// which AdvanceHead makes the working tree's index.
+	index *tempIndex
 }
 
-// Snapshot records the working tree's content as a tree object: parent's
-// tree (HEAD's when parent is ""), with every path where the files differ
-// from it as the files have it now: tracked files changed or deleted,
-// untracked files added, ignored files left out, and excluded paths (as
-// for Changes) as parent has them, whatever the files or the index say.
-// An untracked folder that is a repository of its own is left out too.
-// Neither the working tree nor its index is modified.
+// Snapshot records the working tree's content as a tree object: tracked
+// files as they are in the files (changed, or deleted), untracked files
+// added, ignored files left out, and excluded paths (as for Changes: the
+// runner's runtime files) as parent has them, whatever the files or the
+// index say. An untracked folder that is a repository of its own is left
+// out. Parent is the commit the work started from (HEAD when ""). Neither
+// the working tree nor its index is modified.
 //
-// Comparing Tree with parent's tree (Commit does) tells whether anything
-// changed; Changes tells what, and comes from the only full git status
-// the snapshot runs.
+// Paths tells whether, and where, the work changed anything; Commit
+// refuses a tree equal to its parent's. No `git status` is needed on the
+// way: the snapshot reads every file's metadata once, as a status would.
 //
-// How: one `git status` lists the changed paths; the working tree's index
-// is copied to a temporary index (GIT_INDEX_FILE) in the git directory,
-// whose cached file stats spare git reading the unchanged files again;
-// `git update-index --add --remove` takes just the changed paths from the
-// files into it, and `git write-tree` writes the tree. Excluded paths are
-// kept out by never being given to update-index; if the index has some
-// of them staged (an agent's `git add -A`), or HEAD is not parent, the
-// temporary index is first set to parent's tree (`git read-tree
-// --reset`), and the paths where HEAD and parent differ are taken from
-// the files too. Nothing is written where the working tree's index is.
+// How: the working tree's index is copied to a temporary index
+// (GIT_INDEX_FILE) in the git directory, whose cached file stats spare git
+// reading the unchanged files again; `git add -A` with the excluded paths
+// as `:(exclude)` pathspecs brings it to the files, `git write-tree`
+// writes the tree, and one `git diff-tree --raw` against parent lists the
+// paths that changed. When that list holds an excluded path (the index
+// had runtime files staged: an agent's `git add -A`, or an agent's commit
+// changed them), the snapshot is made again on a temporary index set to
+// parent's tree first (`git read-tree --reset`). A repository of its own
+// that `git add -A` took in as a gitlink is removed from the temporary
+// index again, unless the working tree's index already had it.
+//
+// The temporary index is kept, until the next Snapshot of the Repo, for
+// AdvanceHead to make it the working tree's index.
 func (r *Repo) Snapshot(ctx context.Context, parent string, exclude []string) (Snapshot, error) {
-	s, idx, err := r.snapshot(ctx, parent, exclude, false)
-	if idx != "" {
-		removeIndex(idx)
+	s, idx, err := r.snapshot(ctx, parent, exclude)
+	if err != nil {
+		idx.remove()
+		idx = nil
 	}
+	s.index = idx
+	r.setPending(idx)
 	return s, err
 }
 
-// snapshot is Snapshot; with keep, the temporary index (then always made,
-// holding exactly the returned tree) is returned, for the caller to
-// remove with removeIndex. Otherwise the temporary index is returned
-// only for the caller to remove.
-func (r *Repo) snapshot(ctx context.Context, parent string, exclude []string, keep bool) (s Snapshot, idx string, err error) {
-	st, err := r.status(ctx, exclude)
-	if err != nil {
-		return s, "", err
+// snapshot is Snapshot. The temporary index is returned, for the caller
+// to keep or remove.
+func (r *Repo) snapshot(ctx context.Context, parent string, exclude []string) (s Snapshot, idx *tempIndex, err error) {
+	if parent == "" {
+		s.Base, err = r.HeadCommit(ctx)
+		if errors.Is(err, ErrUnborn) {
+			s.Base, err = "", nil
+		}
+	} else if isObjectID(parent) {
+		s.Base = parent
+	} else {
+		s.Base, err = r.ResolveCommit(ctx, parent)
 	}
-	s.Head, s.Changes = st.head, st.changes
-	base := st.head
-	if parent != "" {
-		if base, err = r.ResolveCommit(ctx, parent); err != nil {
-			return s, "", fmt.Errorf("snapshot %s: %w", r.top, err)
+	if err != nil {
+		return s, nil, fmt.Errorf("snapshot %s: %w", r.top, err)
+	}
+	baseTree := s.Base
+	if s.Base == "" {
+		if baseTree, err = r.emptyTree(ctx); err != nil {
+			return s, nil, err
 		}
 	}
-	if base != "" && st.head == "" {
-		return s, "", fmt.Errorf("snapshot %s on %s: %w", r.top, parent, ErrUnborn)
-	}
-	if base == st.head && len(st.changes) == 0 && !keep && base != "" {
-		s.Tree, err = r.TreeOf(ctx, base)
-		return s, "", err
-	}
-
-	idx, err = r.tempIndex(base != "")
-	if err != nil {
-		return s, "", fmt.Errorf("snapshot %s: %w", r.top, err)
-	}
-	env := []string{"GIT_INDEX_FILE=" + idx}
-	ix := call{env: env}
-	// The temporary index is written whole, even where the person keeps
-	// a split index.
-	const noSplit = "core.splitIndex=false"
-
-	var paths []string
-	reseed := base != st.head
-	if !reseed && base != "" && len(exclude) > 0 {
-		args := append([]string{"diff-index", "--cached", "--quiet", base, "--"}, literalSpecs(exclude)...)
-		res, err := r.git(ctx, call{env: env, ok: []int{1}}, args...)
+	reseed := false
+	for {
+		if idx, err = r.newTempIndex(true); err != nil {
+			return s, nil, fmt.Errorf("snapshot %s: %w", r.top, err)
+		}
+		if s.Tree, err = r.buildTree(ctx, idx, s.Base, exclude, reseed); err != nil {
+			return s, idx, err
+		}
+		diff, err := r.diffRaw(ctx, baseTree, s.Tree)
 		if err != nil {
 			return s, idx, err
 		}
-		reseed = res.code == 1
-	}
-	switch {
-	case base == "":
-		// No commit yet: every path of the index is in the status.
-		if _, err := r.git(ctx, ix, "-c", noSplit, "read-tree", "--empty"); err != nil {
-			return s, idx, err
+		if !reseed && slices.ContainsFunc(diff, func(d rawDiff) bool { return excluded(d.path, exclude) }) {
+			idx.remove()
+			reseed = true // again, from parent's tree
+			continue
 		}
-	case reseed:
-		if _, err := r.git(ctx, ix, "-c", noSplit, "read-tree", "--reset", base); err != nil {
-			return s, idx, err
+		var links []string
+		for _, d := range diff {
+			if d.newGitlink() && !excluded(d.path, exclude) {
+				links = append(links, d.path)
+			}
 		}
-		if base != st.head {
-			args := append([]string{"diff-tree", "-r", "-z", "--name-only", "--no-renames", base, st.head, "--"}, excludeSpecs(exclude)...)
-			out, err := r.output(ctx, args...)
-			if err != nil {
+		dropped := map[string]bool{}
+		if len(links) > 0 {
+			if s.Tree, dropped, err = r.dropNewGitlinks(ctx, idx, links); err != nil {
 				return s, idx, err
 			}
-			for _, p := range strings.Split(string(out), "\x00") {
-				if p != "" && !excluded(p, exclude) {
-					paths = append(paths, p)
-				}
+		}
+		for _, d := range diff {
+			if !excluded(d.path, exclude) && !dropped[d.path] {
+				s.Paths = append(s.Paths, d.path)
 			}
 		}
+		return s, idx, nil
 	}
-	for _, c := range st.changes {
-		if c.Untracked() && strings.HasSuffix(c.Path, "/") {
-			continue // a repository of its own: never a gitlink made up here
-		}
-		paths = append(paths, c.Path)
-		if c.Orig != "" && !excluded(c.Orig, exclude) {
-			paths = append(paths, c.Orig)
-		}
-	}
-	s.paths = paths
-	if err := r.updateIndex(ctx, env, paths); err != nil {
-		return s, idx, err
-	}
-	out, err := r.git(ctx, ix, "-c", noSplit, "write-tree")
-	if err != nil {
-		return s, idx, err
-	}
-	s.Tree = strings.TrimSpace(string(out.out))
-	return s, idx, nil
 }
 
-// updateIndex takes paths from the files into the index (the working
-// tree's, or the one env names): changed content, new files, and deleted
-// files removed. --replace lets a file take the place of a folder, or the
-// reverse.
-func (r *Repo) updateIndex(ctx context.Context, env []string, paths []string) error {
+// buildTree brings the temporary index idx (a copy of the working tree's
+// index) to the files with `git add -A`, excluded paths left as they are,
+// and writes its tree. With reseed, idx is first set to base's tree (the
+// empty tree when base is "").
+func (r *Repo) buildTree(ctx context.Context, idx *tempIndex, base string, exclude []string, reseed bool) (string, error) {
+	ix := call{env: []string{"GIT_INDEX_FILE=" + idx.path}}
+	// The temporary index is written whole, even where the person keeps
+	// a split index.
+	const noSplit = "core.splitIndex=false"
+	if reseed {
+		args := []string{"-c", noSplit, "read-tree", "--reset", base}
+		if base == "" {
+			args = []string{"-c", noSplit, "read-tree", "--empty"}
+		}
+		if _, err := r.git(ctx, ix, args...); err != nil {
+			return "", err
+		}
+	}
+	// --ignore-errors: an untracked repository without any commit would
+	// otherwise stop the whole add; addErrors tells it from a real error.
+	args := append([]string{"-c", noSplit, "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false",
+		"add", "-A", "--ignore-errors", "--"}, excludeSpecs(exclude)...)
+	c := ix
+	c.ok = []int{1}
+	res, err := r.git(ctx, c, args...)
+	if err != nil {
+		return "", err
+	}
+	if res.code == 1 {
+		if err := addErrors(res.stderr); err != nil {
+			return "", fmt.Errorf("snapshot %s: git add -A: %w", r.top, err)
+		}
+	}
+	res, err = r.git(ctx, ix, "-c", noSplit, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(res.out)), nil
+}
+
+// addErrors returns an error unless all git add complained about (exit
+// status 1) is harmless here: an excluded path that is ignored anyway (git
+// reports the pathspecs that name ignored paths, exclusions included), or
+// an untracked repository without any commit (left out of the snapshot
+// as every untracked repository is). A stderr cut by its limit may hide
+// anything, and is an error.
+func addErrors(stderr string) error {
+	if strings.HasSuffix(stderr, truncatedMark) {
+		return errors.New(stderr)
+	}
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "error: ") && !strings.HasSuffix(l, "does not have a commit checked out") ||
+			strings.HasPrefix(l, "fatal: ") {
+			return errors.New(stderr)
+		}
+	}
+	return nil
+}
+
+// dropNewGitlinks removes from idx the gitlinks `git add -A` made of
+// untracked repositories (those the working tree's index does not have),
+// writes idx's tree again, and returns it with the paths it removed.
+func (r *Repo) dropNewGitlinks(ctx context.Context, idx *tempIndex, links []string) (string, map[string]bool, error) {
+	out, err := r.output(ctx, append([]string{"ls-files", "-z", "--"}, literalPaths(links)...)...)
+	if err != nil {
+		return "", nil, err
+	}
+	staged := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		staged[p] = true
+	}
+	dropped := map[string]bool{}
+	var in bytes.Buffer
+	for _, l := range links {
+		if !staged[l] {
+			dropped[l] = true
+			in.WriteString(l)
+			in.WriteByte(0)
+		}
+	}
+	ix := call{env: []string{"GIT_INDEX_FILE=" + idx.path}}
+	if in.Len() > 0 {
+		c := ix
+		c.stdin = in.Bytes()
+		if _, err := r.git(ctx, c, "-c", "core.splitIndex=false", "update-index", "--force-remove", "-z", "--stdin"); err != nil {
+			return "", nil, err
+		}
+	}
+	res, err := r.git(ctx, ix, "-c", "core.splitIndex=false", "write-tree")
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.TrimSpace(string(res.out)), dropped, nil
+}
+
+// rawDiff is one entry of `git diff-tree --raw`.
+type rawDiff struct {
+	oldMode, newMode string
+	status           byte
+	path             string
+}
+
+// newGitlink reports whether the entry adds a gitlink (a commit of another
+// repository) where there was none.
+func (d rawDiff) newGitlink() bool { return d.newMode == "160000" && d.oldMode != "160000" }
+
+// diffRaw lists the differences between two trees, recursively, renames
+// not looked for.
+func (r *Repo) diffRaw(ctx context.Context, a, b string) ([]rawDiff, error) {
+	out, err := r.output(ctx, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-abbrev", a, b, "--")
+	if err != nil {
+		return nil, err
+	}
+	// ":<old mode> <new mode> <old id> <new id> <status>" NUL <path> NUL
+	f := strings.Split(string(out), "\x00")
+	var ds []rawDiff
+	for i := 0; i+1 < len(f); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(f[i], ":"))
+		if len(meta) != 5 || meta[4] == "" {
+			return nil, fmt.Errorf("git diff-tree: unexpected entry %q", f[i])
+		}
+		ds = append(ds, rawDiff{oldMode: meta[0], newMode: meta[1], status: meta[4][0], path: f[i+1]})
+	}
+	return ds, nil
+}
+
+// emptyTree returns the id of the empty tree in the repository's object
+// format.
+func (r *Repo) emptyTree(ctx context.Context) (string, error) {
+	res, err := r.git(ctx, call{stdin: []byte{}}, "hash-object", "-t", "tree", "--stdin")
+	return strings.TrimSpace(string(res.out)), err
+}
+
+// isObjectID reports whether s is a full object name (SHA-1 or SHA-256).
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// updateIndex takes paths from the files into the working tree's index:
+// changed content, new files, and deleted files removed. --replace lets a
+// file take the place of a folder, or the reverse.
+func (r *Repo) updateIndex(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -160,77 +275,15 @@ func (r *Repo) updateIndex(ctx context.Context, env []string, paths []string) er
 		in.WriteString(p)
 		in.WriteByte(0)
 	}
-	args := []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}
-	if env != nil {
-		args = append([]string{"-c", "core.splitIndex=false"}, args...) // a temporary index, written whole
-	}
-	_, err := r.git(ctx, call{env: env, stdin: in.Bytes()}, args...)
+	_, err := r.git(ctx, call{stdin: in.Bytes()}, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")
 	return err
 }
 
-// literalSpecs are the exclude paths as pathspecs that select them.
-func literalSpecs(exclude []string) []string {
-	var specs []string
-	for _, e := range exclude {
-		if e = cleanExclude(e); e != "" {
-			specs = append(specs, ":(top,literal)"+e)
-		}
+// literalPaths are paths as pathspecs that select exactly them.
+func literalPaths(paths []string) []string {
+	specs := make([]string, len(paths))
+	for i, p := range paths {
+		specs[i] = ":(top,literal)" + p
 	}
 	return specs
-}
-
-// tempIndexPrefix starts the name of every temporary index in a git dir.
-const tempIndexPrefix = "runner-index-"
-
-// tempIndex makes a temporary index file in the working tree's git dir, a
-// copy of its index when seed is set and it has one; otherwise the name
-// of a file that does not exist, which git reads as an empty index.
-func (r *Repo) tempIndex(seed bool) (string, error) {
-	f, err := os.CreateTemp(r.gitDir, tempIndexPrefix+"*")
-	if err != nil {
-		return "", fmt.Errorf("create a temporary index: %w", err)
-	}
-	name := f.Name()
-	src, err := os.Open(filepath.Join(r.gitDir, "index"))
-	if err == nil && seed {
-		_, err = io.Copy(f, src)
-	}
-	if src != nil {
-		src.Close()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, fs.ErrNotExist) || !seed {
-		os.Remove(name)
-		return name, nil
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", fmt.Errorf("copy the index to a temporary one: %w", err)
-	}
-	return name, nil
-}
-
-// removeIndex removes a temporary index and the lock file a killed git
-// may have left beside it.
-func removeIndex(name string) {
-	os.Remove(name)
-	os.Remove(name + ".lock")
-}
-
-// staleIndexAge is the age past which Open removes temporary indexes: no
-// git call lives that long, so they are leftovers of a runner killed in
-// the middle of a snapshot.
-const staleIndexAge = time.Hour
-
-// removeStaleIndexes removes the temporary indexes left in the git dir
-// by runners that were killed.
-func (r *Repo) removeStaleIndexes() {
-	names, _ := filepath.Glob(filepath.Join(r.gitDir, tempIndexPrefix+"*"))
-	for _, n := range names {
-		if st, err := os.Lstat(n); err == nil && time.Since(st.ModTime()) > staleIndexAge {
-			os.Remove(n)
-		}
-	}
 }

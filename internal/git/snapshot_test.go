@@ -1,6 +1,7 @@
 package git
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,8 +46,12 @@ func TestSnapshotTakesTheFilesNotTheIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Head != head {
-		t.Errorf("Head = %s, want %s", snap.Head, head)
+	if snap.Base != head {
+		t.Errorf("Base = %s, want %s", snap.Base, head)
+	}
+	wantPaths := []string{".runner/tree.json", "README", "del.txt", "dir/file", "dir/file/inside", "new/deep/file.go", "staged.txt"}
+	if !slices.Equal(snap.Paths, wantPaths) {
+		t.Errorf("Paths = %q\nwant %q", snap.Paths, wantPaths)
 	}
 	want := []string{".gitignore", ".runner/.gitignore", ".runner/tree.json", "README", "dir/file/inside", "new/deep/file.go", "staged.txt"}
 	if got := s.treeFiles(snap.Tree); !slices.Equal(got, want) {
@@ -64,11 +69,85 @@ func TestSnapshotTakesTheFilesNotTheIndex(t *testing.T) {
 	if after := s.indexState(); after != before {
 		t.Errorf("the snapshot changed the working tree's index:\n%s\nthen\n%s", before, after)
 	}
-	if !slices.ContainsFunc(snap.Changes, func(c Change) bool { return c.Path == "nested/" }) {
-		t.Errorf("Changes %q do not name the nested repository", paths(snap.Changes))
+	// The snapshot's temporary index is kept for AdvanceHead, until the
+	// next snapshot.
+	first, _ := filepath.Glob(filepath.Join(s.r.GitDir(), tempIndexPrefix+"*"))
+	if _, err := s.r.Snapshot(ctx, "", runtime); err != nil {
+		t.Fatal(err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(s.r.GitDir(), tempIndexPrefix+"*")); len(left) != 0 {
-		t.Errorf("temporary indexes left: %q", left)
+	second, _ := filepath.Glob(filepath.Join(s.r.GitDir(), tempIndexPrefix+"*"))
+	if len(first) != 1 || len(second) != 1 || first[0] == second[0] {
+		t.Errorf("temporary indexes kept: %q, then %q; want one, then another", first, second)
+	}
+	s.fsck()
+}
+
+func TestAdvanceHeadBringsTheIndexAlong(t *testing.T) {
+	s := newScratch(t)
+	head := s.git("rev-parse", "HEAD")
+	commitOf := func(content string) (Snapshot, string) {
+		t.Helper()
+		s.write("a.txt", content)
+		s.write("dir/new.txt", content)
+		snap, err := s.r.Snapshot(ctx, "", runtime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.r.Commit(ctx, snap.Tree, snap.Base, Message{Subject: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap, c
+	}
+	clean := func(what string, kept int) {
+		t.Helper()
+		if cs, err := s.r.Changes(ctx, runtime); err != nil || len(cs) != 0 {
+			t.Errorf("%s: Changes = %q, %v; want none", what, paths(cs), err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(s.r.GitDir(), tempIndexPrefix+"*")); len(left) != kept {
+			t.Errorf("%s: temporary indexes left: %q, want %d", what, left, kept)
+		}
+	}
+
+	// The snapshot's index becomes the working tree's.
+	snap, c := commitOf("one\n")
+	if err := s.r.AdvanceHead(ctx, snap, c, head); err != nil {
+		t.Fatal(err)
+	}
+	clean("installed", 0)
+	if got := s.git("rev-parse", "HEAD"); got != c {
+		t.Errorf("HEAD = %s, want %s", got, c)
+	}
+
+	// A later snapshot took its place: the paths are updated instead.
+	snap, c2 := commitOf("two\n")
+	if _, err := s.r.Snapshot(ctx, "", runtime); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.r.AdvanceHead(ctx, snap, c2, c); err != nil {
+		t.Fatal(err)
+	}
+	clean("updated", 1) // the later snapshot's
+
+	// Someone staged a file after the snapshot: the index is not replaced,
+	// and their file stays staged.
+	snap, c3 := commitOf("three\n")
+	s.write("theirs.txt", "theirs\n")
+	s.git("add", "theirs.txt")
+	if err := s.r.AdvanceHead(ctx, snap, c3, c2); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.git("diff", "--cached", "--name-only"); got != "theirs.txt" {
+		t.Errorf("staged after AdvanceHead: %q, want theirs.txt", got)
+	}
+
+	// The wrong old value: HEAD stays.
+	snap, c4 := commitOf("four\n")
+	if err := s.r.AdvanceHead(ctx, snap, c4, c2); !errors.Is(err, ErrRefChanged) {
+		t.Errorf("AdvanceHead from a wrong old value = %v", err)
+	}
+	if got := s.git("rev-parse", "HEAD"); got != c3 {
+		t.Errorf("HEAD = %s, want %s", got, c3)
 	}
 	s.fsck()
 }
@@ -81,10 +160,10 @@ func TestSnapshotOfAnUnchangedTreeIsTheParentsTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := s.git("rev-parse", "HEAD^{tree}"); snap.Tree != want || len(snap.Changes) != 0 {
+	if want := s.git("rev-parse", "HEAD^{tree}"); snap.Tree != want || len(snap.Paths) != 0 {
 		t.Errorf("Snapshot = %+v, want tree %s and no changes", snap, want)
 	}
-	if _, err := s.r.Commit(ctx, snap.Tree, snap.Head, Message{Subject: "nothing"}); err != ErrNoChange {
+	if _, err := s.r.Commit(ctx, snap.Tree, snap.Base, Message{Subject: "nothing"}); err != ErrNoChange {
 		t.Errorf("Commit of an unchanged tree = %v, want ErrNoChange", err)
 	}
 }
@@ -211,7 +290,7 @@ func TestCommitWithoutAnIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.Commit(ctx, snap.Tree, snap.Head, Message{Subject: "a"})
+	c, err := r.Commit(ctx, snap.Tree, snap.Base, Message{Subject: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,4 +402,46 @@ func TestSaveAttemptIsIdempotent(t *testing.T) {
 		t.Errorf("Attempts = %+v, %v", as, err)
 	}
 	s.fsck()
+}
+
+// Repositories of their own inside the working tree (an agent's git init
+// or git clone) are left out; a gitlink already staged is kept.
+func TestSnapshotLeavesOutNestedRepositories(t *testing.T) {
+	s := newScratch(t)
+	s.gitIn(s.dir, "init", "-q", "empty")
+	s.write("empty/file", "in a repository without a commit\n")
+	s.gitIn(s.dir, "init", "-q", "cloned")
+	s.write("cloned/file", "in a repository with a commit\n")
+	s.gitIn(filepath.Join(s.dir, "cloned"), "add", "-A")
+	s.gitIn(filepath.Join(s.dir, "cloned"), "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "x")
+	s.gitIn(s.dir, "clone", "-q", "cloned", "vendor/sub")
+	s.git("-c", "advice.addEmbeddedRepo=false", "add", "vendor/sub") // a gitlink, staged on purpose
+	s.write("work.go", "package work\n")
+
+	snap, err := s.r.Snapshot(ctx, "", runtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".gitignore", ".runner/.gitignore", ".runner/tree.json", "README", "vendor/sub", "work.go"}
+	if got := s.treeFiles(snap.Tree); !slices.Equal(got, want) {
+		t.Errorf("snapshot files = %q, want %q", got, want)
+	}
+	if want := []string{"vendor/sub", "work.go"}; !slices.Equal(snap.Paths, want) {
+		t.Errorf("Paths = %q, want %q", snap.Paths, want)
+	}
+}
+
+func TestAddErrors(t *testing.T) {
+	for stderr, ok := range map[string]bool{
+		"": true,
+		"The following paths are ignored by one of your .gitignore files:\n.runner/runs":                 true,
+		"warning: adding embedded git repository: x\nerror: 'empty/' does not have a commit checked out": true,
+		"error: open(\"secret\"): Permission denied\nerror: unable to index file 'secret'":               false,
+		"fatal: adding files failed":                                     false,
+		"error: 'a/' does not have a commit checked out" + truncatedMark: false,
+	} {
+		if err := addErrors(stderr); (err == nil) != ok {
+			t.Errorf("addErrors(%q) = %v", stderr, err)
+		}
+	}
 }

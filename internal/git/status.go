@@ -44,13 +44,6 @@ func (c Change) String() string {
 	return fmt.Sprintf("%c%c %s", x, y, c.Path)
 }
 
-// status is what one `git status` says: the commit checked out ("" when
-// none yet) and the changes.
-type status struct {
-	head    string
-	changes []Change
-}
-
 // Changes lists what differs between the working tree and the commit
 // checked out: tracked files changed (staged or not, renames and copies
 // with where they came from), untracked files one by one (not ignored
@@ -63,23 +56,17 @@ type status struct {
 // given them as `:(exclude,top,literal)` pathspecs, so it does not even
 // walk an excluded folder, and the list is filtered again on its way out.
 func (r *Repo) Changes(ctx context.Context, exclude []string) ([]Change, error) {
-	st, err := r.status(ctx, exclude)
-	return st.changes, err
-}
-
-func (r *Repo) status(ctx context.Context, exclude []string) (status, error) {
-	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignored=no", "--"}
+	args := []string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=no", "--"}
 	args = append(args, excludeSpecs(exclude)...)
 	out, err := r.output(ctx, args...)
 	if err != nil {
-		return status{}, err
+		return nil, err
 	}
-	st, err := parseStatus(out)
+	cs, err := parseStatus(out)
 	if err != nil {
-		return status{}, fmt.Errorf("read git status of %s: %w", r.top, err)
+		return nil, fmt.Errorf("read git status of %s: %w", r.top, err)
 	}
-	st.changes = filterExcluded(st.changes, exclude)
-	return st, nil
+	return filterExcluded(cs, exclude), nil
 }
 
 // excludeSpecs are the pathspecs of the whole tree without the exclude
@@ -125,16 +112,16 @@ func filterExcluded(cs []Change, exclude []string) []Change {
 	return out
 }
 
-// parseStatus reads `git status --porcelain=v2 -z --branch`: header
-// lines ("# branch.oid <commit>|(initial)"), then one entry per path:
+// parseStatus reads `git status --porcelain=v2 -z`: header lines ("#
+// ...", with --branch), then one entry per path:
 //
 //	1 XY sub mH mI mW hH hI path
 //	2 XY sub mH mI mW hH hI Xscore path NUL origPath
 //	u XY sub m1 m2 m3 mW h1 h2 h3 path
 //	? path
 //	! path
-func parseStatus(out []byte) (status, error) {
-	var st status
+func parseStatus(out []byte) ([]Change, error) {
+	var cs []Change
 	fields := bytes.Split(out, []byte{0})
 	for i := 0; i < len(fields); i++ {
 		f := string(fields[i])
@@ -145,16 +132,13 @@ func parseStatus(out []byte) (status, error) {
 		var parts []string
 		switch kind {
 		case '#':
-			if oid, ok := strings.CutPrefix(f, "# branch.oid "); ok && oid != "(initial)" {
-				st.head = oid
-			}
 			continue
 		case '?', '!':
 			if len(f) < 3 || f[1] != ' ' {
-				return st, fmt.Errorf("bad entry %q", f)
+				return nil, fmt.Errorf("bad entry %q", f)
 			}
 			if kind == '?' {
-				st.changes = append(st.changes, Change{Path: f[2:], X: '?', Y: '?'})
+				cs = append(cs, Change{Path: f[2:], X: '?', Y: '?'})
 			}
 			continue
 		case '1':
@@ -164,21 +148,21 @@ func parseStatus(out []byte) (status, error) {
 		case 'u':
 			parts = strings.SplitN(f, " ", 11)
 		default:
-			return st, fmt.Errorf("unknown entry %q", f)
+			return nil, fmt.Errorf("unknown entry %q", f)
 		}
 		want := map[byte]int{'1': 9, '2': 10, 'u': 11}[kind]
 		if len(parts) != want || len(parts[1]) != 2 || parts[want-1] == "" {
-			return st, fmt.Errorf("bad entry %q", f)
+			return nil, fmt.Errorf("bad entry %q", f)
 		}
 		c := Change{Path: parts[want-1], X: parts[1][0], Y: parts[1][1]}
 		if kind == '2' {
 			i++
 			if i >= len(fields) || len(fields[i]) == 0 {
-				return st, fmt.Errorf("rename entry %q without its original path", f)
+				return nil, fmt.Errorf("rename entry %q without its original path", f)
 			}
 			c.Orig = string(fields[i])
 		}
-		st.changes = append(st.changes, c)
+		cs = append(cs, c)
 	}
-	return st, nil
+	return cs, nil
 }
