@@ -104,6 +104,10 @@ type exe struct {
 	env     []string
 	timeout time.Duration
 	version [2]int // major, minor
+
+	// trace, when set (by benchmarks), is told each call's arguments and
+	// duration.
+	trace func(args []string, took time.Duration)
 }
 
 // call is what one git invocation needs besides its arguments.
@@ -146,8 +150,12 @@ func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
 	stop := inOwnGroup(cmd)
 	cmd.WaitDelay = waitDelay
 
+	start := time.Now()
 	err := cmd.Run()
 	stop()
+	if x.trace != nil {
+		x.trace(args, time.Since(start))
+	}
 	fail := func(code int, cause error) (result, error) {
 		return result{}, &Error{Args: args, Dir: c.dir, ExitCode: code, Stderr: strings.TrimSpace(stderr.String()), Err: cause}
 	}
