@@ -154,10 +154,11 @@ func (r *Repo) Commit(ctx context.Context, tree, parent string, m Message) (stri
 // git's index.lock); when that cannot be done (the index changed since
 // the snapshot, a later Snapshot was taken, a git command holds the
 // lock), the snapshot's Paths are taken from the files into the index
-// with `git update-index` instead. The index is done first: a
-// crash between the two steps leaves the work staged on the old HEAD,
-// which a new snapshot and commit finish, never a HEAD ahead of its
-// index.
+// with `git update-index` instead. The index is done first: a crash
+// between the two steps leaves the work staged on the old HEAD, which a
+// new snapshot and commit finish, never a HEAD ahead of its index. When
+// HEAD is not at old (ErrRefChanged), the index is set all the same; it
+// matches the files.
 func (r *Repo) AdvanceHead(ctx context.Context, snap Snapshot, commit, old string) error {
 	installed := false
 	if r.takePending(snap.index) {

@@ -58,7 +58,7 @@ func (r *Repo) RunSetup(ctx context.Context, cmds []string, logPath string, time
 		res := proc.Run(ctx, proc.Spec{
 			Argv:      []string{"sh", "-c", c},
 			Dir:       r.top,
-			Env:       setupEnv(),
+			Env:       setupEnv(r.opts.Env),
 			Log:       logPath,
 			LogAppend: true,
 			LogLimit:  SetupLogLimit,
@@ -88,11 +88,15 @@ func (r *Repo) RunSetup(ctx context.Context, cmds []string, logPath string, time
 	return true, nil
 }
 
-// setupEnv is the runner's environment without what would point a git
+// setupEnv is the environment of the Repo's git calls before it is
+// cleaned (Options.Env, or the runner's), without what would point a git
 // command of the setup at another repository, index or working tree.
-func setupEnv() []string {
+func setupEnv(from []string) []string {
+	if from == nil {
+		from = os.Environ()
+	}
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range from {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
