@@ -7,23 +7,34 @@
 //
 // It drives the git program, never a reimplementation of it: plumbing
 // where it exists (commit-tree, update-ref with an old value as a
-// compare-and-swap, read-tree, write-tree and update-index on a temporary
-// index), machine-readable output (status --porcelain=v2 -z, trailers read
-// with %(trailers:...)), and porcelain only where git has no plumbing for
-// the job (checkout, worktree). Every call runs with a timeout in a
-// process group of its own, in an environment cleaned of what would point
-// git elsewhere (GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE...), with LC_ALL=C,
-// no pager, no prompt, and hooks switched off (core.hooksPath=/dev/null):
-// the person's hooks are for the person's commits. A failure is an *Error
-// naming the git arguments, with what git printed on stderr.
+// compare-and-swap, read-tree and write-tree on a temporary index,
+// diff-tree), machine-readable output (status --porcelain=v2 -z, trailers
+// read with %(trailers:...)), and porcelain where git has no plumbing for
+// the job (checkout, worktree) or where one call of it does the work of a
+// status and an update-index (add -A on the temporary index, see
+// Snapshot).
+//
+// Every call runs with a timeout in a process group of its own, in an
+// environment cleaned of what would point git elsewhere (GIT_DIR,
+// GIT_INDEX_FILE, GIT_WORK_TREE...), with LC_ALL=C, no pager, no prompt,
+// and hooks switched off (core.hooksPath=/dev/null): the person's hooks
+// are for the person's commits. A failure is an *Error naming the git
+// arguments, with what git printed on stderr.
 //
 // A Repo is one working tree of a repository: the checkout the runner was
 // started in, or a linked worktree (AddWorktree). Refs and objects are
 // shared by all of them, so a commit made through one Repo is visible
 // through the others. A Repo is safe for concurrent use; the working-tree
-// operations (Changes, Snapshot, ResetWorktree, SwitchBranch) of one
-// working tree must not run concurrently with each other, nor with an
-// agent working in it.
+// operations (Changes, Snapshot, AdvanceHead, ResetWorktree,
+// SwitchBranch) of one working tree must not run concurrently with each
+// other, nor with an agent working in it.
+//
+// A task's commit, as the loop makes it (see TestExactlyOnceAcrossACrash):
+// FindByTrailers when resuming an interrupted commit phase, then
+// Snapshot on the checkpoint, Commit (ErrNoChange: nothing to commit),
+// AdvanceHead from the checkpoint. A failed attempt: Snapshot,
+// SaveAttempt, and ResetWorktree when the next attempt must not start
+// from it.
 //
 // Git 2.25 or later is needed (Open says so when it finds an older one).
 package git
