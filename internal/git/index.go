@@ -42,6 +42,13 @@ func (r *Repo) newTempIndex(seed bool) (*tempIndex, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && seed && t.real != nil {
+		// The copy keeps the index's time: git takes entries as changed
+		// in the same second as the index was written ("racily clean")
+		// by comparing the two, and must see what it would see in the
+		// index itself.
+		err = os.Chtimes(t.path, t.real.ModTime(), t.real.ModTime())
+	}
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !seed {
 		os.Remove(t.path)
 		return t, nil

@@ -132,7 +132,7 @@ func newExe(ctx context.Context, o Options) (*exe, error) {
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoGit, err)
+		return nil, fmt.Errorf("%w: %w", ErrNoGit, err)
 	}
 	env := o.Env
 	if env == nil {
@@ -160,7 +160,7 @@ func (x *exe) gitVersion(ctx context.Context) ([2]int, error) {
 	}
 	res, err := x.run(ctx, call{}, "version")
 	if err != nil {
-		return [2]int{}, fmt.Errorf("%w: %v", ErrNoGit, err)
+		return [2]int{}, fmt.Errorf("%w: %w", ErrNoGit, err)
 	}
 	v, ok := parseVersion(string(res.out))
 	if !ok {
