@@ -173,6 +173,7 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	if m.Note != "" {
 		fmt.Fprintf(w, "note:     %s\n", indentRest(m.Note))
 	}
+	printCheckpoint(w, m)
 	entries, _ := fsutil.ReadDir(runDir)
 	var files []string
 	for _, e := range entries {
@@ -227,4 +228,23 @@ func readProvenance(runDir string) *loop.Provenance {
 		return nil
 	}
 	return &prov
+}
+
+// printCheckpoint says what git kept of the iteration: its task's commit
+// on the run branch with the diffstat, or the ref keeping a failed
+// attempt's changes, and the commands to look at them or bring them back.
+func printCheckpoint(w io.Writer, m *state.Meta) {
+	if c := m.Checkpoint; c != nil {
+		commit := inert.Line(c.Commit)
+		fmt.Fprintf(w, "commit:   %s on %s (see it: git show %s)\n", commit, inert.Line(c.Branch), shortID(commit))
+		if c.Diffstat != "" {
+			fmt.Fprintf(w, "          %s\n", indentRest(strings.TrimRight(c.Diffstat, "\n")))
+		}
+	}
+	if ref := m.AttemptRef; ref != "" {
+		ref = inert.Line(ref)
+		fmt.Fprintf(w, "attempt:  %s keeps this attempt's changes\n", ref)
+		fmt.Fprintf(w, "          see them: git diff %s~1 %s   (git show --stat %s)\n", ref, ref, ref)
+		fmt.Fprintf(w, "          bring them back: git restore --source=%s --worktree -- .\n", ref)
+	}
 }

@@ -171,6 +171,13 @@ func printStatus(w io.Writer, rep *status.Report) {
 	if !rep.Usage.IsZero() {
 		fmt.Fprintf(w, "usage:      %s (all runs)\n", rep.Usage)
 	}
+	if rep.Branch != "" {
+		at := "no task committed yet"
+		if rep.Checkpoint != "" {
+			at = "last checkpoint " + shortID(rep.Checkpoint)
+		}
+		fmt.Fprintf(w, "branch:     %s, %s (`git log %s`)\n", inert.Line(rep.Branch), inert.Line(at), inert.Line(rep.Branch))
+	}
 	if rep.Next != "" {
 		fmt.Fprintf(w, "next:       %s\n", inert.Line(rep.Next))
 	}
@@ -224,4 +231,12 @@ func firstLine(s string) string {
 		s, more = s[:cut], "…"
 	}
 	return inert.Line(s) + more
+}
+
+// shortID is a commit id as people read it.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }

@@ -40,6 +40,7 @@ type Config struct {
 	Prompt   Prompt   `toml:"prompt"`
 	Loop     Loop     `toml:"loop"`
 	Scrub    Scrub    `toml:"scrub"`
+	Git      Git      `toml:"git"`
 }
 
 // Executor says which agent runs and under which limits.
@@ -125,6 +126,23 @@ type Loop struct {
 	// journal, which is rotated into state/journal.1.jsonl past
 	// max(4 MiB, KeepRuns × 4 KiB). Zero keeps them all.
 	KeepRuns int `toml:"keep_runs"`
+}
+
+// Git configures the checkpoints (SPEC §12): a commit per finished task
+// on a run branch, failed attempts kept under refs/runner/attempts/.
+type Git struct {
+	// Checkpoint turns checkpoints on (the default, inside a git
+	// repository).
+	Checkpoint bool `toml:"checkpoint"`
+	// Branch is the run branch; {root} is the tree's root id.
+	Branch string `toml:"branch"`
+	// Worktree makes the agent and the guards work in a linked worktree
+	// outside the checkout, which is then left untouched.
+	Worktree bool `toml:"worktree"`
+	// Setup are shell commands run once in a new worktree (npm ci, ...).
+	Setup []string `toml:"setup"`
+	// SetupTimeout bounds the setup commands together.
+	SetupTimeout Duration `toml:"setup_timeout"`
 }
 
 // Scrub configures secret redaction in prompts.

@@ -131,6 +131,13 @@ allow = ["AKIAIOSFODNN7EXAMPLE"]
 [[scrub.rules]]
 name = "internal"
 regex = 'itk_[a-z0-9]{8}'
+
+[git]
+checkpoint = false
+branch = "night/{root}"
+worktree = true
+setup = ["npm ci"]
+setup_timeout = "5m"
 `
 	want := &Config{
 		Executor: Executor{
@@ -153,6 +160,7 @@ regex = 'itk_[a-z0-9]{8}'
 			KeepRuns: 50},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
+		Git: Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}},
 	}
 	if got := mustParse(t, src); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Parse:\n got %+v\nwant %+v", got, want)

@@ -18,6 +18,8 @@ const (
 	DefaultMaxConsecErrors  = 3
 	DefaultBackoff          = time.Minute
 	DefaultBackoffMax       = 30 * time.Minute
+	DefaultRunBranch        = "runner/{root}"
+	DefaultSetupTimeout     = 30 * time.Minute
 )
 
 // DefaultRateLimitPatterns are the regular expressions (Go syntax) that
@@ -78,6 +80,7 @@ func Default() *Config {
 			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
 		Scrub: Scrub{Enabled: true},
+		Git:   Git{Checkpoint: true, Branch: DefaultRunBranch, SetupTimeout: Duration{DefaultSetupTimeout}},
 	}
 }
 

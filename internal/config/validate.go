@@ -166,6 +166,44 @@ func (r *report) validate(c *Config) {
 			r.addf(indexPath("scrub.allow", i), "allow-list entries must not be empty")
 		}
 	}
+	r.validateGit(c.Git)
+}
+
+// validateGit checks [git]: the run branch must make a valid branch name
+// once {root} (a node id, itself a valid name part) is put in.
+func (r *report) validateGit(g Git) {
+	name := strings.ReplaceAll(g.Branch, "{root}", "root")
+	switch {
+	case strings.TrimSpace(g.Branch) == "":
+		r.addf("git.branch", `must not be empty; the default is %q`, DefaultRunBranch)
+	case !validBranchName(name):
+		r.addf("git.branch", "%q is not a valid git branch name (no spaces, no \"..\", no ~^:?*[\\, no leading or trailing / or .lock); for example %q", g.Branch, DefaultRunBranch)
+	}
+	for i, c := range g.Setup {
+		if strings.TrimSpace(c) == "" {
+			r.addf(indexPath("git.setup", i), "a setup command must not be empty")
+		}
+	}
+	r.positive("git.setup_timeout", g.SetupTimeout, `"30m"`)
+}
+
+// validBranchName follows git check-ref-format for a branch name.
+func validBranchName(s string) bool {
+	if s == "" || s == "@" || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") || strings.HasSuffix(s, ".") ||
+		strings.HasPrefix(s, "-") || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "@{") {
+		return false
+	}
+	for _, part := range strings.Split(s, "/") {
+		if strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || strings.ContainsRune(" ~^:?*[\\", c) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *report) positive(path string, v Duration, example string) {

@@ -29,6 +29,15 @@ type Outcome struct {
 	JournalSummary string
 }
 
+// Checkpoint records the run branch and its last checkpoint in the run
+// state; it reaches run_state.json with the next save.
+func (l *Ledger) Checkpoint(branch, commit string) {
+	if l.rs.Branch != branch || l.rs.Checkpoint != commit {
+		l.rs.Branch, l.rs.Checkpoint = branch, commit
+		l.stateDirty = true
+	}
+}
+
 // TreeWrite is how Record writes an outcome into tree.json, in two
 // steps so that the slow part runs while meta.json is made durable.
 type TreeWrite interface {

@@ -34,6 +34,9 @@ type iteration struct {
 // and rate limits), the guards check its work when it says done, and the
 // outcome is decided and recorded.
 func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) error {
+	if err := r.startTask(ctx, node.ID); err != nil {
+		return err
+	}
 	it, err := r.begin(t, ix, node)
 	if err != nil {
 		return err
@@ -75,7 +78,7 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteratio
 	// from the marker and the tree (resume.go).
 	it.meta.Prompt = state.PromptMeta{Bytes: len(prep.Pack.Text), Budget: prep.Pack.Budget, Dropped: dropped(prep.Pack)}
 	it.req = executor.Request{
-		Root:       r.p.Root,
+		Root:       r.workDir,
 		RunnerDir:  r.p.Dir,
 		RunDir:     runDir,
 		Iteration:  n,
@@ -206,7 +209,7 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 	runDir := r.p.RunDir(meta.Iteration)
 	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
 	r.ledger.GuardsStarting()
-	results, verdict, err := guard.Run(ctx, r.p.Root, r.cfg.Guards, filepath.Join(runDir, "guard.log"),
+	results, verdict, err := guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(runDir, "guard.log"),
 		filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr

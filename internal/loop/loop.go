@@ -73,6 +73,12 @@ type Runner struct {
 
 	cache runCache // work kept between iterations (inputs.go)
 
+	// ck is the run's git checkpoints (checkpoint.go), nil when off;
+	// workDir is where the agent and the guards work: the repository
+	// root, or the linked worktree of git.worktree.
+	ck      *checkpoints
+	workDir string
+
 	// seen is config.toml and tree.json as the runner last read or wrote
 	// them; a wait ends when the files differ from it (wait.go).
 	seen         inputs
@@ -117,10 +123,14 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.reload(); err != nil {
 		return nil, err
 	}
-	if _, err := r.loadTree(); err != nil {
+	t, err := r.loadTree()
+	if err != nil {
 		return nil, err
 	}
 	if err := r.ledger.Load(); err != nil {
+		return nil, err
+	}
+	if err := r.openCheckpoints(ctx, t); err != nil {
 		return nil, err
 	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)

@@ -51,6 +51,13 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 	w := &treeWrite{r: r, ctx: ctx, meta: meta, msg: msg, t: t, loaded: r.cache.trees.sum}
 	node := r.applyOutcome(t, meta, &w.msg)
 	msg = w.msg
+	title := ""
+	if node != nil {
+		title = node.Title
+	}
+	if err := r.checkpoint(ctx, meta, title); err != nil {
+		return err
+	}
 
 	rec := ledger.Outcome{Meta: meta, LastStatus: outcome.LastStatus(meta.Outcome, meta.AgentStatus), LastSummary: meta.Summary}
 	if meta.Outcome == state.OutcomeExecutorError {

@@ -156,7 +156,7 @@ func agentBegan(in *state.InFlight, meta *state.Meta, runDir string) bool {
 // right after the agent ended). nil when the agent did not finish.
 func (r *Runner) recoverAgent(meta *state.Meta) *executor.Result {
 	req := executor.Request{
-		Root: r.p.Root, RunnerDir: r.p.Dir, RunDir: r.p.RunDir(meta.Iteration),
+		Root: r.workDir, RunnerDir: r.p.Dir, RunDir: r.p.RunDir(meta.Iteration),
 		Iteration: meta.Iteration, NodeID: meta.Node,
 		PromptFile: filepath.Join(r.p.RunDir(meta.Iteration), "prompt.md"), SchemaFile: r.p.Schema(),
 	}

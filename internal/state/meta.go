@@ -46,10 +46,22 @@ type Meta struct {
 	// Usage sums what every agent run of the iteration reported (a run
 	// retried after a rate limit included); nil when nothing was reported.
 	Usage *Usage `json:"usage,omitempty"`
+	// Checkpoint is the commit a finished task made on the run branch
+	// (SPEC §12); AttemptRef the ref keeping a failed attempt's changes.
+	Checkpoint *CheckpointMeta `json:"checkpoint,omitempty"`
+	AttemptRef string          `json:"attempt_ref,omitempty"`
 	// Message is the agent's final message, as in output.json: meta.json
 	// is made durable before the outcome is applied, so a runner that
 	// records the iteration after a crash reads the message from here.
 	Message json.RawMessage `json:"message,omitempty"`
+}
+
+// CheckpointMeta is a task's commit on the run branch.
+type CheckpointMeta struct {
+	Commit   string `json:"commit"`
+	Parent   string `json:"parent"` // the checkpoint it was made on
+	Branch   string `json:"branch"`
+	Diffstat string `json:"diffstat,omitempty"`
 }
 
 // PromptMeta summarises the prompt sent.

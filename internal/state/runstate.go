@@ -53,6 +53,11 @@ type RunState struct {
 	// ConsecutiveErrors counts the agent runs in a row, across nodes, that
 	// failed (loop.max_consecutive_errors); a run that finishes resets it.
 	ConsecutiveErrors int `json:"consecutive_errors"`
+
+	// Branch is the run branch and Checkpoint its last commit made by a
+	// task (git checkpoints, SPEC §12); empty without them.
+	Branch     string `json:"branch,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
 // InFlight describes the iteration under way.

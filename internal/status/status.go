@@ -25,6 +25,10 @@ type Report struct {
 	Tree     *TreeNode `json:"tree"`
 	// Usage sums what the agents reported over every run (run_state.json).
 	Usage state.Usage `json:"usage"`
+	// Branch is the run branch and Checkpoint its last task commit (git
+	// checkpoints); absent without them.
+	Branch     string `json:"branch,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
 // Progress counts tasks (leaves).
@@ -111,6 +115,7 @@ func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) 
 		rep.Running = &Running{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
 			StartedAt: in.StartedAt, Holder: holder, Alive: held}
 	}
+	rep.Branch, rep.Checkpoint = rs.Branch, rs.Checkpoint
 	if rs.Iteration > 0 {
 		rep.Last = &Last{Iteration: rs.Iteration, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(rs.Iteration)); err == nil {

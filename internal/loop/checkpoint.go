@@ -1,0 +1,297 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
+	"github.com/runner-cli/runner/internal/tree"
+)
+
+// checkpoints is a run's git checkpoints (SPEC §12): the working tree the
+// agent and the guards work in (the checkout, or a linked worktree), the
+// run branch, and its last commit. A finished task's changes become a
+// commit on the run branch; a failed attempt's are kept under
+// refs/runner/attempts/<iteration>; the working tree goes back to the
+// last checkpoint before another task starts on it.
+type checkpoints struct {
+	repo   *git.Repo
+	branch string
+	head   string // the last checkpoint: the run branch's commit
+	// runtime are the runner's own paths, relative to the working tree's
+	// top, that snapshots and resets leave alone (.runner/ as a whole: the
+	// state, the runs, the context files, and the tree and config, whose
+	// runner-owned fields change with every iteration).
+	runtime []string
+	// dirty is the task whose failed attempt left its changes in the
+	// working tree, for the next attempt at it to start from ("" when
+	// the tree is at the checkpoint; "?" when unknown: a run found changes
+	// on the run branch at start).
+	dirty string
+}
+
+// openCheckpoints sets up the run's checkpoints: inside a git repository,
+// with git.checkpoint on, the run branch (created from HEAD by the first
+// run), the checkout switched to it or a linked worktree on it, and the
+// working tree the agent and the guards then work in. Without git, or
+// outside a repository, or without any commit yet, it says once that
+// checkpoints are off and the run goes on as without them. A checkout on
+// another branch with changes outside .runner/ is refused: they are the
+// person's work.
+func (r *Runner) openCheckpoints(ctx context.Context, t *tree.Tree) error {
+	r.workDir = r.p.Root
+	if !r.cfg.Git.Checkpoint {
+		fmt.Fprintln(r.opts.Notices, "runner: git checkpoints are off (git.checkpoint = false): no commit per task")
+		return nil
+	}
+	repo, err := git.Open(ctx, r.p.Root, git.Options{})
+	if err == nil {
+		_, err = repo.HeadCommit(ctx)
+	}
+	switch {
+	case errors.Is(err, git.ErrNoGit):
+		fmt.Fprintf(r.opts.Notices, "runner: git checkpoints are off: %s\n", inert.Line(err.Error()))
+		return nil
+	case errors.Is(err, git.ErrNotRepo):
+		fmt.Fprintln(r.opts.Notices, "runner: git checkpoints are off: not a git repository")
+		return nil
+	case errors.Is(err, git.ErrUnborn):
+		fmt.Fprintln(r.opts.Notices, "runner: git checkpoints are off: the repository has no commit yet (commit once to have a commit per task)")
+		return nil
+	case err != nil:
+		return fmt.Errorf("git checkpoints: %w", err)
+	}
+	rel, err := filepath.Rel(repo.Top(), r.p.Dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("git checkpoints: %s is not inside the repository at %s", r.p.Dir, repo.Top())
+	}
+	ck := &checkpoints{branch: strings.ReplaceAll(r.cfg.Git.Branch, "{root}", t.Root.ID), runtime: []string{filepath.ToSlash(rel) + "/"}}
+	if r.cfg.Git.Worktree {
+		err = r.openWorktree(ctx, repo, ck)
+	} else {
+		err = r.openInPlace(ctx, repo, ck)
+	}
+	if err != nil {
+		return err
+	}
+	if ck.head, err = ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err != nil {
+		return fmt.Errorf("git checkpoints: %w", err)
+	}
+	changes, err := ck.repo.Changes(ctx, ck.runtime)
+	if err != nil {
+		return fmt.Errorf("git checkpoints: %w", err)
+	}
+	if len(changes) > 0 {
+		ck.dirty = "?" // an attempt a previous run left, or one in flight
+	}
+	r.ck = ck
+	r.workDir = ck.repo.Top()
+	r.ledger.Checkpoint(ck.branch, ck.head)
+	return nil
+}
+
+// openInPlace switches the checkout to the run branch (creating it from
+// HEAD), unless it is on it already; the person's uncommitted work on
+// their branch is refused, never carried over.
+func (r *Runner) openInPlace(ctx context.Context, repo *git.Repo, ck *checkpoints) error {
+	ck.repo = repo
+	cur, err := repo.CurrentBranch(ctx)
+	if err != nil {
+		return fmt.Errorf("git checkpoints: %w", err)
+	}
+	if cur == ck.branch {
+		return nil // changes here are the runner's: an attempt in flight or kept
+	}
+	changes, err := repo.Changes(ctx, ck.runtime[:1:1])
+	if err != nil {
+		return fmt.Errorf("git checkpoints: %w", err)
+	}
+	var names []string
+	for _, c := range changes {
+		if !strings.HasPrefix(c.Path, ck.runtime[0]) { // .runner/ is the runner's
+			names = append(names, inert.Line(c.String()))
+		}
+	}
+	if len(names) > 0 {
+		on := "branch " + inert.Line(cur)
+		if cur == "" {
+			on = "a detached HEAD"
+		}
+		if len(names) > 20 {
+			names = append(names[:20], fmt.Sprintf("... and %d more", len(names)-20))
+		}
+		return fmt.Errorf("the working tree (%s) has changes outside .runner/, which the runner would not carry into the run branch %s:\n  %s\n"+
+			"commit them, `git stash` them, or set git.worktree = true in .runner/config.toml to leave this checkout alone",
+			on, ck.branch, strings.Join(names, "\n  "))
+	}
+	if _, created, err := repo.EnsureBranch(ctx, ck.branch, "HEAD"); err != nil {
+		return fmt.Errorf("git checkpoints: %w", err)
+	} else if created {
+		fmt.Fprintf(r.opts.Notices, "runner: created the run branch %s from %s\n", ck.branch, inert.Line(cur))
+	}
+	if err := repo.SwitchBranch(ctx, ck.branch); err != nil {
+		return fmt.Errorf("git checkpoints: switch the checkout to %s: %w", ck.branch, err)
+	}
+	fmt.Fprintf(r.opts.Notices, "runner: working on the run branch %s (your branch %s is left as it is)\n", ck.branch, inert.Line(cur))
+	return nil
+}
+
+// openWorktree makes the agent and the guards work in a linked worktree
+// on the run branch, beside the checkout (git.DefaultWorktreePath),
+// reused from run to run; git.setup runs once when it is created. The
+// checkout is not touched.
+func (r *Runner) openWorktree(ctx context.Context, repo *git.Repo, ck *checkpoints) error {
+	if _, _, err := repo.EnsureBranch(ctx, ck.branch, "HEAD"); err != nil {
+		return fmt.Errorf("git checkpoints: %w", err)
+	}
+	path, err := repo.DefaultWorktreePath(ck.branch)
+	if err != nil {
+		return fmt.Errorf("git checkpoints: %w", err)
+	}
+	wt, created, err := repo.AddWorktree(ctx, path, ck.branch)
+	if err != nil {
+		return fmt.Errorf("git checkpoints: the worktree at %s: %w", path, err)
+	}
+	if created {
+		fmt.Fprintf(r.opts.Notices, "runner: the agent works in the worktree %s, on the run branch %s\n", path, ck.branch)
+	}
+	log := filepath.Join(r.p.StateDir(), "setup.log")
+	if ran, err := wt.RunSetup(ctx, r.cfg.Git.Setup, log, r.cfg.Git.SetupTimeout.Duration); err != nil {
+		return fmt.Errorf("git.setup in %s (its output is in %s): %w", path, r.p.Rel(log), err)
+	} else if ran {
+		fmt.Fprintf(r.opts.Notices, "runner: ran git.setup in the worktree (output in %s)\n", r.p.Rel(log))
+	}
+	ck.repo = wt
+	// In the worktree, .runner/ holds the committed config and tree only:
+	// the runner's own are in the checkout.
+	return nil
+}
+
+// startTask puts the working tree back to the last checkpoint before an
+// iteration on node, when it holds another task's failed attempt (kept
+// under its attempt ref): no task starts on another's leftovers. The
+// next attempt at the same task starts from its own.
+func (r *Runner) startTask(ctx context.Context, node string) error {
+	ck := r.ck
+	if ck == nil || ck.dirty == "" || ck.dirty == node {
+		return nil
+	}
+	if ck.dirty == "?" && r.ledger.State().LastNode == node {
+		ck.dirty = node // the same task goes on from where it was left
+		return nil
+	}
+	if err := ck.repo.ResetWorktree(ctx, ck.head, ck.runtime); err != nil {
+		return fmt.Errorf("put the working tree back to the checkpoint %s before task %s: %w", short(ck.head), node, err)
+	}
+	ck.dirty = ""
+	return nil
+}
+
+// checkpoint records a decided outcome in git, before the ledger records
+// it: a finished task's changes become one commit on the run branch
+// (found again by its trailers when a crash came after it, so it is made
+// once), a failed attempt's are kept under its attempt ref, and the
+// working tree goes back to the checkpoint when the task became blocked.
+// What it did goes into meta (Checkpoint, AttemptRef).
+func (r *Runner) checkpoint(ctx context.Context, meta *state.Meta, title string) error {
+	ck := r.ck
+	if ck == nil {
+		return nil
+	}
+	if meta.Outcome == state.OutcomeDone {
+		return r.commitTask(ctx, meta, title)
+	}
+	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	if err != nil {
+		return fmt.Errorf("keep the attempt of iteration %d: %w", meta.Iteration, err)
+	}
+	if len(snap.Paths) > 0 {
+		m := git.Message{Subject: fmt.Sprintf("attempt %d at %s (%s)", meta.Attempt, meta.Node, meta.Outcome),
+			Body: meta.Summary, Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
+		if _, err := ck.repo.SaveAttempt(ctx, meta.Iteration, snap.Tree, ck.head, m); err != nil {
+			return fmt.Errorf("keep the attempt of iteration %d: %w", meta.Iteration, err)
+		}
+		meta.AttemptRef = git.AttemptRef(meta.Iteration)
+		ck.dirty = meta.Node
+	}
+	if meta.NodeStatus == string(tree.StatusBlocked) || meta.NodeStatus == "" {
+		// Blocked, or removed: nothing goes on from this attempt.
+		if len(snap.Paths) > 0 {
+			if err := ck.repo.ResetWorktree(ctx, ck.head, ck.runtime); err != nil {
+				return fmt.Errorf("put the working tree back to the checkpoint after iteration %d: %w", meta.Iteration, err)
+			}
+		}
+		ck.dirty = ""
+	}
+	return nil
+}
+
+// commitTask makes the commit of a finished task, exactly once: a commit
+// with its trailers already on the run branch (made by a runner that died
+// before recording it) is taken as it is.
+func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string) error {
+	ck := r.ck
+	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
+	found, err := ck.repo.FindByTrailers(ctx, git.BranchRef(ck.branch), 20, trailers)
+	if err != nil {
+		return fmt.Errorf("commit task %s: %w", meta.Node, err)
+	}
+	commit, parent := found, ck.head
+	if found == "" {
+		snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+		if err != nil {
+			return fmt.Errorf("commit task %s: %w", meta.Node, err)
+		}
+		if len(snap.Paths) == 0 {
+			meta.Note = strings.TrimSpace(meta.Note + " no change to commit")
+			ck.dirty = ""
+			return nil
+		}
+		m := git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
+			Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
+		if commit, err = ck.repo.Commit(ctx, snap.Tree, ck.head, m); err != nil {
+			return fmt.Errorf("commit task %s: %w", meta.Node, err)
+		}
+		// The branch is at the checkpoint unless the agent committed on it
+		// itself: its commits are folded into this one (the snapshot holds
+		// their content).
+		old := ck.head
+		if cur, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err == nil && cur != ck.head {
+			r.log.Warn("the agent made commits of its own on the run branch; the task's commit replaces them", "iteration", meta.Iteration, "node", meta.Node)
+			old = cur
+		}
+		if err := ck.repo.AdvanceHead(ctx, snap, commit, old); err != nil {
+			return fmt.Errorf("commit task %s: %w", meta.Node, err)
+		}
+	} else if p, err := ck.repo.ResolveCommit(ctx, found+"^"); err == nil {
+		parent = p
+	}
+	stat, _ := ck.repo.DiffStat(ctx, parent, commit)
+	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
+	ck.head, ck.dirty = commit, ""
+	r.ledger.Checkpoint(ck.branch, commit)
+	return nil
+}
+
+// short is a commit id as people read it.
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// subjectOf is a task's title on one bounded line, for its commit.
+func subjectOf(title string) string {
+	if title == "" {
+		return "task"
+	}
+	return textfmt.OneLine(title, 72)
+}
