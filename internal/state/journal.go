@@ -25,6 +25,18 @@ const (
 	// EventRateLimited: an agent run hit a usage or rate limit; the runner
 	// waits and runs the agent again without spending an attempt.
 	EventRateLimited = "rate_limited"
+	// EventSkipped: `runner skip NODE` marked a task done without running
+	// it (SPEC §13).
+	EventSkipped = "skipped"
+	// EventTamper: the agent changed a file that judges it (the runner's
+	// inputs or a verify.protect path); the change was reverted and kept
+	// (SPEC §13). Paths lists them.
+	EventTamper = "tamper"
+	// EventRejected: the reviewer rejected a task its guards passed (SPEC §17).
+	EventRejected = "rejected"
+	// EventConflict: a finished task's commit did not integrate onto the
+	// run branch (SPEC §14).
+	EventConflict = "conflict"
 )
 
 // Record is one line of journal.jsonl.
@@ -47,6 +59,10 @@ type Record struct {
 	WaitMS      int64     `json:"wait_ms,omitempty"`
 	// RunnerPID is the runner that started the iteration (started records).
 	RunnerPID int `json:"runner_pid,omitempty"`
+	// Executor names the executor that ran the iteration (SPEC §17).
+	Executor string `json:"executor,omitempty"`
+	// Paths are the files a tamper or conflict record is about.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // AppendJournal appends one record and fsyncs the journal. A torn last

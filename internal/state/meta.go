@@ -50,6 +50,17 @@ type Meta struct {
 	// (SPEC §12); AttemptRef the ref keeping a failed attempt's changes.
 	Checkpoint *CheckpointMeta `json:"checkpoint,omitempty"`
 	AttemptRef string          `json:"attempt_ref,omitempty"`
+	// Executor is the name of the executor that ran the agent (SPEC §17).
+	Executor string `json:"executor,omitempty"`
+	// Tamper lists the runner's inputs and protected paths the agent
+	// changed; each was reverted and kept (SPEC §13). Its presence fails
+	// the attempt.
+	Tamper []TamperMeta `json:"tamper,omitempty"`
+	// Review is the reviewer's verdict on work the guards passed (SPEC §17).
+	Review *ReviewMeta `json:"review,omitempty"`
+	// Conflict is what happened when the task's commit did not integrate
+	// onto the run branch (SPEC §14).
+	Conflict *ConflictMeta `json:"conflict,omitempty"`
 	// Message is the agent's final message, as in output.json: meta.json
 	// is made durable before the outcome is applied, so a runner that
 	// records the iteration after a crash reads the message from here.
@@ -62,6 +73,31 @@ type CheckpointMeta struct {
 	Parent   string `json:"parent"` // the checkpoint it was made on
 	Branch   string `json:"branch"`
 	Diffstat string `json:"diffstat,omitempty"`
+}
+
+// TamperMeta is one judged path the agent changed.
+type TamperMeta struct {
+	Path   string `json:"path"`   // relative to the repository root
+	Change string `json:"change"` // "modified", "deleted" or "added"
+	// Kept is where the agent's version is kept, relative to the run
+	// folder (empty for a deletion).
+	Kept string `json:"kept,omitempty"`
+}
+
+// ReviewMeta is a reviewer's answer on one iteration.
+type ReviewMeta struct {
+	Verdict  string   `json:"verdict"` // "approve", "reject" or "skipped"
+	Reasons  []string `json:"reasons,omitempty"`
+	Executor string   `json:"executor,omitempty"`
+	Usage    *Usage   `json:"usage,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// ConflictMeta is a failed integration of a task's commit.
+type ConflictMeta struct {
+	Kind  string   `json:"kind"` // "conflict" or "guards"
+	Files []string `json:"files,omitempty"`
+	Onto  string   `json:"onto,omitempty"` // the checkpoint it was tried on
 }
 
 // PromptMeta summarises the prompt sent.
