@@ -120,6 +120,9 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 			fmt.Fprintf(w, "redacted: %s\n", strings.Join(red, ", "))
 		}
 	}
+	if m.Executor != "" {
+		fmt.Fprintf(w, "executor: %s\n", inert.Line(m.Executor))
+	}
 	if a := m.Agent; a != nil {
 		fmt.Fprintf(w, "agent:    %s, exit %d, %.1fs", inert.Line(a.Class), a.ExitCode, float64(a.DurationMS)/1000)
 		if a.MessageSource != "" {

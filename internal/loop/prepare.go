@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	executor "github.com/runner-cli/runner/internal/exec"
@@ -126,7 +127,7 @@ func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node)
 // previous iteration when the settings it is built from are the same:
 // compiling the rules is a good part of an iteration's own work.
 func (r *Runner) scrubberFor(cfg *config.Config) (*scrub.Scrubber, error) {
-	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, cfg.Executor.Env)
+	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, agentEnvs(cfg))
 	if r.cache.scrubber != nil && r.cache.scrubberKey == key {
 		return r.cache.scrubber, nil
 	}
@@ -141,10 +142,7 @@ func (r *Runner) scrubberFor(cfg *config.Config) (*scrub.Scrubber, error) {
 // newScrubber builds the secret scrubber from [scrub] and the
 // environment: the runner's own and the variables given to the agent.
 func newScrubber(cfg *config.Config) (*scrub.Scrubber, error) {
-	environ := os.Environ()
-	for k, v := range cfg.Executor.Env {
-		environ = append(environ, k+"="+v)
-	}
+	environ := append(os.Environ(), agentEnvs(cfg)...)
 	extra := make([]scrub.UserRule, 0, len(cfg.Scrub.Rules))
 	for _, r := range cfg.Scrub.Rules {
 		extra = append(extra, scrub.UserRule{Name: r.Name, Regex: r.Regex})
@@ -154,6 +152,20 @@ func newScrubber(cfg *config.Config) (*scrub.Scrubber, error) {
 		return nil, fmt.Errorf("config [scrub]: %w", err)
 	}
 	return s, nil
+}
+
+// agentEnvs lists the variables config.toml gives the agents (every
+// executor of the chain, and the reviewer), as NAME=value: their values
+// are secrets to redact as the runner's own environment is.
+func agentEnvs(cfg *config.Config) []string {
+	var env []string
+	for _, e := range append(cfg.Chain(), cfg.Review.Executor) {
+		for k, v := range e.Env {
+			env = append(env, k+"="+v)
+		}
+	}
+	sort.Strings(env)
+	return env
 }
 
 // readNotes reads a notes file for the prompt: its most recent part,

@@ -77,9 +77,9 @@ func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 			// the one that moves the marker past started (or the one
 			// after it is recorded); that save never happened, so they are
 			// counted here, once.
-			r.ledger.AddUsage(meta.Usage)
+			r.ledger.AddUsage(meta.Executor, meta.Usage)
 			if meta.Agent != nil && meta.Phase != state.PhaseStarted {
-				r.ledger.CountAgentRun(meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
+				r.ledger.CountAgentRun(meta.Executor, meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	}
 	if res := r.recoverAgent(meta); res != nil {
 		noteAgentRun(meta, res)
-		r.ledger.AddUsage(res.Usage)
+		r.ledger.AddUsage(meta.Executor, res.Usage)
 		if res.Class == executor.ClassRateLimited {
 			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
 			return r.ledger.EndResumed(meta, who+" stopped after the agent hit a usage or rate limit: no attempt was spent")
@@ -132,7 +132,7 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	}
 	r.log.Warn("the previous runner was interrupted while the agent worked; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
 	if meta.Agent == nil {
-		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.executorOptions(), runDir)}
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.optionsNamed(meta.Executor), runDir)}
 	}
 	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
 }
@@ -160,7 +160,7 @@ func (r *Runner) recoverAgent(meta *state.Meta) *executor.Result {
 		Iteration: meta.Iteration, NodeID: meta.Node,
 		PromptFile: filepath.Join(r.p.RunDir(meta.Iteration), "prompt.md"), SchemaFile: r.p.Schema(),
 	}
-	res, err := executor.Recover(r.executorOptions(), req)
+	res, err := executor.Recover(r.optionsNamed(meta.Executor), req)
 	if err != nil {
 		r.log.Warn("cannot read what the agent left; counting the iteration as interrupted", "iteration", meta.Iteration, "err", err)
 		return nil
