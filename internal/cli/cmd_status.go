@@ -221,6 +221,9 @@ func printExecutors(w io.Writer, rep *status.Report) {
 	if rep.Executor != "" {
 		fmt.Fprintf(w, "executor:   %s\n", inert.Line(rep.Executor))
 	}
+	if rep.Reviewer != "" {
+		fmt.Fprintf(w, "reviewer:   %s\n", inert.Line(rep.Reviewer))
+	}
 	for _, n := range rep.SetAside {
 		fmt.Fprintf(w, "set aside:  %s for the rest of the run: %s\n", inert.Line(n.Name), firstLine(n.Reason))
 	}

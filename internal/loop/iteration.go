@@ -178,7 +178,8 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 		}
 		meta.Summary = res.Message.Summary
 	}
-	if err := r.ledger.AgentDone(meta, r.guardsWillRun(meta)); err != nil {
+	// The phase is made durable when the guards or a review come next.
+	if err := r.ledger.AgentDone(meta, r.guardsWillRun(meta) || r.reviewWanted(meta)); err != nil {
 		return err
 	}
 	if err := r.finish(ctx, meta); err != nil {
@@ -206,10 +207,10 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 		meta.Guard = state.GuardPass
 		meta.Note = "no guards configured: done is trusted"
 	}
-	if err := r.ledger.GuardsDone(meta, ran); err != nil {
+	if err := r.ledger.GuardsDone(meta, ran || r.reviewWanted(meta)); err != nil {
 		return err
 	}
-	return r.record(ctx, meta)
+	return r.afterGuards(ctx, meta)
 }
 
 // runGuards runs the configured guards in the repository root, with the

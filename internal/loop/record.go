@@ -27,6 +27,7 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		AgentOK:     meta.Agent != nil && meta.Agent.Class == executor.ClassOK,
 		AgentStatus: meta.AgentStatus, Guard: meta.Guard,
 		Interrupted: meta.Outcome == state.OutcomeInterrupted,
+		Review:      reviewVerdict(meta),
 	})
 	var msg *executor.Message
 	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted {
@@ -72,6 +73,12 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		rec.Questions = msg.Questions
 		if meta.Outcome == state.OutcomeBlocked {
 			rec.Questions = append([]string{"blocked: " + msg.Summary}, msg.Questions...)
+		}
+	}
+	if meta.Outcome == state.OutcomeRejected {
+		rec.LastGuard = state.GuardFail // failure.md: the reviewer's reasons
+		if node != nil && node.Status == tree.StatusBlocked && node.BlockedReason != outcome.ReasonExhausted {
+			rec.Questions = append([]string{"blocked: " + node.BlockedReason}, rec.Questions...)
 		}
 	}
 	if err := r.ledger.Record(rec); err != nil {
@@ -120,7 +127,8 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 	if *msg != nil {
 		summary = (*msg).Summary
 	}
-	outcome.Apply(outcome.FieldsOf(node), meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary).Set(node)
+	f := outcome.Apply(outcome.FieldsOf(node), meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary)
+	r.afterRejection(meta, f).Set(node)
 	t.Normalize()
 	meta.NodeStatus = string(node.EffectiveStatus())
 	meta.Attempts = node.Attempts
@@ -251,6 +259,10 @@ func (r *Runner) progress(m *state.Meta) {
 		next = fmt.Sprintf("open, attempt %d of %d used", m.Attempts, m.MaxAttempts)
 	}
 	dur := time.Duration(m.DurationMS) * time.Millisecond
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s guards: %-7s → %s (%s)\n",
-		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(m.Guard), inert.Line(next), dur.Round(100*time.Millisecond))
+	review := ""
+	if m.Review != nil && m.Review.Verdict != "" {
+		review = "review: " + inert.Line(m.Review.Verdict) + " "
+	}
+	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)\n",
+		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(m.Guard), review, inert.Line(next), dur.Round(100*time.Millisecond))
 }

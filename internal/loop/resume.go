@@ -83,11 +83,22 @@ func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 			}
 		}
 	}
+	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
+		// The verdict's usage reaches run_state.json with the save that
+		// moves the marker to reviewed, which never happened.
+		r.ledger.AddUsage(meta.Review.Executor, meta.Review.Usage)
+	}
 	switch phase {
-	case state.PhaseGuardsDone, state.PhaseRecorded:
-		r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
-		meta.Phase = state.PhaseGuardsDone
-		return r.record(ctx, meta)
+	case state.PhaseGuardsDone, state.PhaseReviewing, state.PhaseReviewed, state.PhaseRecorded:
+		if r.reviewWanted(meta) {
+			r.log.Info("asking the reviewer again about an iteration a previous runner left in its review", "iteration", in.Iteration, "node", in.Node)
+		} else {
+			r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
+		}
+		if meta.Phase != state.PhaseReviewed {
+			meta.Phase = state.PhaseGuardsDone
+		}
+		return r.afterGuards(ctx, meta)
 	case state.PhaseAgentDone:
 		r.log.Info("running the guards of an iteration a previous runner left", "iteration", in.Iteration, "node", in.Node)
 		meta.Phase = state.PhaseAgentDone
@@ -173,10 +184,12 @@ func phaseRank(phase string) int {
 	switch phase {
 	case state.PhaseAgentDone:
 		return 1
-	case state.PhaseGuardsDone:
+	case state.PhaseGuardsDone, state.PhaseReviewing:
 		return 2
-	case state.PhaseRecorded, state.PhaseAborted:
+	case state.PhaseReviewed:
 		return 3
+	case state.PhaseRecorded, state.PhaseAborted:
+		return 4
 	}
 	return 0
 }

@@ -34,6 +34,7 @@ type Report struct {
 	// the run and Limited those waiting out a usage or rate limit, each
 	// with why.
 	Executor string               `json:"executor,omitempty"`
+	Reviewer string               `json:"reviewer,omitempty"` // the [review] executor's name, when there is one
 	SetAside []state.ExecutorNote `json:"executors_set_aside,omitempty"`
 	Limited  []state.ExecutorNote `json:"executors_limited,omitempty"`
 	// UsageByExecutor splits Usage by executor name (the reviewer's under
@@ -136,6 +137,9 @@ func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) 
 	rep.Usage = rs.Usage
 	rep.UsageByExecutor = rs.UsageByExecutor
 	rep.Executor, rep.SetAside = rs.Executor, rs.SetAside
+	if cfg.Review.Enabled {
+		rep.Reviewer = cfg.Review.Label()
+	}
 	now := time.Now()
 	for _, l := range rs.Limited {
 		if l.Until != nil && l.Until.After(now) {
