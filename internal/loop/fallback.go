@@ -253,6 +253,7 @@ func (r *Runner) startFailed(ctx context.Context, it *iteration, cause error) er
 // (tooManyFailures).
 func (r *Runner) failedTooOften(meta *state.Meta, res *executor.Result) (bool, error) {
 	limit := r.cfg.Loop.MaxConsecutiveErrors
+	r.chain.sync(r.cfg.Chain()) // a resumed iteration comes before any choice
 	s := r.chain.named(meta.Executor)
 	if limit <= 0 || !res.AgentFailed || s == nil || len(r.chain.slots) < 2 || r.ledger.State().ExecutorErrors[meta.Executor] < limit {
 		return false, nil

@@ -83,9 +83,7 @@ func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
 	if err != nil {
 		return err
 	}
-	var lim slot // the reviewer's own limits and backoff
-	var waited time.Duration
-	failures := 0
+	fails := &reviewFailures{}
 	if len(changed) > 0 {
 		// A runner that died during the review left what its reviewer
 		// changed: put back now, and that review failed.
@@ -94,13 +92,13 @@ func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
 			return err
 		}
 	}
-	for {
+	for ctx.Err() == nil {
 		ans, err := r.askReviewer(ctx, meta, hold)
 		if err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
-			return nil
+			break
 		}
 		if ans.verdict != nil {
 			rv.Verdict, rv.Reasons, rv.Error = ans.verdict.Verdict, ans.verdict.Reasons, ""
@@ -113,35 +111,12 @@ func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
 		if err := r.reviewFailed(meta, ans); err != nil {
 			return err
 		}
-		if ans.limited != nil {
-			now := rateLimitClock()
-			lim.limit(r.cfg.Loop, ans.limited, now)
-			wait, ok, why := r.limitWait(&lim, waited, now)
-			if !ok {
-				return fmt.Errorf("%w: the reviewer: %s. The task waits in iteration %d for a verdict; run again once the limit has lifted, or raise loop.max_wait",
-					errRateLimitGaveUp, why, meta.Iteration)
-			}
-			if err := r.reviewPause(ctx, meta, wait, "its usage or rate limit"); err != nil {
-				return err
-			}
-			waited += wait
-			continue
+		if err := r.beforeAskingAgain(ctx, meta, ans, fails); err != nil {
+			return err
 		}
-		lim.ran()
-		failures++
-		limit := r.cfg.Loop.MaxConsecutiveErrors
-		if limit > 0 && failures >= limit {
-			return fmt.Errorf("stopping: the reviewer (%s) failed %d times in a row (loop.max_consecutive_errors = %d); the last time: %s. "+
-				"Task %s spent no attempt: it waits in iteration %d for a verdict, asked again by the next run; check that the reviewer runs (`runner show %d`)",
-				rv.Executor, failures, limit, firstLineOf(ans.why), meta.NodePath, meta.Iteration, meta.Iteration)
-		}
-		if limit <= 0 {
-			// Nothing stops a reviewer that always fails: not in a hurry.
-			pause := min(r.cfg.Loop.RateLimitBackoff.Duration<<min(failures-1, 16), r.cfg.Loop.RateLimitBackoffMax.Duration)
-			if err := r.reviewPause(ctx, meta, pause, "a failed review"); err != nil {
-				return err
-			}
-		}
+	}
+	if ctx.Err() != nil {
+		return nil // asked again by the next run
 	}
 	if rv.Verdict == executor.VerdictReject {
 		n, err := r.ledger.Rejections(meta.Node, func(id string) bool { return coversNode(meta.NodePath, id) }, meta.Iteration)
@@ -154,6 +129,48 @@ func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
 		return err
 	}
 	hold.release(ctx)
+	return nil
+}
+
+// reviewFailures is what a review knows of its reviewer's failures: its
+// limits and backoff, the time waited on them, and its failures in a row.
+type reviewFailures struct {
+	lim    slot
+	waited time.Duration
+	inRow  int
+}
+
+// beforeAskingAgain decides what follows a run of the reviewer that gave
+// no verdict: a usage or rate limit is waited out (within
+// loop.max_wait); other failures are counted, and at
+// loop.max_consecutive_errors in a row the run stops (an error), the
+// iteration left for the next run to review; with that cap off, the
+// reviewer is asked again after a growing pause.
+func (r *Runner) beforeAskingAgain(ctx context.Context, meta *state.Meta, ans reviewAnswer, f *reviewFailures) error {
+	if ans.limited != nil {
+		now := rateLimitClock()
+		f.lim.limit(r.cfg.Loop, ans.limited, now)
+		wait, ok, why := r.limitWait(&f.lim, f.waited, now)
+		if !ok {
+			return fmt.Errorf("%w: the reviewer: %s. The task waits in iteration %d for a verdict; run again once the limit has lifted, or raise loop.max_wait",
+				errRateLimitGaveUp, why, meta.Iteration)
+		}
+		f.waited += wait
+		return r.reviewPause(ctx, meta, wait, "its usage or rate limit")
+	}
+	f.lim.ran()
+	f.inRow++
+	limit := r.cfg.Loop.MaxConsecutiveErrors
+	if limit > 0 && f.inRow >= limit {
+		return fmt.Errorf("stopping: the reviewer (%s) failed %d times in a row (loop.max_consecutive_errors = %d); the last time: %s. "+
+			"Task %s spent no attempt: it waits in iteration %d for a verdict, asked again by the next run; check that the reviewer runs (`runner show %d`)",
+			meta.Review.Executor, f.inRow, limit, firstLineOf(ans.why), meta.NodePath, meta.Iteration, meta.Iteration)
+	}
+	if limit <= 0 {
+		// Nothing stops a reviewer that always fails: not in a hurry.
+		pause := min(r.cfg.Loop.RateLimitBackoff.Duration<<min(f.inRow-1, 16), r.cfg.Loop.RateLimitBackoffMax.Duration)
+		return r.reviewPause(ctx, meta, pause, "a failed review")
+	}
 	return nil
 }
 
