@@ -41,6 +41,7 @@ type Config struct {
 	Loop     Loop     `toml:"loop"`
 	Scrub    Scrub    `toml:"scrub"`
 	Git      Git      `toml:"git"`
+	Verify   Verify   `toml:"verify"`
 }
 
 // Executor says which agent runs and under which limits.
@@ -143,6 +144,17 @@ type Git struct {
 	Setup []string `toml:"setup"`
 	// SetupTimeout bounds the setup commands together.
 	SetupTimeout Duration `toml:"setup_timeout"`
+}
+
+// Verify keeps the verdict the runner's (SPEC §13).
+type Verify struct {
+	// Protect are globs of paths, relative to the repository root, the
+	// agent may not change or delete (package verify: path.Match segments,
+	// "**" for any number of folders, a folder protects what is below it).
+	Protect []string `toml:"protect"`
+	// Preflight runs the guards once on the untouched checkpoint before
+	// the first agent of a run.
+	Preflight bool `toml:"preflight"`
 }
 
 // Scrub configures secret redaction in prompts.

@@ -138,6 +138,10 @@ branch = "night/{root}"
 worktree = true
 setup = ["npm ci"]
 setup_timeout = "5m"
+
+[verify]
+protect = ["tests/**"]
+preflight = false
 `
 	want := &Config{
 		Executor: Executor{
@@ -160,7 +164,8 @@ setup_timeout = "5m"
 			KeepRuns: 50},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
-		Git: Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}},
+		Git:    Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}},
+		Verify: Verify{Protect: []string{"tests/**"}},
 	}
 	if got := mustParse(t, src); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Parse:\n got %+v\nwant %+v", got, want)

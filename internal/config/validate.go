@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/runner-cli/runner/internal/verify"
+
 	"fmt"
 	"math"
 	"regexp"
@@ -167,6 +169,11 @@ func (r *report) validate(c *Config) {
 		}
 	}
 	r.validateGit(c.Git)
+	for i, pat := range c.Verify.Protect {
+		if _, err := verify.ParseGlob(pat); err != nil {
+			r.addf(indexPath("verify.protect", i), "%v; for example \"tests/**\"", err)
+		}
+	}
 }
 
 // validateGit checks [git]: the run branch must make a valid branch name
