@@ -174,6 +174,7 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		fmt.Fprintf(w, "note:     %s\n", indentRest(m.Note))
 	}
 	printCheckpoint(w, m)
+	printTamper(w, m, runDir)
 	entries, _ := fsutil.ReadDir(runDir)
 	var files []string
 	for _, e := range entries {
@@ -228,6 +229,22 @@ func readProvenance(runDir string) *loop.Provenance {
 		return nil
 	}
 	return &prov
+}
+
+// printTamper lists what the agent changed of the files that judge it
+// (SPEC §13): each was put back, and its version is kept in the run folder.
+func printTamper(w io.Writer, m *state.Meta, runDir string) {
+	for i, t := range m.Tamper {
+		label := "tamper:"
+		if i > 0 {
+			label = ""
+		}
+		line := fmt.Sprintf("%s %s, put back", inert.Line(t.Path), inert.Line(t.Change))
+		if t.Kept != "" {
+			line += "; the agent's version: " + filepath.Join(runDir, filepath.FromSlash(inert.Line(t.Kept)))
+		}
+		fmt.Fprintf(w, "%-10s%s\n", label, line)
+	}
 }
 
 // printCheckpoint says what git kept of the iteration: its task's commit

@@ -71,6 +71,9 @@ func (l *Ledger) AgentStarted(n, pgid int) {
 	l.stateOnDisk = true
 	l.background.Go(func() {
 		l.backgroundErr = state.SaveRunState(l.p.RunState(), &snap)
+		if l.backgroundErr == nil {
+			l.noteWritten(&snap)
+		}
 		l.syncKeep(snap.Iteration)
 	})
 }

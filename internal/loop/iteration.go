@@ -16,6 +16,7 @@ import (
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/verify"
 )
 
 // iteration is one iteration under way: its number, its node, what its
@@ -110,17 +111,25 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 	var waited time.Duration
 	for retry := 0; ; retry++ {
 		it.req.Retry = retry
+		// The judges as they are before the agent starts (judges.go).
+		base, err := verify.Take(r.judged())
+		if err != nil {
+			return nil, r.failedBeforeAgent(meta, err)
+		}
 		res, err := executor.Run(ctx, opts, it.req)
 		// What the agent removed of the runner's files is put back
-		// before anything is written.
+		// before anything is written, and what it changed of its judges.
 		if serr := r.ledger.AgentExited(it.n); serr != nil {
+			return nil, serr
+		}
+		if serr := r.checkJudges(meta, base); serr != nil {
 			return nil, serr
 		}
 		if err != nil {
 			return nil, r.abort(meta, err)
 		}
 		noteAgentRun(meta, res)
-		if res.Class != executor.ClassRateLimited || ctx.Err() != nil {
+		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.
 			r.ledger.AddUsage(meta.Usage)
@@ -183,7 +192,13 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 	meta.Guard = state.GuardSkipped
 	ran := r.guardsWillRun(meta)
-	if ran {
+	if len(meta.Tamper) > 0 {
+		// The attempt changed its judges: it fails without them running.
+		ran = false
+		if err := r.failTampered(meta); err != nil {
+			return err
+		}
+	} else if ran {
 		results, verdict, err := r.runGuards(ctx, meta)
 		if err != nil || ctx.Err() != nil {
 			// Interrupted: the agent's work is recorded, and the guards run

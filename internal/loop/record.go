@@ -27,6 +27,7 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		AgentOK:     meta.Agent != nil && meta.Agent.Class == executor.ClassOK,
 		AgentStatus: meta.AgentStatus, Guard: meta.Guard,
 		Interrupted: meta.Outcome == state.OutcomeInterrupted,
+		Tampered:    len(meta.Tamper) > 0,
 	})
 	var msg *executor.Message
 	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted {

@@ -34,6 +34,10 @@ type Iteration struct {
 	// Interrupted is set when the iteration did not get to finish while
 	// its agent worked (a signal, a runner killed).
 	Interrupted bool
+	// Tampered is set when the agent changed what judges it (its
+	// config, tree, the runner's state or a verify.protect path): the
+	// attempt fails as a guard failure, whatever the agent said.
+	Tampered bool
 }
 
 // Of returns the outcome of an iteration (state.Outcome*): an agent that
@@ -43,6 +47,8 @@ func Of(it Iteration) string {
 	switch {
 	case it.Interrupted:
 		return state.OutcomeInterrupted
+	case it.Tampered:
+		return state.OutcomeGuardFailed
 	case !it.AgentOK || it.AgentStatus == "":
 		return state.OutcomeExecutorError
 	}

@@ -25,6 +25,10 @@ func TestOf(t *testing.T) {
 		{Iteration{AgentOK: false, AgentStatus: "done", Guard: state.GuardPass}, state.OutcomeExecutorError},
 		{Iteration{AgentOK: true, AgentStatus: "done", Interrupted: true}, state.OutcomeInterrupted},
 		{Iteration{Interrupted: true}, state.OutcomeInterrupted},
+		{Iteration{AgentOK: true, AgentStatus: "retry", Tampered: true}, state.OutcomeGuardFailed},
+		{Iteration{AgentOK: true, AgentStatus: "blocked", Guard: state.GuardSkipped, Tampered: true}, state.OutcomeGuardFailed},
+		{Iteration{AgentOK: false, Tampered: true}, state.OutcomeGuardFailed},
+		{Iteration{AgentOK: true, AgentStatus: "done", Tampered: true, Interrupted: true}, state.OutcomeInterrupted},
 	}
 	for _, tt := range tests {
 		if got := Of(tt.it); got != tt.want {
