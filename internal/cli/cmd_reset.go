@@ -82,10 +82,12 @@ func runReset(g *globals, id string) error {
 	}
 	visit(n)
 	t.Normalize()
-	if err := tree.Save(p.Tree(), t); err != nil {
+	// The journal's record first: a runner that sees the reset tree then
+	// finds what makes its change of runner-owned fields legitimate.
+	if err := state.AppendJournal(p.Journal(), state.Record{Node: id, Event: state.EventReset}); err != nil {
 		return err
 	}
-	if err := state.AppendJournal(p.Journal(), state.Record{Node: id, Event: state.EventReset}); err != nil {
+	if err := tree.Save(p.Tree(), t); err != nil {
 		return err
 	}
 	if len(reopened) == 0 {

@@ -134,6 +134,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newValidateCmd(g),
 		newShowCmd(g),
 		newResetCmd(g),
+		newSkipCmd(g),
 		newStopCmd(g),
 		newServeCmd(g),
 		newDemoCmd(g),

@@ -86,6 +86,7 @@ type Runner struct {
 	invalid      string        // the invalid-input report last printed
 	invalidFiles string        // the files it named
 	waiting      string        // why the run last said it was waiting
+	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -310,7 +311,10 @@ func (r *Runner) budgetExceeded() *Result {
 // false and the caller reads the person's newer version instead of
 // overwriting it.
 func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
-	changed := false
+	changed, err := r.enforceOwned(t)
+	if err != nil {
+		return false, err
+	}
 	t.Walk(func(n *tree.Node) {
 		if !n.IsLeaf() {
 			return
@@ -323,6 +327,7 @@ func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 			r.log.Info("reopening a task whose attempt limit was raised", "node", n.ID, "attempts", n.Attempts, "max_attempts", n.AttemptLimit(r.cfg.Loop.MaxAttempts))
 		}
 		f.Set(n)
+		r.ledger.Own(n.ID, string(f.Status), f.Attempts, f.BlockedReason)
 		changed = true
 	})
 	if t.Normalize() {

@@ -121,7 +121,11 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 	if *msg != nil {
 		summary = (*msg).Summary
 	}
-	outcome.Apply(outcome.FieldsOf(node), meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary).Set(node)
+	f := outcome.Apply(outcome.FieldsOf(node), meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary)
+	f.Set(node)
+	if node.IsLeaf() {
+		r.ledger.Own(node.ID, string(f.Status), f.Attempts, f.BlockedReason)
+	}
 	t.Normalize()
 	meta.NodeStatus = string(node.EffectiveStatus())
 	meta.Attempts = node.Attempts

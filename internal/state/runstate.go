@@ -58,6 +58,20 @@ type RunState struct {
 	// task (git checkpoints, SPEC §12); empty without them.
 	Branch     string `json:"branch,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+
+	// Owned holds the runner-owned fields of the tasks (SPEC §13) as the
+	// runner last set or took them: tree.json shows them to people, and a
+	// change there that no outcome, `runner reset` or `runner skip` made
+	// is not taken. nil until the runner first saw a tree.
+	Owned map[string]Owned `json:"owned"`
+}
+
+// Owned is a task's runner-owned fields, and when the runner set them.
+type Owned struct {
+	Status        string    `json:"status,omitempty"`
+	Attempts      int       `json:"attempts,omitempty"`
+	BlockedReason string    `json:"blocked_reason,omitempty"`
+	At            time.Time `json:"at"`
 }
 
 // InFlight describes the iteration under way.
