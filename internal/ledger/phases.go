@@ -233,6 +233,9 @@ func phaseRecord(meta *state.Meta, event string) state.Record {
 		rec.Error = meta.Agent.Error
 		rec.Evidence = meta.Agent.Evidence
 	}
+	if event == state.EventGuardsDone {
+		rec.Digest = state.VerdictDigest(meta)
+	}
 	if event == state.EventAgentDone {
 		rec.Usage = meta.Usage
 	}

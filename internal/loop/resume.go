@@ -83,6 +83,13 @@ func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 			}
 		}
 	}
+	if (phase == state.PhaseGuardsDone || phase == state.PhaseRecorded) && !r.ledger.Vouched(meta) {
+		// meta.json is not what the runner wrote when the guards were done
+		// (or that record did not reach the disk): not a result.
+		r.log.Warn("meta.json does not hold the verdict the runner recorded; running the guards again", "iteration", in.Iteration, "node", in.Node)
+		meta.Guards, meta.Guard = nil, ""
+		phase = state.PhaseAgentDone
+	}
 	switch phase {
 	case state.PhaseGuardsDone, state.PhaseRecorded:
 		r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)

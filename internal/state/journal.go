@@ -63,6 +63,9 @@ type Record struct {
 	Executor string `json:"executor,omitempty"`
 	// Paths are the files a tamper or conflict record is about.
 	Paths []string `json:"paths,omitempty"`
+	// Digest is VerdictDigest of meta.json as the guards_done phase
+	// wrote it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // AppendJournal appends one record and fsyncs the journal. A torn last

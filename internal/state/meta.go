@@ -1,6 +1,8 @@
 package state
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -234,4 +236,24 @@ func LastRun(p Paths) (int, error) {
 		}
 	}
 	return last, nil
+}
+
+// VerdictDigest is a digest of what decides an iteration's outcome once
+// its guards ran: the agent's status and message, the guards' results and
+// what the agent changed of its judges. The journal's guards_done record
+// keeps it, so that a meta.json rewritten afterwards (by an agent, before
+// killing the runner) is not recorded as a result on resume.
+func VerdictDigest(m *Meta) string {
+	v := struct {
+		Iteration   int             `json:"iteration"`
+		Node        string          `json:"node"`
+		AgentStatus string          `json:"agent_status"`
+		Guard       string          `json:"guard"`
+		Guards      []GuardMeta     `json:"guards"`
+		Tamper      []TamperMeta    `json:"tamper"`
+		Message     json.RawMessage `json:"message"`
+	}{m.Iteration, m.Node, m.AgentStatus, m.Guard, m.Guards, m.Tamper, m.Message}
+	data, _ := json.Marshal(v)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }
