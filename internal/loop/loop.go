@@ -86,6 +86,8 @@ type Runner struct {
 	invalid      string        // the invalid-input report last printed
 	invalidFiles string        // the files it named
 	waiting      string        // why the run last said it was waiting
+
+	hooks webhooks // the [[notify]] webhooks (notify.go)
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -112,6 +114,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		opts.Notices = opts.Progress
 	}
 	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
+	defer r.closeNotify()
+	defer func() { r.notifyEnd(ctx, res, err) }()
 
 	// The lock, and what an agent's `git clean` of an earlier run removed
 	// put back, before a broken config or tree is refused: nothing else is
@@ -172,6 +176,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			res.Iterations = r.count
 			if !opts.Watch {
 				return res, nil
+			}
+			if res.Message != r.waiting {
+				r.notifyResult(res)
 			}
 			r.waitWatching(ctx, res.Message)
 			continue
