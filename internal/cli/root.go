@@ -135,6 +135,8 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newShowCmd(g),
 		newResetCmd(g),
 		newStopCmd(g),
+		newPauseCmd(g),
+		newResumeCmd(g),
 		newServeCmd(g),
 		newDemoCmd(g),
 		newDemoAgentCmd(g),

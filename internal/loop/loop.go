@@ -102,6 +102,8 @@ type Runner struct {
 // opts.Notices, left as it is, and waited out, as is a tree.json that
 // does not load when an iteration's outcome is to be recorded into it.
 // Every wait also ends on `runner stop` (Stopped) and on ctx (Interrupted).
+// While `runner pause` is in effect no iteration starts: the run holds
+// at the boundary until `runner resume` (pause.go).
 func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	defer func() { err = withIOHint(err) }()
 	if opts.Log == nil {
@@ -154,6 +156,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 		if consumeStop(r.p) {
 			return &Result{Reason: Stopped, Iterations: r.count, Message: "stopped on request"}, nil
+		}
+		if r.holdWhilePaused(ctx) {
+			continue // resumed, or a stop or an interruption, seen at the top
 		}
 		if err := r.ledger.CheckIntact(); err != nil {
 			return nil, err
