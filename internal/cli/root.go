@@ -129,6 +129,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newInitCmd(g),
 		newRunCmd(g),
 		newStatusCmd(g),
+		newReportCmd(g),
 		newNextCmd(g),
 		newPromptCmd(g),
 		newValidateCmd(g),
