@@ -18,7 +18,7 @@ const (
 	Blocked  Event = "blocked"  // a task is blocked on a question for a person
 	Stuck    Event = "stuck"    // nothing is selectable: the run stops (exit 3)
 	Complete Event = "complete" // every task is done
-	Limit    Event = "limit"    // an iteration, cost or token limit ended the run, or a rate limit outlasted loop.max_wait
+	Limit    Event = "limit"    // a usage or rate limit wait begins; an iteration, cost or token limit ended the run, or a rate limit outlasted loop.max_wait
 	Error    Event = "error"    // the run stopped on an error
 	Tamper   Event = "tamper"   // an agent changed a file it may not change
 )
