@@ -33,7 +33,8 @@ max_attempts on a blocked task (it reopens). An edit made during an iteration is
 kept; the runner changes only the status fields of the task it worked on. An
 edit that does not validate is reported on stderr, left as it is, and waited
 out until it is fixed. "runner stop" (from another terminal) ends the run after
-the current iteration.
+the current iteration; "runner pause" holds it after the current iteration until
+"runner resume" (a pause left standing holds the next run before it starts).
 
 With --watch the runner does not exit when the tree is complete or stuck: it
 says so on stderr and waits for tree.json or config.toml to change, then goes

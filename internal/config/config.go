@@ -1,6 +1,7 @@
 // Package config loads and validates .runner/config.toml: which agent to
 // run and how (executor), the guard commands that verify its work, the
-// prompt budget, loop limits and secret scrubbing. Every problem in a file
+// prompt budget, loop limits, secret scrubbing, git checkpoints and the
+// webhooks notified. Every problem in a file
 // is reported at once, each naming the file, the key and, where known, the
 // line.
 package config
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/notify"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -42,6 +44,9 @@ type Config struct {
 	Scrub    Scrub    `toml:"scrub"`
 	Git      Git      `toml:"git"`
 	Verify   Verify   `toml:"verify"`
+	// Notify are the webhooks told of what a person should know while
+	// the run goes on unattended (SPEC §15).
+	Notify []notify.Target `toml:"notify"`
 }
 
 // Executor says which agent runs and under which limits.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	runner "github.com/runner-cli/runner"
+	"github.com/runner-cli/runner/internal/notify"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -265,6 +266,12 @@ func TestValidationRules(t *testing.T) {
 		{"scrub enabled not bool", "[scrub]\nenabled = \"yes\"\n", 2, "scrub.enabled", "want true or false"},
 		{"scrub allow empty entry", "[scrub]\nallow = [\"ok\", \"\"]\n", 2, "scrub.allow[1]", "must not be empty"},
 		{"table is a value", "executor = \"codex\"\n", 1, "executor", "want a table ([executor])"},
+		{"notify without url", "[[notify]]\nevents = [\"blocked\"]\n", 1, "notify[0].url", "every [[notify]] needs a url"},
+		{"notify url not http", "[[notify]]\nurl = \"hooks.slack.com/services/T/B/x\"\n", 2, "notify[0].url", "want an http:// or https:// URL"},
+		{"notify unknown event", "[[notify]]\nurl = \"https://ntfy.sh/a\"\nevents = [\"stuck\", \"blokced\"]\n", 3, "notify[0].events[1]", `unknown event "blokced" (did you mean "blocked"?); the events are blocked, stuck, complete, limit, error, tamper`},
+		{"notify unknown format", "[[notify]]\nurl = \"https://example.com/h\"\nformat = \"teams\"\n", 3, "notify[0].format", `unknown format "teams"; want json, slack, discord, ntfy`},
+		{"notify ntfy without topic", "[[notify]]\nurl = \"https://ntfy.sh/\"\n", 2, "notify[0].url", "an ntfy URL ends with its topic"},
+		{"notify events not strings", "[[notify]]\nurl = \"https://ntfy.sh/a\"\nevents = \"blocked\"\n", 3, "notify[0].events", "want an array of strings"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -438,6 +445,31 @@ func TestExampleConfig(t *testing.T) {
 	for _, k := range scrubRuleKey {
 		if !strings.Contains(text, "\n# "+k+" = ") {
 			t.Errorf("example config.toml does not show scrub.rules %s", k)
+		}
+	}
+}
+
+func TestNotifyTargets(t *testing.T) {
+	cfg := mustParse(t, `
+[[notify]]
+url = "https://hooks.slack.com/services/T000/B000/XXXX"
+
+[[notify]]
+url = "https://ntfy.example.com/runner"
+events = ["blocked", "stuck", "error"]
+format = "ntfy"
+`)
+	want := []notify.Target{
+		{URL: "https://hooks.slack.com/services/T000/B000/XXXX"},
+		{URL: "https://ntfy.example.com/runner", Events: []string{"blocked", "stuck", "error"}, Format: "ntfy"},
+	}
+	if !reflect.DeepEqual(cfg.Notify, want) {
+		t.Fatalf("notify = %+v, want %+v", cfg.Notify, want)
+	}
+	// A webhook URL is a secret: no problem quotes it.
+	for _, p := range parseProblems(t, "[[notify]]\nurl = \"https://hooks.slack.com/services/T/B/s3cr3t\"\nevents = [\"nope\"]\nformat = \"x\"\n") {
+		if strings.Contains(p.Error(), "s3cr3t") {
+			t.Errorf("problem %q quotes the webhook URL", p.Error())
 		}
 	}
 }

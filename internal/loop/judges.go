@@ -79,6 +79,7 @@ func (r *Runner) checkJudges(meta *state.Meta, base *verify.Baseline) error {
 		meta.Tamper = append(meta.Tamper, t)
 		paths = append(paths, rel)
 	}
+	r.notifyTamper(meta)
 	r.log.Warn("the agent changed files that judge it: put back, and the attempt fails", "iteration", meta.Iteration, "node", meta.Node,
 		"paths", strings.Join(paths, ", "), "kept", r.p.Rel(dir))
 	fmt.Fprintf(r.opts.Notices, "runner: iteration %d changed %s: put back, kept in %s; the attempt fails (edit these files between iterations, or `runner pause` first)\n",

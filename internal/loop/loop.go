@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -87,6 +88,8 @@ type Runner struct {
 	invalidFiles string        // the files it named
 	waiting      string        // why the run last said it was waiting
 	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
+
+	hooks webhooks // the [[notify]] webhooks (notify.go)
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -101,6 +104,8 @@ type Runner struct {
 // opts.Notices, left as it is, and waited out, as is a tree.json that
 // does not load when an iteration's outcome is to be recorded into it.
 // Every wait also ends on `runner stop` (Stopped) and on ctx (Interrupted).
+// While `runner pause` is in effect no iteration starts: the run holds
+// at the boundary until `runner resume` (pause.go).
 func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	defer func() { err = withIOHint(err) }()
 	if opts.Log == nil {
@@ -113,6 +118,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		opts.Notices = opts.Progress
 	}
 	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
+	defer r.closeNotify()
+	defer func() { r.notifyEnd(ctx, res, err) }()
 
 	// The lock, and what an agent's `git clean` of an earlier run removed
 	// put back, before a broken config or tree is refused: nothing else is
@@ -135,6 +142,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
+	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
+		return nil, err
+	}
 	// A stop requested while no runner was running is stale.
 	fsutil.Remove(r.p.StopRequest())
 
@@ -151,6 +161,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 		if consumeStop(r.p) {
 			return &Result{Reason: Stopped, Iterations: r.count, Message: "stopped on request"}, nil
+		}
+		if r.holdWhilePaused(ctx) {
+			continue // resumed, or a stop or an interruption, seen at the top
 		}
 		if err := r.ledger.CheckIntact(); err != nil {
 			return nil, err
@@ -173,6 +186,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			res.Iterations = r.count
 			if !opts.Watch {
 				return res, nil
+			}
+			if res.Message != r.waiting {
+				r.notifyResult(res)
 			}
 			r.waitWatching(ctx, res.Message)
 			continue

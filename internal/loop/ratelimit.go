@@ -79,6 +79,9 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 	until := time.Now().Add(wait)
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before running it again, no attempt spent: %s\n",
 		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), roundWait(wait), until.Format("15:04:05"), inert.Line(textfmt.OneLine(res.Evidence, 200)))
+	if retry == 0 {
+		r.notifyRateLimit(meta, res, wait)
+	}
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node,
 		"wait", roundWait(wait), "waited_so_far", roundWait(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 

@@ -79,6 +79,7 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		return err
 	}
 	r.progress(meta)
+	r.notifyBlocked(meta, node, msg)
 	return nil
 }
 

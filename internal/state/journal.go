@@ -37,6 +37,9 @@ const (
 	// EventConflict: a finished task's commit did not integrate onto the
 	// run branch (SPEC §14).
 	EventConflict = "conflict"
+	// EventRunStarted: a `runner run` began, once its inputs loaded
+	// (RunnerPID). `runner report` reports a run from it to the next.
+	EventRunStarted = "run_started"
 )
 
 // Record is one line of journal.jsonl.

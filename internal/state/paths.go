@@ -62,6 +62,12 @@ func (p Paths) Schema() string { return p.join("state", "output.schema.json") }
 // to finish its current iteration and exit.
 func (p Paths) StopRequest() string { return p.join("state", "stop") }
 
+// PauseRequest is the file `runner pause` creates to hold the runner
+// after its current iteration, and `runner resume` removes. Unlike a stop
+// request it outlives the runner: a runner started while it exists holds
+// before its first iteration.
+func (p Paths) PauseRequest() string { return p.join("state", "pause") }
+
 // RunsDir is .runner/runs/.
 func (p Paths) RunsDir() string { return p.join("runs") }
 
