@@ -54,6 +54,10 @@ type Options struct {
 	Prices state.Prices
 	// Now is the clock reset times are read against; nil = time.Now.
 	Now func() time.Time
+	// NestedChildren accepts a final message whose children have
+	// children of their own (ParseNestedMessage), as `runner plan` asks
+	// for; the loop's agents answer ParseMessage's flat shape.
+	NestedChildren bool
 }
 
 // OptionsFrom returns the executor's options for the [executor] table
@@ -254,7 +258,11 @@ func logTailOf(preset, logEnd string) string {
 // executor.log. It returns the message lookup and the Codex events.
 func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr error, stdout stdoutView, logEnd string) (found, codexStream) {
 	res.LogTail = logTailOf(o.Preset, logEnd)
-	f := lookupMessage(outData, stdout)
+	parse := ParseMessage
+	if o.NestedChildren {
+		parse = ParseNestedMessage
+	}
+	f := lookupMessage(outData, stdout, parse)
 	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
 		// The agent wrote an output file that cannot be used (too large,
 		// not UTF-8): it is still the first source, so it decides.
