@@ -15,7 +15,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
-	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -218,12 +218,12 @@ func indentRest(s string) string {
 	return strings.ReplaceAll(inert.Text(strings.TrimSpace(s)), "\n", "\n          ")
 }
 
-func readProvenance(runDir string) *loop.Provenance {
+func readProvenance(runDir string) *prompt.Provenance {
 	data, err := fsutil.ReadLimited(filepath.Join(runDir, "context.json"), 4<<20, true)
 	if err != nil {
 		return nil
 	}
-	var prov loop.Provenance
+	var prov prompt.Provenance
 	if json.Unmarshal(data, &prov) != nil {
 		return nil
 	}

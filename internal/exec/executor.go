@@ -71,6 +71,19 @@ func OptionsFrom(e config.Executor, patterns []*regexp.Regexp) Options {
 	}
 }
 
+// CompilePatterns compiles the rate limit patterns of the [executor]
+// table for OptionsFrom; config validation already refused any that does
+// not compile, and such a one is left out.
+func CompilePatterns(list []string) []*regexp.Regexp {
+	patterns := make([]*regexp.Regexp, 0, len(list))
+	for _, p := range list {
+		if re, err := regexp.Compile(p); err == nil {
+			patterns = append(patterns, re)
+		}
+	}
+	return patterns
+}
+
 // Request is one agent run.
 type Request struct {
 	Root       string // repository root: the agent's working directory
