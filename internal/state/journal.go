@@ -37,6 +37,10 @@ const (
 	// EventConflict: a finished task's commit did not integrate onto the
 	// run branch (SPEC §14).
 	EventConflict = "conflict"
+	// EventPlan: `runner plan` ran the agent to plan the tree, or to
+	// decompose one task, outside the loop's iterations (SPEC §16); the
+	// record's outcome is one of the OutcomePlan values.
+	EventPlan = "plan"
 )
 
 // Record is one line of journal.jsonl.
