@@ -191,7 +191,7 @@ func (e *TooLargeError) Error() string {
 		}
 		fmt.Fprintf(&b, "%s %d bytes", d.Name, d.Bytes)
 	}
-	fmt.Fprintf(&b, "; the contracts and the task %d. Raise prompt.budget in .runner/config.toml (budget = \"%dKiB\" holds them all), "+
+	fmt.Fprintf(&b, "; the rest of the prompt %d. Raise prompt.budget in .runner/config.toml (budget = \"%dKiB\" holds them all), "+
 		"or plan from a shorter document: a summary, or one part at a time (runner plan --node ID DOC)", e.Rest, (e.Need+1023)/1024)
 	return b.String()
 }
