@@ -9,7 +9,7 @@ const contractHead = `# Planning Contract
 
 You are planning work for ` + "`runner`" + `, a program that drives a coding agent unattended through a task tree: each leaf task is done by a fresh agent session that knows only its task, the tree's outline and the repository. No human is watching; do not wait for one. In this session you write the plan, you do not do the work.
 
-- Do not change any file. Read the documents below and the repository (to see what already exists); the runner writes the tree from your answer, after checking it.
+- Do not change any file. Read the documents below (when there are any) and the repository, to see what already exists; the runner writes the tree from your answer, after checking it.
 `
 
 const contractWhole = `- Your answer is the whole task tree, replacing the Current Tree (when there is one): one root task with everything under it.
