@@ -15,7 +15,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
-	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -92,7 +92,11 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 }
 
 func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
-	fmt.Fprintf(w, "iteration %d — %s (attempt %d of %d)\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts)
+	if m.Plan != nil {
+		printPlanHeader(w, m)
+	} else {
+		fmt.Fprintf(w, "iteration %d — %s (attempt %d of %d)\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts)
+	}
 	fmt.Fprintf(w, "started:  %s", m.StartedAt.Local().Format("2006-01-02 15:04:05"))
 	if m.FinishedAt != nil {
 		fmt.Fprintf(w, ", took %.1fs", float64(m.DurationMS)/1000)
@@ -167,7 +171,9 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	for _, gr := range m.Guards {
 		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs\n", inert.Line(gr.Name), inert.Line(gr.Status), gr.ExitCode, float64(gr.DurationMS)/1000)
 	}
-	if m.Outcome != "" {
+	if m.Plan != nil {
+		printPlanMeta(w, m)
+	} else if m.Outcome != "" {
 		fmt.Fprintf(w, "outcome:  %s → task %s, attempts %d\n", inert.Line(m.Outcome), inert.Line(m.NodeStatus), m.Attempts)
 	}
 	if m.Note != "" {
@@ -219,12 +225,12 @@ func indentRest(s string) string {
 	return strings.ReplaceAll(inert.Text(strings.TrimSpace(s)), "\n", "\n          ")
 }
 
-func readProvenance(runDir string) *loop.Provenance {
+func readProvenance(runDir string) *prompt.Provenance {
 	data, err := fsutil.ReadLimited(filepath.Join(runDir, "context.json"), 4<<20, true)
 	if err != nil {
 		return nil
 	}
-	var prov loop.Provenance
+	var prov prompt.Provenance
 	if json.Unmarshal(data, &prov) != nil {
 		return nil
 	}

@@ -127,6 +127,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 	root.PersistentFlags().StringVar(&g.LogFormat, "log-format", "text", "log format: text or json")
 	root.AddCommand(
 		newInitCmd(g),
+		newPlanCmd(g),
 		newRunCmd(g),
 		newStatusCmd(g),
 		newReportCmd(g),

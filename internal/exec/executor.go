@@ -54,6 +54,10 @@ type Options struct {
 	Prices state.Prices
 	// Now is the clock reset times are read against; nil = time.Now.
 	Now func() time.Time
+	// NestedChildren accepts a final message whose children have
+	// children of their own (ParseNestedMessage), as `runner plan` asks
+	// for; the loop's agents answer ParseMessage's flat shape.
+	NestedChildren bool
 }
 
 // OptionsFrom returns the executor's options for the [executor] table
@@ -65,6 +69,19 @@ func OptionsFrom(e config.Executor, patterns []*regexp.Regexp) Options {
 		OutputLimit: int64(e.OutputLimit), Env: e.Env, EnvDrop: e.EnvDrop,
 		RateLimitPatterns: patterns, Prices: e.Prices,
 	}
+}
+
+// CompilePatterns compiles the rate limit patterns of the [executor]
+// table for OptionsFrom; config validation already refused any that does
+// not compile, and such a one is left out.
+func CompilePatterns(list []string) []*regexp.Regexp {
+	patterns := make([]*regexp.Regexp, 0, len(list))
+	for _, p := range list {
+		if re, err := regexp.Compile(p); err == nil {
+			patterns = append(patterns, re)
+		}
+	}
+	return patterns
 }
 
 // Request is one agent run.
@@ -254,7 +271,11 @@ func logTailOf(preset, logEnd string) string {
 // executor.log. It returns the message lookup and the Codex events.
 func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr error, stdout stdoutView, logEnd string) (found, codexStream) {
 	res.LogTail = logTailOf(o.Preset, logEnd)
-	f := lookupMessage(outData, stdout)
+	parse := ParseMessage
+	if o.NestedChildren {
+		parse = ParseNestedMessage
+	}
+	f := lookupMessage(outData, stdout, parse)
 	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
 		// The agent wrote an output file that cannot be used (too large,
 		// not UTF-8): it is still the first source, so it decides.

@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"regexp"
 	"strings"
 
 	executor "github.com/runner-cli/runner/internal/exec"
@@ -12,21 +11,9 @@ import (
 func (r *Runner) executorOptions() executor.Options {
 	key := strings.Join(r.cfg.Executor.RateLimitPatterns, "\x00")
 	if r.cache.patterns == nil || r.cache.patternsKey != key {
-		r.cache.patterns, r.cache.patternsKey = compilePatterns(r.cfg.Executor.RateLimitPatterns), key
+		r.cache.patterns, r.cache.patternsKey = executor.CompilePatterns(r.cfg.Executor.RateLimitPatterns), key
 	}
 	o := executor.OptionsFrom(r.cfg.Executor, r.cache.patterns)
 	o.Now = rateLimitClock
 	return o
-}
-
-// compilePatterns compiles rate limit patterns; config validation already
-// refused any that does not compile.
-func compilePatterns(list []string) []*regexp.Regexp {
-	patterns := make([]*regexp.Regexp, 0, len(list))
-	for _, p := range list {
-		if re, err := regexp.Compile(p); err == nil {
-			patterns = append(patterns, re)
-		}
-	}
-	return patterns
 }

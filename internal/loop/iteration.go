@@ -14,6 +14,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/guard"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/verify"
@@ -67,7 +68,7 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteratio
 	}}
 	runDir := r.p.RunDir(n)
 	if err == nil {
-		err = writeRunFolder(runDir, n, node.ID, prep.Pack)
+		err = prompt.WriteRunFolder(runDir, n, node.ID, prep.Pack)
 	}
 	if err != nil {
 		// A failure of the runner's own, before any agent ran: no attempt.
@@ -128,7 +129,7 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 		if err != nil {
 			return nil, r.abort(meta, err)
 		}
-		noteAgentRun(meta, res)
+		executor.NoteRun(meta, res)
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.
@@ -243,35 +244,6 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 // agent is done: only when it says done and guards are configured.
 func (r *Runner) guardsWillRun(meta *state.Meta) bool {
 	return meta.AgentStatus == "done" && len(r.cfg.Guards) > 0
-}
-
-// noteAgentRun records an agent run in meta: meta.Agent describes it
-// (keeping the rate limits earlier runs of the iteration hit), and
-// meta.Usage adds what it reported.
-func noteAgentRun(meta *state.Meta, res *executor.Result) {
-	var limits []state.RateLimitMeta
-	if meta.Agent != nil {
-		limits = meta.Agent.RateLimits
-	}
-	meta.Agent = agentMeta(res, limits)
-	if res.Usage != nil {
-		if meta.Usage == nil {
-			meta.Usage = &state.Usage{}
-		}
-		meta.Usage.Add(*res.Usage)
-	}
-}
-
-// agentMeta is meta.json's record of an agent run, keeping the rate
-// limits earlier runs of the iteration hit.
-func agentMeta(res *executor.Result, limits []state.RateLimitMeta) *state.AgentMeta {
-	return &state.AgentMeta{
-		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
-		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
-		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
-		Evidence: res.Evidence, Failed: res.AgentFailed, PermissionDenials: res.PermissionDenials, RateLimits: limits,
-		Recovered: res.Recovered,
-	}
 }
 
 // abort ends an iteration whose agent could not be started (a missing

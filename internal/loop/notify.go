@@ -12,6 +12,7 @@ import (
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/notify"
+	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/scrub"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
@@ -161,7 +162,7 @@ func (r *Runner) notifyBlocked(meta *state.Meta, node *tree.Node, msg *executor.
 func (r *Runner) notifyRateLimit(meta *state.Meta, res *executor.Result, wait time.Duration) {
 	until := time.Now().Add(wait)
 	r.notify(notify.Limit, fmt.Sprintf("the agent hit a usage or rate limit on task %s (iteration %d); the run waits until %s (%s) and tries again, no attempt spent, for at most loop.max_wait (%s) in all. The agent said: %s",
-		meta.NodePath, meta.Iteration, until.Format("2006-01-02 15:04 MST"), roundWait(wait), r.cfg.Loop.MaxWait.Duration, textfmt.OneLine(res.Evidence, 400)))
+		meta.NodePath, meta.Iteration, until.Format("2006-01-02 15:04 MST"), ratelimit.Round(wait), r.cfg.Loop.MaxWait.Duration, textfmt.OneLine(res.Evidence, 400)))
 }
 
 // notifyTamper tells that an iteration's agent changed files it may not

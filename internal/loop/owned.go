@@ -80,7 +80,9 @@ func (r *Runner) enforceOwned(t *tree.Tree) (bool, error) {
 	return changed, nil
 }
 
-// ownedCommands returns the journal's reset and skip records.
+// ownedCommands returns the journal's reset and skip records, and those
+// of plans written to tree.json (`runner plan --force` replaces a tree
+// with progress).
 func (r *Runner) ownedCommands() []state.Record {
 	recs, err := state.ReadJournal(r.p.Journal())
 	if err != nil {
@@ -88,7 +90,8 @@ func (r *Runner) ownedCommands() []state.Record {
 	}
 	var out []state.Record
 	for _, rec := range recs {
-		if rec.Event == state.EventReset || rec.Event == state.EventSkipped {
+		if rec.Event == state.EventReset || rec.Event == state.EventSkipped ||
+			(rec.Event == state.EventPlan && rec.Outcome == state.OutcomePlanWritten) {
 			out = append(out, rec)
 		}
 	}
@@ -102,7 +105,10 @@ func coveredSince(commands []state.Record, ix *tree.Index, id string, since time
 		if !c.Time.After(since) {
 			continue
 		}
-		if c.Node == id || (c.Event == state.EventReset && ix.Path(id) != "" && isUnder(ix, id, c.Node)) {
+		if c.Event == state.EventPlan && (c.Node == "" || c.Node == id || isUnder(ix, id, c.Node)) {
+			return true // a plan written to tree.json, of the whole tree or under one task
+		}
+		if c.Node == id || (c.Event == state.EventReset && isUnder(ix, id, c.Node)) {
 			return true
 		}
 	}

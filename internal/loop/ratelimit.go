@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
@@ -19,38 +19,15 @@ import (
 // against; tests replace it.
 var rateLimitClock = time.Now
 
-// stopPollEvery is how often a rate-limit wait looks for `runner stop`.
-const stopPollEvery = time.Second
-
 // errRateLimitGaveUp ends a run whose usage or rate limit lasts longer
 // than loop.max_wait allows.
 var errRateLimitGaveUp = errors.New("usage or rate limit outlasts loop.max_wait")
 
 // rateLimitWait decides how long to wait after the retry-th rate-limited
-// run of an iteration (0 for the first), having waited waited already.
-// ok is false, with the reason, when the wait would go past loop.max_wait.
+// run of an iteration (0 for the first), having waited waited already
+// (ratelimit.Policy.Wait).
 func (r *Runner) rateLimitWait(res *executor.Result, retry int, waited time.Duration) (wait time.Duration, ok bool, why string) {
-	l := r.cfg.Loop
-	base, capped := l.RateLimitBackoff.Duration, l.RateLimitBackoffMax.Duration
-	left := l.MaxWait.Duration - waited
-	if res.ResetAt != nil {
-		// The agent named the reset: wait until then, plus a margin.
-		wait = max(res.ResetAt.Sub(rateLimitClock()), 0) + base
-		if wait > left {
-			return 0, false, fmt.Sprintf("the agent's limit resets at %s (in %s), later than loop.max_wait (%s) allows",
-				res.ResetAt.Local().Format("2006-01-02 15:04"), roundWait(wait), l.MaxWait.Duration)
-		}
-		return wait, true, ""
-	}
-	wait = base
-	for i := 0; i < retry && wait < capped; i++ {
-		wait *= 2
-	}
-	wait = min(wait, capped)
-	if left <= 0 {
-		return 0, false, fmt.Sprintf("the limit has not lifted after waiting %s (loop.max_wait)", roundWait(waited))
-	}
-	return min(wait, left), true, ""
+	return ratelimit.PolicyFrom(r.cfg.Loop).Wait(res.ResetAt, rateLimitClock(), retry, waited)
 }
 
 // waitOutRateLimit records a rate-limited agent run (meta.json, the
@@ -78,17 +55,17 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 	}
 	until := time.Now().Add(wait)
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before running it again, no attempt spent: %s\n",
-		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), roundWait(wait), until.Format("15:04:05"), inert.Line(textfmt.OneLine(res.Evidence, 200)))
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), ratelimit.Round(wait), until.Format("15:04:05"), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	if retry == 0 {
 		r.notifyRateLimit(meta, res, wait)
 	}
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node,
-		"wait", roundWait(wait), "waited_so_far", roundWait(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
+		"wait", ratelimit.Round(wait), "waited_so_far", ratelimit.Round(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 
-	switch sleepOrStop(ctx, wait, r.p.StopRequest()) {
-	case sleepInterrupted:
+	switch ratelimit.Sleep(ctx, wait, r.p.StopRequest()) {
+	case ratelimit.Interrupted:
 		return true, r.endWait(meta, "the run was interrupted while it waited out a usage or rate limit")
-	case sleepStopped:
+	case ratelimit.Stopped:
 		return true, r.endWait(meta, "`runner stop` was asked while the run waited out a usage or rate limit")
 	}
 	*waited += wait
@@ -102,44 +79,6 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 // attempt; the loop then sees the interruption or the stop request.
 func (r *Runner) endWait(meta *state.Meta, why string) error {
 	return r.ledger.SetAside(meta, why+"; no attempt was spent", errors.New(why))
-}
-
-type sleepEnd int
-
-const (
-	sleptFully sleepEnd = iota
-	sleepInterrupted
-	sleepStopped
-)
-
-// sleepOrStop sleeps for d unless ctx ends or the stop file appears.
-func sleepOrStop(ctx context.Context, d time.Duration, stopFile string) sleepEnd {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	poll := time.NewTicker(min(stopPollEvery, max(d/4, time.Millisecond)))
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return sleepInterrupted
-		case <-timer.C:
-			return sleptFully
-		case <-poll.C:
-			if _, err := os.Stat(stopFile); err == nil {
-				return sleepStopped
-			}
-		}
-	}
-}
-
-func roundWait(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }
 
 // tooManyFailures returns the error that stops the run when the agent

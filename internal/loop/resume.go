@@ -127,7 +127,7 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		return r.ledger.EndResumed(meta, who+" stopped before the agent started: no attempt was spent")
 	}
 	if res := r.recoverAgent(meta); res != nil {
-		noteAgentRun(meta, res)
+		executor.NoteRun(meta, res)
 		r.ledger.AddUsage(res.Usage)
 		if res.Class == executor.ClassRateLimited {
 			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)

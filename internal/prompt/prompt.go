@@ -195,7 +195,7 @@ func Build(in Input) (*Pack, error) {
 			continue
 		}
 		if d.fenced {
-			s.fence = fenceFor(s.body)
+			s.fence = Fence(s.body)
 		}
 		s.text = s.render(s.heading, s.body, false)
 	}
@@ -367,8 +367,9 @@ func splitHeading(d sectionDef, content string) (heading, body string) {
 // heading; longer suffixes are dropped.
 const maxHeadingSuffix = 80
 
-// fenceFor returns a backtick fence (without info string) longer than any backtick run in body.
-func fenceFor(body string) string {
+// Fence returns a backtick fence (without info string) longer than any
+// backtick run in body, so that body shows as one code block.
+func Fence(body string) string {
 	longest, run := 0, 0
 	for i := 0; i < len(body); i++ {
 		if body[i] == '`' {

@@ -40,6 +40,10 @@ const (
 	// EventRunStarted: a `runner run` began, once its inputs loaded
 	// (RunnerPID). `runner report` reports a run from it to the next.
 	EventRunStarted = "run_started"
+	// EventPlan: `runner plan` ran the agent to plan the tree, or to
+	// decompose one task, outside the loop's iterations (SPEC §16); the
+	// record's outcome is one of the OutcomePlan values.
+	EventPlan = "plan"
 )
 
 // Record is one line of journal.jsonl.
