@@ -62,6 +62,10 @@ func (p Paths) Schema() string { return p.join("state", "output.schema.json") }
 // to finish its current iteration and exit.
 func (p Paths) StopRequest() string { return p.join("state", "stop") }
 
+// PreflightDir is .runner/state/preflight/: the guard.log and failure.log
+// of the last preflight, the guards' run before the first agent of a run.
+func (p Paths) PreflightDir() string { return p.join("state", "preflight") }
+
 // RunsDir is .runner/runs/.
 func (p Paths) RunsDir() string { return p.join("runs") }
 

@@ -58,6 +58,20 @@ type RunState struct {
 	// task (git checkpoints, SPEC §12); empty without them.
 	Branch     string `json:"branch,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+
+	// Preflight is the last preflight that passed (SPEC §13), with git
+	// checkpoints only; nil when none is known.
+	Preflight *Preflight `json:"preflight,omitempty"`
+}
+
+// Preflight says that the guards, as Guards identifies them, passed on the
+// checkpoint Commit before any agent worked on it. A run starting on the
+// same commit with the same guards does not run them again; the runner's
+// own task commits carry it along (their guards passed on them).
+type Preflight struct {
+	Commit string    `json:"commit"`
+	Guards string    `json:"guards"` // a digest of the [[guard]] definitions
+	At     time.Time `json:"at"`
 }
 
 // InFlight describes the iteration under way.
