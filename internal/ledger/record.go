@@ -75,6 +75,20 @@ func (l *Ledger) Checkpoint(branch, commit string) {
 	}
 }
 
+// Preflight is the last preflight that passed, as the run state holds it;
+// nil when none is known. The caller only reads it.
+func (l *Ledger) Preflight() *state.Preflight { return l.rs.Preflight }
+
+// SetPreflight records the preflight that passed (nil forgets it). Like
+// Checkpoint it reaches run_state.json with the next save of the run
+// state (the next iteration's in-flight marker, or Flush when the runner
+// exits), not durably at once: a crash before that loses only the cache,
+// and the next run runs the guards again.
+func (l *Ledger) SetPreflight(p *state.Preflight) {
+	l.rs.Preflight = p
+	l.stateDirty = true
+}
+
 // TreeWrite is how Record writes an outcome into tree.json, in two
 // steps so that the slow part runs while meta.json is made durable.
 type TreeWrite interface {

@@ -280,6 +280,7 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
 	ck.head, ck.dirty = commit, ""
 	r.ledger.Checkpoint(ck.branch, commit)
+	r.followPreflight(meta, parent, commit)
 	return nil
 }
 

@@ -61,6 +61,8 @@ type Options struct {
 	// it is waiting and why, and edits that do not load. Default: Progress.
 	Notices io.Writer
 	Log     *log.Logger
+	// NoPreflight skips the preflight (preflight.go) of this run.
+	NoPreflight bool
 }
 
 // Runner is one run of the loop over one repository.
@@ -79,6 +81,9 @@ type Runner struct {
 	// root, or the linked worktree of git.worktree.
 	ck      *checkpoints
 	workDir string
+	// preflighted says the run's preflight ran or was not needed
+	// (preflight.go).
+	preflighted bool
 
 	// seen is config.toml and tree.json as the runner last read or wrote
 	// them; a wait ends when the files differ from it (wait.go).
@@ -199,6 +204,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 		if res := r.limitReached(); res != nil {
 			return res, nil
+		}
+		if err := r.preflight(ctx); err != nil {
+			return r.failed(ctx, err)
 		}
 		if err := r.iterate(ctx, t, ix, sel.Node); err != nil {
 			return r.failed(ctx, err)

@@ -85,6 +85,7 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 		Assumptions:        assumptions,
 		Questions:          questions,
 		Budget:             int(cfg.Prompt.Budget),
+		Protect:            cfg.Verify.Protect,
 		Redactor:           scrubber,
 	})
 	if err != nil {

@@ -68,6 +68,10 @@ func (p Paths) StopRequest() string { return p.join("state", "stop") }
 // before its first iteration.
 func (p Paths) PauseRequest() string { return p.join("state", "pause") }
 
+// PreflightDir is .runner/state/preflight/: the guard.log and failure.log
+// of the last preflight, the guards' run before the first agent of a run.
+func (p Paths) PreflightDir() string { return p.join("state", "preflight") }
+
 // RunsDir is .runner/runs/.
 func (p Paths) RunsDir() string { return p.join("runs") }
 

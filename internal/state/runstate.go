@@ -64,6 +64,10 @@ type RunState struct {
 	// change there that no outcome, `runner reset` or `runner skip` made
 	// is not taken. nil until the runner first saw a tree.
 	Owned map[string]Owned `json:"owned"`
+
+	// Preflight is the last preflight that passed (SPEC §13), with git
+	// checkpoints only; nil when none is known.
+	Preflight *Preflight `json:"preflight,omitempty"`
 }
 
 // Owned is a task's runner-owned fields, and when the runner set them.
@@ -72,6 +76,16 @@ type Owned struct {
 	Attempts      int       `json:"attempts,omitempty"`
 	BlockedReason string    `json:"blocked_reason,omitempty"`
 	At            time.Time `json:"at"`
+}
+
+// Preflight says that the guards, as Guards identifies them, passed on the
+// checkpoint Commit before any agent worked on it. A run starting on the
+// same commit with the same guards does not run them again; the runner's
+// own task commits carry it along (their guards passed on them).
+type Preflight struct {
+	Commit string    `json:"commit"`
+	Guards string    `json:"guards"` // a digest of the [[guard]] definitions
+	At     time.Time `json:"at"`
 }
 
 // InFlight describes the iteration under way.
