@@ -105,9 +105,10 @@ func (r *Runner) runPreflightGuards(ctx context.Context) ([]guard.Result, error)
 	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", r.p.Rel(dir), err)
 	}
+	r.killLeftoverPreflight()
 	r.ledger.GuardsStarting()
 	results, _, err := guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log"),
-		r.cfg.Executor.KillGrace.Duration, []string{"RUNNER_DIR=" + r.p.Dir})
+		r.cfg.Executor.KillGrace.Duration, []string{"RUNNER_DIR=" + r.p.Dir, preflightMark})
 	if ierr := r.ledger.GuardsEnded(0); ierr != nil {
 		return nil, ierr
 	}
