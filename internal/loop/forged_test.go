@@ -22,7 +22,7 @@ func TestForgedMetaIsNotAResult(t *testing.T) {
 	for _, vouched := range []bool{false, true} {
 		t.Run(map[bool]string{false: "forged", true: "recorded by the runner"}[vouched], func(t *testing.T) {
 			p := journalRepo(t)
-			write(t, p.Config(), testConfig+"\n[[guard]]\nname = \"work\"\nrun = \"false\"\n")
+			write(t, p.Config(), testConfig+"\n[verify]\npreflight = false\n\n[[guard]]\nname = \"work\"\nrun = \"false\"\n")
 			start := time.Now().UTC().Add(-time.Minute)
 			if err := state.SaveRunState(p.RunState(), &state.RunState{
 				InFlight: &state.InFlight{Iteration: 1, Node: "a", Phase: state.PhaseGuardsDone, RunnerPID: 4242, StartedAt: start},
