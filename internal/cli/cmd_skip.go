@@ -37,18 +37,9 @@ EXIT STATUS
 }
 
 func runSkip(g *globals, id string) error {
-	p, err := g.paths()
+	p, t, ix, n, err := taskToChange(g, "skip", id)
 	if err != nil {
 		return err
-	}
-	t, err := tree.Load(p.Tree())
-	if err != nil {
-		return err
-	}
-	ix := tree.NewIndex(t)
-	n := ix.Node(id)
-	if n == nil {
-		return fmt.Errorf("skip: no task with id %q in %s (`runner status` lists them)", id, rel(p, p.Tree()))
 	}
 	if _, err := refuseInFlight(p, ix, id); err != nil {
 		return err

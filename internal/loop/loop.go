@@ -335,10 +335,7 @@ func (r *Runner) budgetExceeded() *Result {
 // false and the caller reads the person's newer version instead of
 // overwriting it.
 func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
-	changed, err := r.enforceOwned(t)
-	if err != nil {
-		return false, err
-	}
+	changed := r.enforceOwned(t)
 	t.Walk(func(n *tree.Node) {
 		if !n.IsLeaf() {
 			return

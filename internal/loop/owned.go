@@ -28,9 +28,9 @@ type ownedNotice map[string]string
 
 // enforceOwned brings t's runner-owned fields in line with the ledger's,
 // taking what a person may change, and reports whether t changed.
-func (r *Runner) enforceOwned(t *tree.Tree) (bool, error) {
+func (r *Runner) enforceOwned(t *tree.Tree) bool {
 	if r.ledger == nil {
-		return false, nil // a tree settled outside a run (tests)
+		return false // a tree settled outside a run (tests)
 	}
 	owned := r.ledger.Owned()
 	ix := tree.NewIndex(t)
@@ -41,7 +41,7 @@ func (r *Runner) enforceOwned(t *tree.Tree) (bool, error) {
 				r.ledger.Own(n.ID, string(n.Status), n.Attempts, n.BlockedReason)
 			}
 		})
-		return false, nil
+		return false
 	}
 	var commands []state.Record // reset and skip records, read when needed
 	loaded := false
@@ -77,7 +77,7 @@ func (r *Runner) enforceOwned(t *tree.Tree) (bool, error) {
 	if changed {
 		t.Normalize()
 	}
-	return changed, nil
+	return changed
 }
 
 // ownedCommands returns the journal's reset and skip records, and those
