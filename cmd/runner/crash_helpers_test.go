@@ -79,7 +79,11 @@ func newCrashRepoAt(t testing.TB, root, treeJSON, extraConfig string, agentEnv .
 		extraEnv += ", " + e
 	}
 	r := &crashRepo{t: t, root: root, p: state.NewPaths(root), log: t.TempDir(), token: randomToken(t)}
-	config := fmt.Sprintf(`[executor]
+	// The crash tests' guards fail until an agent worked: no preflight.
+	config := fmt.Sprintf(`[verify]
+preflight = false
+
+[executor]
 preset = "command"
 command = [%s]
 timeout = "60s"

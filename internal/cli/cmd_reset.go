@@ -44,18 +44,9 @@ EXIT STATUS
 }
 
 func runReset(g *globals, id string) error {
-	p, err := g.paths()
+	p, t, ix, n, err := taskToChange(g, "reset", id)
 	if err != nil {
 		return err
-	}
-	t, err := tree.Load(p.Tree())
-	if err != nil {
-		return err
-	}
-	ix := tree.NewIndex(t)
-	n := ix.Node(id)
-	if n == nil {
-		return fmt.Errorf("reset: no task with id %q in %s (`runner status` lists them)", id, rel(p, p.Tree()))
 	}
 	seen, err := refuseInFlight(p, ix, id)
 	if err != nil {
@@ -82,10 +73,12 @@ func runReset(g *globals, id string) error {
 	}
 	visit(n)
 	t.Normalize()
-	if err := tree.Save(p.Tree(), t); err != nil {
+	// The journal's record first: a runner that sees the reset tree then
+	// finds what makes its change of runner-owned fields legitimate.
+	if err := state.AppendJournal(p.Journal(), state.Record{Node: id, Event: state.EventReset}); err != nil {
 		return err
 	}
-	if err := state.AppendJournal(p.Journal(), state.Record{Node: id, Event: state.EventReset}); err != nil {
+	if err := tree.Save(p.Tree(), t); err != nil {
 		return err
 	}
 	if len(reopened) == 0 {
@@ -104,6 +97,25 @@ func runReset(g *globals, id string) error {
 			raced.Iteration, inert.Line(ix.Path(raced.Node)), raced.Attempts+1, id)
 	}
 	return nil
+}
+
+// taskToChange loads the tree for a command (verb) that changes task
+// id's runner-owned fields, and finds the task.
+func taskToChange(g *globals, verb, id string) (state.Paths, *tree.Tree, *tree.Index, *tree.Node, error) {
+	p, err := g.paths()
+	if err != nil {
+		return p, nil, nil, nil, err
+	}
+	t, err := tree.Load(p.Tree())
+	if err != nil {
+		return p, nil, nil, nil, err
+	}
+	ix := tree.NewIndex(t)
+	n := ix.Node(id)
+	if n == nil {
+		return p, nil, nil, nil, fmt.Errorf("%s: no task with id %q in %s (`runner status` lists them)", verb, id, rel(p, p.Tree()))
+	}
+	return p, t, ix, n, nil
 }
 
 // refuseInFlight returns an error naming the iteration in flight when it

@@ -15,6 +15,7 @@ type runOptions struct {
 	MaxIterations int
 	Once          bool
 	Watch         bool
+	NoPreflight   bool
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -33,7 +34,14 @@ max_attempts on a blocked task (it reopens). An edit made during an iteration is
 kept; the runner changes only the status fields of the task it worked on. An
 edit that does not validate is reported on stderr, left as it is, and waited
 out until it is fixed. "runner stop" (from another terminal) ends the run after
-the current iteration.
+the current iteration; "runner pause" holds it after the current iteration until
+"runner resume" (a pause left standing holds the next run before it starts).
+
+Before the first agent, the guards run once on the starting checkpoint (the
+preflight): a guard that fails there would fail every task, so the run stops
+with exit 1, naming it, before any agent is paid. A passing preflight is not
+run again on the same commit with the same guards. --no-preflight or
+verify.preflight = false skips it.
 
 With --watch the runner does not exit when the tree is complete or stuck: it
 says so on stderr and waits for tree.json or config.toml to change, then goes
@@ -42,9 +50,10 @@ on. It ends on "runner stop" (exit 0) or Ctrl-C (exit 130).
 EXIT STATUS
   0    the tree is complete, or a stop was requested (--once: one iteration ran)
   1    error: bad config or tree at start, lock held by another runner, I/O
-       failure, agent program missing, loop.max_consecutive_errors reached, a
-       rate limit outlasting loop.max_wait (a bad edit made once the run is
-       going is waited out instead)
+       failure, agent program missing, a guard failing in the preflight,
+       loop.max_consecutive_errors reached, a rate limit outlasting
+       loop.max_wait (a bad edit made once the run is going is waited out
+       instead)
   3    stuck: blocked tasks, nothing selectable
   4    max_iterations, max_cost_usd or max_tokens reached with work left
   130  interrupted`,
@@ -55,6 +64,7 @@ EXIT STATUS
 	}
 	cmd.Flags().IntVar(&opts.MaxIterations, "max-iterations", 0, "iterations to run in this invocation (default: loop.max_iterations)")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "run one iteration and exit")
+	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "do not run the guards on the starting checkpoint before the first agent (verify.preflight)")
 	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "when the tree is complete or stuck, wait for .runner/tree.json or config.toml to change instead of exiting")
 	return cmd
 }
@@ -74,6 +84,7 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 		MaxIterations: opts.MaxIterations,
 		Once:          opts.Once,
 		Watch:         opts.Watch,
+		NoPreflight:   opts.NoPreflight,
 		Progress:      g.streams.Out,
 		Notices:       g.streams.Err,
 		Log:           g.logger.WithPrefix("run"),

@@ -15,7 +15,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
-	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -92,7 +92,11 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 }
 
 func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
-	fmt.Fprintf(w, "iteration %d — %s (attempt %d of %d)\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts)
+	if m.Plan != nil {
+		printPlanHeader(w, m)
+	} else {
+		fmt.Fprintf(w, "iteration %d — %s (attempt %d of %d)\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts)
+	}
 	fmt.Fprintf(w, "started:  %s", m.StartedAt.Local().Format("2006-01-02 15:04:05"))
 	if m.FinishedAt != nil {
 		fmt.Fprintf(w, ", took %.1fs", float64(m.DurationMS)/1000)
@@ -171,13 +175,16 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs\n", inert.Line(gr.Name), inert.Line(gr.Status), gr.ExitCode, float64(gr.DurationMS)/1000)
 	}
 	printReview(w, p, runDir, m.Review)
-	if m.Outcome != "" {
+	if m.Plan != nil {
+		printPlanMeta(w, m)
+	} else if m.Outcome != "" {
 		fmt.Fprintf(w, "outcome:  %s → task %s, attempts %d\n", inert.Line(m.Outcome), inert.Line(m.NodeStatus), m.Attempts)
 	}
 	if m.Note != "" {
 		fmt.Fprintf(w, "note:     %s\n", indentRest(m.Note))
 	}
 	printCheckpoint(w, m)
+	printTamper(w, m, runDir)
 	entries, _ := fsutil.ReadDir(runDir)
 	var files []string
 	for _, e := range entries {
@@ -259,16 +266,32 @@ func indentRest(s string) string {
 	return strings.ReplaceAll(inert.Text(strings.TrimSpace(s)), "\n", "\n          ")
 }
 
-func readProvenance(runDir string) *loop.Provenance {
+func readProvenance(runDir string) *prompt.Provenance {
 	data, err := fsutil.ReadLimited(filepath.Join(runDir, "context.json"), 4<<20, true)
 	if err != nil {
 		return nil
 	}
-	var prov loop.Provenance
+	var prov prompt.Provenance
 	if json.Unmarshal(data, &prov) != nil {
 		return nil
 	}
 	return &prov
+}
+
+// printTamper lists what the agent changed of the files that judge it
+// (SPEC §13): each was put back, and its version is kept in the run folder.
+func printTamper(w io.Writer, m *state.Meta, runDir string) {
+	for i, t := range m.Tamper {
+		label := "tamper:"
+		if i > 0 {
+			label = ""
+		}
+		line := fmt.Sprintf("%s %s, put back", inert.Line(t.Path), inert.Line(t.Change))
+		if t.Kept != "" {
+			line += "; the agent's version: " + filepath.Join(runDir, filepath.FromSlash(inert.Line(t.Kept)))
+		}
+		fmt.Fprintf(w, "%-10s%s\n", label, line)
+	}
 }
 
 // printCheckpoint says what git kept of the iteration: its task's commit

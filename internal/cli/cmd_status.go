@@ -156,6 +156,13 @@ func printStatus(w io.Writer, rep *status.Report) {
 			fmt.Fprintf(w, "unfinished: iteration %d on %s stopped in phase %s; the next `runner run` resolves it\n", r.Iteration, inert.Line(r.Node), inert.Line(r.Phase))
 		}
 	}
+	if rep.Paused {
+		if r := rep.Running; r != nil && r.Alive {
+			fmt.Fprintf(w, "paused:     the runner finishes iteration %d, then holds until `runner resume`\n", r.Iteration)
+		} else {
+			fmt.Fprintln(w, "paused:     no iteration starts until `runner resume` (`runner stop` ends a held run)")
+		}
+	}
 	if l := rep.Last; l != nil {
 		outcome := l.Outcome
 		if outcome == "" {

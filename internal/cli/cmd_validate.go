@@ -46,9 +46,9 @@ func runValidate(g *globals) error {
 		problems = append(problems, err)
 	}
 	if cfg != nil {
-		if int(cfg.Prompt.Budget) < prompt.MinBudget() {
+		if need := prompt.MinBudget(cfg.Verify.Protect); int(cfg.Prompt.Budget) < need {
 			problems = append(problems, fmt.Errorf("%s: prompt.budget %d is smaller than the fixed prompt text (%d bytes); raise it (default 40KiB)",
-				rel(p, p.Config()), cfg.Prompt.Budget, prompt.MinBudget()))
+				rel(p, p.Config()), cfg.Prompt.Budget, need))
 		}
 		if len(cfg.Guards) == 0 {
 			fmt.Fprintf(errw, "warning: %s has no [[guard]]: an agent's \"done\" will be trusted without checks\n", rel(p, p.Config()))

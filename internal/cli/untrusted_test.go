@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	executor "github.com/runner-cli/runner/internal/exec"
-	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/status"
 )
@@ -105,7 +105,7 @@ func TestShowIsInert(t *testing.T) {
 	m.Message = mustJSON(t, map[string]any{"status": "done", "summary": hostile,
 		"assumptions": []string{hostile}, "questions": []string{hostile},
 		"children": []map[string]string{{"id": hostile, "title": hostile}}})
-	var prov loop.Provenance
+	var prov prompt.Provenance
 	fill(reflect.ValueOf(&prov).Elem(), hostile)
 	writeFile(t, filepath.Join(runDir, "context.json"), mustJSON(t, prov))
 	var events bytes.Buffer

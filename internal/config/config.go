@@ -1,6 +1,7 @@
 // Package config loads and validates .runner/config.toml: which agent to
 // run and how (executor), the guard commands that verify its work, the
-// prompt budget, loop limits and secret scrubbing. Every problem in a file
+// prompt budget, loop limits, secret scrubbing, git checkpoints and the
+// webhooks notified. Every problem in a file
 // is reported at once, each naming the file, the key and, where known, the
 // line.
 package config
@@ -11,6 +12,7 @@ import (
 	"io/fs"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/notify"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -54,6 +56,10 @@ type Config struct {
 	Loop   Loop    `toml:"loop"`
 	Scrub  Scrub   `toml:"scrub"`
 	Git    Git     `toml:"git"`
+	Verify Verify  `toml:"verify"`
+	// Notify are the webhooks told of what a person should know while
+	// the run goes on unattended (SPEC §15).
+	Notify []notify.Target `toml:"notify"`
 }
 
 // Executor says which agent runs and under which limits.
@@ -188,6 +194,17 @@ type Git struct {
 	Setup []string `toml:"setup"`
 	// SetupTimeout bounds the setup commands together.
 	SetupTimeout Duration `toml:"setup_timeout"`
+}
+
+// Verify keeps the verdict the runner's (SPEC §13).
+type Verify struct {
+	// Protect are globs of paths, relative to the repository root, the
+	// agent may not change or delete (package verify: path.Match segments,
+	// "**" for any number of folders, a folder protects what is below it).
+	Protect []string `toml:"protect"`
+	// Preflight runs the guards once on the untouched checkpoint before
+	// the first agent of a run.
+	Preflight bool `toml:"preflight"`
 }
 
 // Scrub configures secret redaction in prompts.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	runner "github.com/runner-cli/runner"
+	"github.com/runner-cli/runner/internal/notify"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -149,6 +150,10 @@ branch = "night/{root}"
 worktree = true
 setup = ["npm ci"]
 setup_timeout = "5m"
+
+[verify]
+protect = ["tests/**"]
+preflight = false
 `
 	want := &Config{
 		Executor: Executor{
@@ -182,7 +187,8 @@ setup_timeout = "5m"
 			KeepRuns: 50},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
-		Git: Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}},
+		Git:    Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}},
+		Verify: Verify{Protect: []string{"tests/**"}},
 	}
 	if got := mustParse(t, src); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Parse:\n got %+v\nwant %+v", got, want)
@@ -323,6 +329,12 @@ func TestValidationRules(t *testing.T) {
 		{"review command without command", "[review]\npreset = \"command\"\n", 2, "review.command", "must be set when preset"},
 		{"review max_rejections 0", "[review]\nmax_rejections = 0\n", 2, "review.max_rejections", "at least 1"},
 		{"review on_error", "[review]\non_error = \"ignore\"\n", 2, "review.on_error", `want "wait"`},
+		{"notify without url", "[[notify]]\nevents = [\"blocked\"]\n", 1, "notify[0].url", "every [[notify]] needs a url"},
+		{"notify url not http", "[[notify]]\nurl = \"hooks.slack.com/services/T/B/x\"\n", 2, "notify[0].url", "want an http:// or https:// URL"},
+		{"notify unknown event", "[[notify]]\nurl = \"https://ntfy.sh/a\"\nevents = [\"stuck\", \"blokced\"]\n", 3, "notify[0].events[1]", `unknown event "blokced" (did you mean "blocked"?); the events are blocked, stuck, complete, limit, error, tamper`},
+		{"notify unknown format", "[[notify]]\nurl = \"https://example.com/h\"\nformat = \"teams\"\n", 3, "notify[0].format", `unknown format "teams"; want json, slack, discord, ntfy`},
+		{"notify ntfy without topic", "[[notify]]\nurl = \"https://ntfy.sh/\"\n", 2, "notify[0].url", "an ntfy URL ends with its topic"},
+		{"notify events not strings", "[[notify]]\nurl = \"https://ntfy.sh/a\"\nevents = \"blocked\"\n", 3, "notify[0].events", "want an array of strings"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -496,6 +508,31 @@ func TestExampleConfig(t *testing.T) {
 	for _, k := range scrubRuleKey {
 		if !strings.Contains(text, "\n# "+k+" = ") {
 			t.Errorf("example config.toml does not show scrub.rules %s", k)
+		}
+	}
+}
+
+func TestNotifyTargets(t *testing.T) {
+	cfg := mustParse(t, `
+[[notify]]
+url = "https://hooks.slack.com/services/T000/B000/XXXX"
+
+[[notify]]
+url = "https://ntfy.example.com/runner"
+events = ["blocked", "stuck", "error"]
+format = "ntfy"
+`)
+	want := []notify.Target{
+		{URL: "https://hooks.slack.com/services/T000/B000/XXXX"},
+		{URL: "https://ntfy.example.com/runner", Events: []string{"blocked", "stuck", "error"}, Format: "ntfy"},
+	}
+	if !reflect.DeepEqual(cfg.Notify, want) {
+		t.Fatalf("notify = %+v, want %+v", cfg.Notify, want)
+	}
+	// A webhook URL is a secret: no problem quotes it.
+	for _, p := range parseProblems(t, "[[notify]]\nurl = \"https://hooks.slack.com/services/T/B/s3cr3t\"\nevents = [\"nope\"]\nformat = \"x\"\n") {
+		if strings.Contains(p.Error(), "s3cr3t") {
+			t.Errorf("problem %q quotes the webhook URL", p.Error())
 		}
 	}
 }

@@ -109,8 +109,9 @@ func Default() *Config {
 			RateLimitBackoff:     Duration{DefaultBackoff},
 			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
-		Scrub: Scrub{Enabled: true},
-		Git:   Git{Checkpoint: true, Branch: DefaultRunBranch, SetupTimeout: Duration{DefaultSetupTimeout}},
+		Scrub:  Scrub{Enabled: true},
+		Git:    Git{Checkpoint: true, Branch: DefaultRunBranch, SetupTimeout: Duration{DefaultSetupTimeout}},
+		Verify: Verify{Preflight: true},
 	}
 }
 

@@ -1,10 +1,14 @@
 package config
 
 import (
+	"github.com/runner-cli/runner/internal/verify"
+
 	"fmt"
 	"math"
 	"regexp"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/notify"
 )
 
 // Validate checks the value rules of a Config built in code; Parse applies
@@ -109,6 +113,28 @@ func (r *report) validate(c *Config) {
 		}
 	}
 	r.validateGit(c.Git)
+	for i, pat := range c.Verify.Protect {
+		if _, err := verify.ParseGlob(pat); err != nil {
+			r.addf(indexPath("verify.protect", i), "%v; for example \"tests/**\"", err)
+		}
+	}
+	r.validateNotify(c.Notify)
+}
+
+// validateNotify checks each [[notify]]: a URL the runner can POST to,
+// known events and format. No message quotes the URL, which is a secret.
+func (r *report) validateNotify(targets []notify.Target) {
+	for i, t := range targets {
+		p := indexPath("notify", i)
+		for _, pr := range t.Problems() {
+			// The keys are bare: "url", "format", "events[1]".
+			path, line := p+"."+pr.Key, p+"."+pr.Key
+			if pr.Key == "url" && t.URL == "" {
+				line = p // no url line to point at
+			}
+			r.addAt(line, path, "%s", pr.Msg)
+		}
+	}
 }
 
 // validateExecutor checks one executor table: [executor], a

@@ -57,6 +57,10 @@ type Options struct {
 	// Review makes the run a review (SPEC §17): its final message is a
 	// verdict (ParseVerdict, Result.Verdict), not a §5 message.
 	Review bool
+	// NestedChildren accepts a final message whose children have
+	// children of their own (ParseNestedMessage), as `runner plan` asks
+	// for; the loop's agents answer ParseMessage's flat shape.
+	NestedChildren bool
 }
 
 // OptionsFrom returns the executor's options for the [executor] table
@@ -68,6 +72,19 @@ func OptionsFrom(e config.Executor, patterns []*regexp.Regexp) Options {
 		OutputLimit: int64(e.OutputLimit), Env: e.Env, EnvDrop: e.EnvDrop,
 		RateLimitPatterns: patterns, Prices: e.Prices,
 	}
+}
+
+// CompilePatterns compiles the rate limit patterns of the [executor]
+// table for OptionsFrom; config validation already refused any that does
+// not compile, and such a one is left out.
+func CompilePatterns(list []string) []*regexp.Regexp {
+	patterns := make([]*regexp.Regexp, 0, len(list))
+	for _, p := range list {
+		if re, err := regexp.Compile(p); err == nil {
+			patterns = append(patterns, re)
+		}
+	}
+	return patterns
 }
 
 // Request is one agent run.
@@ -260,8 +277,11 @@ func logTailOf(preset, logEnd string) string {
 func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr error, stdout stdoutView, logEnd string) (found, codexStream) {
 	res.LogTail = logTailOf(o.Preset, logEnd)
 	parse := parseTaskMessage
-	if o.Review {
+	switch {
+	case o.Review:
 		parse = parseVerdict
+	case o.NestedChildren:
+		parse = parseNestedMessage
 	}
 	f := lookupMessage(outData, stdout, parse)
 	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {

@@ -88,18 +88,26 @@ const OutputSchema = `{
 }
 `
 
-// messageMaxDepth bounds the nesting of a final message.
-const messageMaxDepth = 32
+// messageMaxDepth bounds the nesting of a final message;
+// nestedMaxDepth that of one whose children nest (ParseNestedMessage), as
+// deep as a tree file may be.
+const (
+	messageMaxDepth = 32
+	nestedMaxDepth  = tree.MaxJSONDepth
+)
 
 // wireMessage and wireChild are the accepted shape of a final message; a
 // child has only the fields of the schema, so runner-owned fields (status,
-// attempts) and nested children are refused as unknown.
-type wireMessage struct {
-	Status      string       `json:"status"`
-	Summary     string       `json:"summary"`
-	Assumptions []string     `json:"assumptions"`
-	Questions   []string     `json:"questions"`
-	Children    []*wireChild `json:"children"`
+// attempts) and nested children are refused as unknown. wireNode is a
+// child of a message whose children nest (ParseNestedMessage).
+type wireMessage = wireMessageOf[wireChild]
+
+type wireMessageOf[C any] struct {
+	Status      string   `json:"status"`
+	Summary     string   `json:"summary"`
+	Assumptions []string `json:"assumptions"`
+	Questions   []string `json:"questions"`
+	Children    []*C     `json:"children"`
 }
 
 type wireChild struct {
@@ -110,6 +118,15 @@ type wireChild struct {
 	DependsOn  []string `json:"depends_on"`
 }
 
+type wireNode struct {
+	ID         string      `json:"id"`
+	Title      string      `json:"title"`
+	Goal       string      `json:"goal"`
+	Acceptance []string    `json:"acceptance"`
+	DependsOn  []string    `json:"depends_on"`
+	Children   []*wireNode `json:"children"`
+}
+
 // ParseMessage parses and checks a final message strictly: one JSON object,
 // no duplicate or unknown fields, status one of done, retry, blocked or
 // decomposed, a non-blank summary, and children (id and title required)
@@ -118,6 +135,70 @@ type wireChild struct {
 // children's ids and dependencies are checked by the tree when it adopts
 // them, not here.
 func ParseMessage(data []byte) (*Message, error) {
+	var w wireMessage
+	m, err := decodeMessage(data, &w, messageMaxDepth)
+	if err != nil || m.Status != StatusDecomposed {
+		return m, err
+	}
+	for i, c := range w.Children {
+		switch {
+		case c == nil:
+			return nil, fmt.Errorf("final message: children[%d] is null", i)
+		case strings.TrimSpace(c.ID) == "":
+			return nil, fmt.Errorf("final message: children[%d] has no id", i)
+		case strings.TrimSpace(c.Title) == "":
+			return nil, fmt.Errorf("final message: children[%d] (%s) has no title", i, c.ID)
+		}
+		m.Children = append(m.Children, &tree.Node{
+			ID: c.ID, Title: c.Title, Goal: c.Goal, Acceptance: c.Acceptance, DependsOn: c.DependsOn,
+		})
+	}
+	return m, nil
+}
+
+// ParseNestedMessage is ParseMessage for a message whose children may
+// have children of their own, to any depth a tree file allows: the plan
+// `runner plan` asks for (SPEC §16). A null child anywhere is refused;
+// the children's ids, titles and dependencies are left to the tree
+// validation the plan goes through, which names every problem at once
+// by the node's path.
+func ParseNestedMessage(data []byte) (*Message, error) {
+	var w wireMessageOf[wireNode]
+	m, err := decodeMessage(data, &w, nestedMaxDepth)
+	if err != nil || m.Status != StatusDecomposed {
+		return m, err
+	}
+	var nulls []error
+	m.Children = nestedNodes(w.Children, "children", &nulls)
+	if len(nulls) > 0 {
+		return nil, fmt.Errorf("final message: %w", errors.Join(nulls...))
+	}
+	return m, nil
+}
+
+// nestedNodes converts the children at path (children[2].children, say),
+// noting each null one in nulls.
+func nestedNodes(list []*wireNode, path string, nulls *[]error) []*tree.Node {
+	var out []*tree.Node
+	for i, c := range list {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if c == nil {
+			*nulls = append(*nulls, fmt.Errorf("%s is null", at))
+			continue
+		}
+		out = append(out, &tree.Node{
+			ID: c.ID, Title: c.Title, Goal: c.Goal, Acceptance: c.Acceptance, DependsOn: c.DependsOn,
+			Children: nestedNodes(c.Children, at+".children", nulls),
+		})
+	}
+	return out
+}
+
+// decodeMessage decodes a final message into w, which bounds its
+// nesting to depth, and checks what does not depend on the children's
+// shape: the status, the summary, and children present exactly with
+// status decomposed. The message returned has no children yet.
+func decodeMessage[C any](data []byte, w *wireMessageOf[C], depth int) (*Message, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, errors.New("final message is empty")
@@ -125,8 +206,7 @@ func ParseMessage(data []byte) (*Message, error) {
 	if trimmed[0] != '{' {
 		return nil, errors.New("final message is not a JSON object")
 	}
-	var w wireMessage
-	if err := strictjson.Decode(trimmed, &w, messageMaxDepth); err != nil {
+	if err := strictjson.Decode(trimmed, w, depth); err != nil {
 		return nil, fmt.Errorf("final message: %v", err)
 	}
 	switch w.Status {
@@ -153,19 +233,6 @@ func ParseMessage(data []byte) (*Message, error) {
 	}
 	if len(w.Children) == 0 {
 		return nil, errors.New("final message: status decomposed needs at least one child")
-	}
-	for i, c := range w.Children {
-		switch {
-		case c == nil:
-			return nil, fmt.Errorf("final message: children[%d] is null", i)
-		case strings.TrimSpace(c.ID) == "":
-			return nil, fmt.Errorf("final message: children[%d] has no id", i)
-		case strings.TrimSpace(c.Title) == "":
-			return nil, fmt.Errorf("final message: children[%d] (%s) has no title", i, c.ID)
-		}
-		m.Children = append(m.Children, &tree.Node{
-			ID: c.ID, Title: c.Title, Goal: c.Goal, Acceptance: c.Acceptance, DependsOn: c.DependsOn,
-		})
 	}
 	return m, nil
 }
@@ -223,11 +290,20 @@ func (f found) verdict() *Verdict {
 }
 
 // parser parses and checks a final message of one kind: ParseMessage,
-// or ParseVerdict for a review.
+// ParseNestedMessage (Options.NestedChildren), or ParseVerdict for a
+// review.
 type parser func([]byte) (any, error)
 
 func parseTaskMessage(data []byte) (any, error) {
 	m, err := ParseMessage(data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func parseNestedMessage(data []byte) (any, error) {
+	m, err := ParseNestedMessage(data)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"sort"
@@ -271,4 +272,66 @@ func FuzzParseMessage(f *testing.F) {
 		FindMessage(nil, data)
 		FindMessage(data, data)
 	})
+}
+
+func TestParseNestedMessage(t *testing.T) {
+	m, err := ParseNestedMessage([]byte(`{"status":"decomposed","summary":"plan","assumptions":null,"questions":["q"],"children":[
+		{"id":"app","title":"App","goal":null,"acceptance":null,"depends_on":null,"children":[
+			{"id":"db","title":"DB","goal":"tables","acceptance":["migrates"],"depends_on":null,"children":null},
+			{"id":"api","title":"API","depends_on":["db"],"children":[{"id":"auth","title":"Auth"}]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Children) != 1 || m.Children[0].ID != "app" || len(m.Children[0].Children) != 2 {
+		t.Fatalf("children = %+v", m.Children)
+	}
+	api := m.Children[0].Children[1]
+	if api.ID != "api" || len(api.DependsOn) != 1 || len(api.Children) != 1 || api.Children[0].ID != "auth" {
+		t.Fatalf("api = %+v", api)
+	}
+	if db := m.Children[0].Children[0]; db.Children != nil || db.Goal != "tables" || len(db.Acceptance) != 1 {
+		t.Fatalf("db = %+v", db)
+	}
+
+	bad := []struct{ name, in, want string }{
+		{"null deep down", `{"status":"decomposed","summary":"x","children":[{"id":"a","title":"A","children":[{"id":"b","title":"B"},null]},null]}`,
+			"children[0].children[1] is null\nchildren[1] is null"},
+		{"runner-owned field", `{"status":"decomposed","summary":"x","children":[{"id":"a","title":"A","children":[{"id":"b","title":"B","attempts":2}]}]}`,
+			`unknown field "attempts"`},
+		{"children without decomposed", `{"status":"done","summary":"x","children":[{"id":"a","title":"A"}]}`, "only allowed with status decomposed"},
+		{"decomposed without children", `{"status":"decomposed","summary":"x","children":[]}`, "at least one child"},
+		{"too deep", `{"status":"decomposed","summary":"x","children":` + strings.Repeat(`[{"id":"a","title":"A","children":`, 130) + `null` + strings.Repeat(`}]`, 130) + `}`, "deep"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := ParseNestedMessage([]byte(tt.in))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ParseNestedMessage = %+v, %v; want an error containing %q", m, err, tt.want)
+			}
+		})
+	}
+
+	// Ids and titles are left to the tree validation, which names every
+	// problem at once; ParseMessage still wants them on its flat children.
+	m, err = ParseNestedMessage([]byte(`{"status":"decomposed","summary":"x","children":[{"id":"","title":""}]}`))
+	if err != nil || len(m.Children) != 1 {
+		t.Fatalf("a child without id or title: %+v, %v; want it parsed for the tree to judge", m, err)
+	}
+}
+
+func TestRunNestedChildren(t *testing.T) {
+	script := `{"default": {"message": {"status": "decomposed", "summary": "plan",
+		"children": [{"id": "a", "title": "A", "children": [{"id": "b", "title": "B"}]}]}, "deliver": "stdout"}}`
+	for _, nested := range []bool{false, true} {
+		o, r := setup(t, script)
+		o.NestedChildren = nested
+		res := runBounded(t, context.Background(), o, r)
+		if nested {
+			if res.Message == nil || len(res.Message.Children) != 1 || len(res.Message.Children[0].Children) != 1 {
+				t.Errorf("NestedChildren: message %+v, error %q; want a with child b", res.Message, res.MessageError)
+			}
+		} else if res.Message != nil || !strings.Contains(res.MessageError, `unknown field "children"`) {
+			t.Errorf("flat: message %+v, error %q; want nested children refused", res.Message, res.MessageError)
+		}
+	}
 }

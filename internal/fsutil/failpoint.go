@@ -25,6 +25,9 @@ import (
 //	        fsync: the new content is in place
 //	append  in AppendSync and AppendLine, after half of the data was
 //	        written: a torn last line is left
+//	git     a step of a git checkpoint (FailAt), FILE naming it: "commit"
+//	        (the task's commit object made, the run branch not yet moved)
+//	        or "advance" (the branch moved, the outcome not yet recorded)
 //	*       any of the above
 //
 // FILE, when given, restricts the hook to files with that base name
@@ -40,6 +43,10 @@ const (
 	FailTemp   = "temp"
 	FailRename = "rename"
 	FailAppend = "append"
+	// FailGit is a step of the git checkpoint (FailAt's label: "commit",
+	// after the task's commit object is made; "advance", after the run
+	// branch moved to it).
+	FailGit = "git"
 )
 
 type failpointSpec struct {
@@ -78,14 +85,22 @@ func parseFailpoint(v string) (*failpointSpec, error) {
 	}
 	s.point, s.file, _ = strings.Cut(v, ":")
 	switch s.point {
-	case FailTemp, FailRename, FailAppend, "*":
+	case FailTemp, FailRename, FailAppend, FailGit, "*":
 	default:
-		return nil, fmt.Errorf("unknown point %q: want temp, rename, append or *", s.point)
+		return nil, fmt.Errorf("unknown point %q: want temp, rename, append, git or *", s.point)
 	}
 	if strings.ContainsAny(s.file, `/\`) {
 		return nil, fmt.Errorf("file %q: give a base name, not a path", s.file)
 	}
 	return s, nil
+}
+
+// FailAt kills the process at a step that is not a file write, named
+// point and label, when the crash-testing hook asks for it.
+func FailAt(point, label string) {
+	if failHere(point, label) {
+		die()
+	}
 }
 
 // failHere reports whether the process must die at this point of a write

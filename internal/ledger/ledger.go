@@ -19,6 +19,8 @@
 package ledger
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -54,6 +56,9 @@ type Ledger struct {
 	journalDirty bool
 	// stateOnDisk says run_state.json exists (checkIntact looks for it).
 	stateOnDisk bool
+	// written is the run state as last written to run_state.json, which
+	// an agent must not change (RunStateChanged).
+	written *state.RunState
 	// resuming is set while an iteration a previous runner left is
 	// resolved: its journal line and notes may be there already.
 	resuming bool
@@ -245,7 +250,47 @@ func (l *Ledger) saveState(d fsutil.Durability) error {
 		return err
 	}
 	l.stateDirty, l.stateOnDisk = false, true
+	l.noteWritten(l.rs)
 	return nil
+}
+
+// noteWritten remembers rs as the content of run_state.json.
+func (l *Ledger) noteWritten(rs *state.RunState) {
+	c := *rs
+	if rs.InFlight != nil {
+		f := *rs.InFlight
+		c.InFlight = &f
+	}
+	l.written = &c
+}
+
+// RunStateChanged reports whether run_state.json holds something other
+// than what the ledger last wrote (an agent's edit), after the agent
+// exited: it returns the file's content then, and writes the run state
+// back from memory.
+func (l *Ledger) RunStateChanged() ([]byte, error) {
+	if l.written == nil {
+		return nil, nil
+	}
+	data, err := fsutil.ReadLimited(l.p.RunState(), 16<<20, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // put back by checkIntact already
+	}
+	if err == nil {
+		var onDisk state.RunState
+		if json.Unmarshal(data, &onDisk) == nil {
+			a, _ := json.Marshal(&onDisk)
+			b, _ := json.Marshal(l.written)
+			if bytes.Equal(a, b) {
+				return nil, nil
+			}
+		}
+	}
+	l.log.Warn("run_state.json was changed while the agent worked; writing it again from memory")
+	if err := l.saveState(fsutil.Durable); err != nil {
+		return data, err
+	}
+	return data, nil
 }
 
 // cleanTemps removes the temporary files a runner that died left behind:

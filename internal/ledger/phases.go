@@ -71,6 +71,9 @@ func (l *Ledger) AgentStarted(n, pgid int) {
 	l.stateOnDisk = true
 	l.background.Go(func() {
 		l.backgroundErr = state.SaveRunState(l.p.RunState(), &snap)
+		if l.backgroundErr == nil {
+			l.noteWritten(&snap)
+		}
 		l.syncKeep(snap.Iteration)
 	})
 }
@@ -229,6 +232,9 @@ func phaseRecord(meta *state.Meta, event string) state.Record {
 		rec.AgentClass = meta.Agent.Class
 		rec.Error = meta.Agent.Error
 		rec.Evidence = meta.Agent.Evidence
+	}
+	if event == state.EventGuardsDone {
+		rec.Digest = state.VerdictDigest(meta)
 	}
 	if event == state.EventAgentDone {
 		rec.Usage = meta.Usage

@@ -34,6 +34,43 @@ type Outcome struct {
 	LastGuard string
 }
 
+// Owned returns the runner-owned fields of the tasks as the runner last
+// set them (nil before it first saw a tree); the map is the ledger's.
+func (l *Ledger) Owned() map[string]state.Owned { return l.rs.Owned }
+
+// Own records a task's runner-owned fields as set by the runner now. They
+// reach run_state.json with its next write: an outcome's with the
+// iteration's record, which a crash before it makes the next runner
+// record again.
+func (l *Ledger) Own(id, status string, attempts int, blockedReason string) {
+	if l == nil || l.rs == nil {
+		return // a tree written outside a run (tests)
+	}
+	if l.rs.Owned == nil {
+		l.rs.Owned = map[string]state.Owned{}
+	}
+	l.rs.Owned[id] = state.Owned{Status: status, Attempts: attempts, BlockedReason: blockedReason, At: time.Now().UTC()}
+	l.stateDirty = true
+}
+
+// StartOwning starts the record of runner-owned fields, empty.
+func (l *Ledger) StartOwning() {
+	if l.rs.Owned == nil {
+		l.rs.Owned = map[string]state.Owned{}
+		l.stateDirty = true
+	}
+}
+
+// ForgetOwned drops the tasks no longer in the tree.
+func (l *Ledger) ForgetOwned(keep func(id string) bool) {
+	for id := range l.rs.Owned {
+		if !keep(id) {
+			delete(l.rs.Owned, id)
+			l.stateDirty = true
+		}
+	}
+}
+
 // Checkpoint records the run branch and its last checkpoint in the run
 // state; it reaches run_state.json with the next save.
 func (l *Ledger) Checkpoint(branch, commit string) {
@@ -41,6 +78,20 @@ func (l *Ledger) Checkpoint(branch, commit string) {
 		l.rs.Branch, l.rs.Checkpoint = branch, commit
 		l.stateDirty = true
 	}
+}
+
+// Preflight is the last preflight that passed, as the run state holds it;
+// nil when none is known. The caller only reads it.
+func (l *Ledger) Preflight() *state.Preflight { return l.rs.Preflight }
+
+// SetPreflight records the preflight that passed (nil forgets it). Like
+// Checkpoint it reaches run_state.json with the next save of the run
+// state (the next iteration's in-flight marker, or Flush when the runner
+// exits), not durably at once: a crash before that loses only the cache,
+// and the next run runs the guards again.
+func (l *Ledger) SetPreflight(p *state.Preflight) {
+	l.rs.Preflight = p
+	l.stateDirty = true
 }
 
 // TreeWrite is how Record writes an outcome into tree.json, in two

@@ -55,3 +55,21 @@ func (l *Ledger) Rebuilt(meta *state.Meta) error {
 	}
 	return state.SaveMeta(l.p.RunDir(meta.Iteration), meta)
 }
+
+// Vouched reports whether meta holds the verdict the runner recorded in
+// the journal when the iteration's guards were done: a meta.json changed
+// since (or a guards_done record that never reached the disk) is not a
+// result, and its guards run again.
+func (l *Ledger) Vouched(meta *state.Meta) bool {
+	recs, err := state.ReadJournal(l.p.Journal())
+	if err != nil {
+		return false
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		if r.Iteration == meta.Iteration && r.Event == state.EventGuardsDone {
+			return r.Digest != "" && r.Digest == state.VerdictDigest(meta)
+		}
+	}
+	return false
+}

@@ -17,7 +17,7 @@ func (r *Runner) optionsFor(e config.Executor) executor.Options {
 		if r.cache.patterns == nil {
 			r.cache.patterns = map[string][]*regexp.Regexp{}
 		}
-		patterns = compilePatterns(e.RateLimitPatterns)
+		patterns = executor.CompilePatterns(e.RateLimitPatterns)
 		r.cache.patterns[key] = patterns
 	}
 	o := executor.OptionsFrom(e, patterns)
@@ -35,16 +35,4 @@ func (r *Runner) optionsNamed(name string) executor.Options {
 		}
 	}
 	return r.optionsFor(r.cfg.Executor)
-}
-
-// compilePatterns compiles rate limit patterns; config validation already
-// refused any that does not compile.
-func compilePatterns(list []string) []*regexp.Regexp {
-	patterns := make([]*regexp.Regexp, 0, len(list))
-	for _, p := range list {
-		if re, err := regexp.Compile(p); err == nil {
-			patterns = append(patterns, re)
-		}
-	}
-	return patterns
 }

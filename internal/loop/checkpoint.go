@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
@@ -259,6 +260,7 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 		if commit, err = ck.repo.Commit(ctx, snap.Tree, ck.head, m); err != nil {
 			return fmt.Errorf("commit task %s: %w", meta.Node, err)
 		}
+		fsutil.FailAt(fsutil.FailGit, "commit")
 		// The branch is at the checkpoint unless the agent committed on it
 		// itself: its commits are folded into this one (the snapshot holds
 		// their content).
@@ -270,6 +272,7 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 		if err := ck.repo.AdvanceHead(ctx, snap, commit, old); err != nil {
 			return fmt.Errorf("commit task %s: %w", meta.Node, err)
 		}
+		fsutil.FailAt(fsutil.FailGit, "advance")
 	} else if p, err := ck.repo.ResolveCommit(ctx, found+"^"); err == nil {
 		parent = p
 	}
@@ -277,6 +280,7 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
 	ck.head, ck.dirty = commit, ""
 	r.ledger.Checkpoint(ck.branch, commit)
+	r.followPreflight(meta, parent, commit)
 	return nil
 }
 

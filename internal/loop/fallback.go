@@ -10,6 +10,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 )
@@ -31,11 +32,11 @@ var errNoIteration = errors.New("the iteration was set aside")
 
 // chain is what the run knows of each executor of the chain, in order.
 type chain struct {
-	slots []*slot
+	links []*link
 }
 
-// slot is one executor of the chain and what the run knows of it.
-type slot struct {
+// link is one executor of the chain and what the run knows of it.
+type link struct {
 	exec config.Executor
 
 	// Limited: until when it may not run (zero: it may), since when, and
@@ -55,31 +56,31 @@ type slot struct {
 	asideSince time.Time
 }
 
-func (s *slot) name() string { return s.exec.Label() }
+func (s *link) name() string { return s.exec.Label() }
 
 // sync brings the chain in line with the configured executors (read
 // again at every iteration boundary): executors are matched by name and
 // keep what the run knows of them.
 func (c *chain) sync(execs []config.Executor) {
-	old := make(map[string]*slot, len(c.slots))
-	for _, s := range c.slots {
+	old := make(map[string]*link, len(c.links))
+	for _, s := range c.links {
 		old[s.name()] = s
 	}
-	slots := make([]*slot, 0, len(execs))
+	links := make([]*link, 0, len(execs))
 	for _, e := range execs {
 		s := old[e.Label()]
 		if s == nil {
-			s = &slot{}
+			s = &link{}
 		}
 		s.exec = e
-		slots = append(slots, s)
+		links = append(links, s)
 	}
-	c.slots = slots
+	c.links = links
 }
 
 // pick returns the first executor that may run at now, or nil.
-func (c *chain) pick(now time.Time) *slot {
-	for _, s := range c.slots {
+func (c *chain) pick(now time.Time) *link {
+	for _, s := range c.links {
 		if s.aside == "" && !s.until.After(now) {
 			return s
 		}
@@ -89,9 +90,9 @@ func (c *chain) pick(now time.Time) *slot {
 
 // earliest returns the executor not set aside whose limit is over first,
 // or nil when every one is set aside.
-func (c *chain) earliest() *slot {
-	var e *slot
-	for _, s := range c.slots {
+func (c *chain) earliest() *link {
+	var e *link
+	for _, s := range c.links {
 		if s.aside == "" && (e == nil || s.until.Before(e.until)) {
 			e = s
 		}
@@ -102,7 +103,7 @@ func (c *chain) earliest() *slot {
 // left counts the executors not set aside.
 func (c *chain) left() int {
 	n := 0
-	for _, s := range c.slots {
+	for _, s := range c.links {
 		if s.aside == "" {
 			n++
 		}
@@ -111,7 +112,7 @@ func (c *chain) left() int {
 }
 
 // ran notes a run of s that hit no limit: its backoff starts again.
-func (s *slot) ran() {
+func (s *link) ran() {
 	s.limits, s.until, s.why, s.byReset = 0, time.Time{}, "", false
 }
 
@@ -120,7 +121,7 @@ func (s *slot) ran() {
 // loop.rate_limit_backoff as a margin) or, when the agent named none,
 // after the backoff: loop.rate_limit_backoff doubling with each limit in
 // a row, at most loop.rate_limit_backoff_max.
-func (s *slot) limit(l config.Loop, res *executor.Result, now time.Time) {
+func (s *link) limit(l config.Loop, res *executor.Result, now time.Time) {
 	base, capped := l.RateLimitBackoff.Duration, l.RateLimitBackoffMax.Duration
 	s.since, s.why = now, textfmt.OneLine(res.Evidence, 200)
 	if res.ResetAt != nil {
@@ -138,7 +139,7 @@ func (s *slot) limit(l config.Loop, res *executor.Result, now time.Time) {
 // notes returns the executors set aside and those limited at now, for
 // the run state (`runner status`).
 func (c *chain) notes(now time.Time) (setAside, limited []state.ExecutorNote) {
-	for _, s := range c.slots {
+	for _, s := range c.links {
 		switch {
 		case s.aside != "":
 			setAside = append(setAside, state.ExecutorNote{Name: s.name(), Reason: s.aside, Since: s.asideSince.UTC()})
@@ -160,7 +161,7 @@ func (r *Runner) noteExecutors() {
 // stopped while it waited, say), it waits until the first limit is over,
 // within loop.max_wait; errNoIteration when a stop or a signal ended the
 // wait. An error when no executor is left.
-func (r *Runner) chooseExecutor(ctx context.Context) (*slot, error) {
+func (r *Runner) chooseExecutor(ctx context.Context) (*link, error) {
 	r.chain.sync(r.cfg.Chain())
 	var waited time.Duration
 	for {
@@ -180,8 +181,8 @@ func (r *Runner) chooseExecutor(ctx context.Context) (*slot, error) {
 		}
 		r.noteExecutors()
 		fmt.Fprintf(r.opts.Progress, "every executor is limited: waiting %s (until %s) for %s: %s\n",
-			roundWait(wait), time.Now().Add(wait).Format("15:04:05"), inert.Line(e.name()), inert.Line(e.why))
-		if sleepOrStop(ctx, wait, r.p.StopRequest()) != sleptFully {
+			ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), inert.Line(e.name()), inert.Line(e.why))
+		if ratelimit.Sleep(ctx, wait, r.p.StopRequest()) != ratelimit.Slept {
 			return nil, errNoIteration
 		}
 		waited += wait
@@ -191,7 +192,7 @@ func (r *Runner) chooseExecutor(ctx context.Context) (*slot, error) {
 
 // setAside sets s aside for the rest of the run, says so with the reason,
 // and records it in the journal and the run state.
-func (r *Runner) setAside(s *slot, why string) error {
+func (r *Runner) setAside(s *link, why string) error {
 	s.aside, s.asideSince = why, rateLimitClock()
 	next := "none is left"
 	if n := r.chain.pick(rateLimitClock()); n != nil {
@@ -210,7 +211,7 @@ func (r *Runner) setAside(s *slot, why string) error {
 // last is the failure that set the last one aside (nil: known already).
 func (r *Runner) noneLeft(last error) error {
 	var aside []string
-	for _, s := range r.chain.slots {
+	for _, s := range r.chain.links {
 		if s.aside != "" {
 			aside = append(aside, s.name()+": "+firstLineOf(s.aside))
 		}
@@ -230,17 +231,17 @@ func (r *Runner) noneLeft(last error) error {
 // the run as before the chain existed.
 func (r *Runner) startFailed(ctx context.Context, it *iteration, cause error) error {
 	var se *executor.StartError
-	if !errors.As(cause, &se) || ctx.Err() != nil || len(r.chain.slots) < 2 {
+	if !errors.As(cause, &se) || ctx.Err() != nil || len(r.chain.links) < 2 {
 		return r.abort(it.meta, cause)
 	}
-	if err := r.setAside(it.slot, "it cannot be started: "+cause.Error()); err != nil {
+	if err := r.setAside(it.link, "it cannot be started: "+cause.Error()); err != nil {
 		return errors.Join(cause, err)
 	}
 	if r.chain.left() == 0 {
 		return r.abort(it.meta, r.noneLeft(cause))
 	}
 	note := fmt.Sprintf("executor %s could not be started (%s): it is set aside for the rest of the run and the next iteration runs on another; no attempt was spent",
-		it.slot.name(), firstLineOf(cause.Error()))
+		it.link.name(), firstLineOf(cause.Error()))
 	if err := r.ledger.SetAside(it.meta, note, cause); err != nil {
 		return errors.Join(cause, err)
 	}
@@ -255,7 +256,7 @@ func (r *Runner) failedTooOften(meta *state.Meta, res *executor.Result) (bool, e
 	limit := r.cfg.Loop.MaxConsecutiveErrors
 	r.chain.sync(r.cfg.Chain()) // a resumed iteration comes before any choice
 	s := r.chain.named(meta.Executor)
-	if limit <= 0 || !res.AgentFailed || s == nil || len(r.chain.slots) < 2 || r.ledger.State().ExecutorErrors[meta.Executor] < limit {
+	if limit <= 0 || !res.AgentFailed || s == nil || len(r.chain.links) < 2 || r.ledger.State().ExecutorErrors[meta.Executor] < limit {
 		return false, nil
 	}
 	why := fmt.Sprintf("its agent failed %d times in a row (loop.max_consecutive_errors = %d); the last time: %s",
@@ -270,8 +271,8 @@ func (r *Runner) failedTooOften(meta *state.Meta, res *executor.Result) (bool, e
 }
 
 // named returns the executor of the chain named name, or nil.
-func (c *chain) named(name string) *slot {
-	for _, s := range c.slots {
+func (c *chain) named(name string) *link {
+	for _, s := range c.links {
 		if s.name() == name {
 			return s
 		}

@@ -121,14 +121,14 @@ func TestChainSync(t *testing.T) {
 	a, b := config.Executor{Name: "a", Preset: "codex"}, config.Executor{Name: "b", Preset: "claude"}
 	c.sync([]config.Executor{a, b})
 	now := time.Now()
-	c.slots[1].aside = "broken"
-	c.slots[0].until = now.Add(time.Hour)
+	c.links[1].aside = "broken"
+	c.links[0].until = now.Add(time.Hour)
 	if c.pick(now) != nil {
 		t.Fatal("picked an executor although a is limited and b set aside")
 	}
 	c.sync([]config.Executor{b, a, {Name: "c", Preset: "codex"}})
-	if c.slots[0].aside != "broken" || !c.slots[1].until.Equal(now.Add(time.Hour)) || c.left() != 2 {
-		t.Fatalf("state not kept by name: %+v %+v", c.slots[0], c.slots[1])
+	if c.links[0].aside != "broken" || !c.links[1].until.Equal(now.Add(time.Hour)) || c.left() != 2 {
+		t.Fatalf("state not kept by name: %+v %+v", c.links[0], c.links[1])
 	}
 	if s := c.pick(now); s == nil || s.name() != "c" {
 		t.Fatalf("pick = %v, want c", s)

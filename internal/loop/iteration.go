@@ -14,8 +14,10 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/guard"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/verify"
 )
 
 // iteration is one iteration under way: its number, its node, what its
@@ -27,7 +29,7 @@ type iteration struct {
 	meta *state.Meta
 	prep *Prepared
 	req  executor.Request
-	slot *slot // the executor it runs on (fallback.go)
+	link *link // the executor it runs on (fallback.go)
 }
 
 // iterate runs one iteration on node: it begins (durably), the context
@@ -56,7 +58,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node
 // begin starts iteration n on node: the ledger's durable mark, and while
 // it is made durable, the context files and the prompt; then the run
 // folder with the prompt sent.
-func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *slot) (*iteration, error) {
+func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*iteration, error) {
 	n := r.ledger.NextIteration()
 	start, started := r.ledger.Begin(n, node.ID, node.Attempts)
 	prep, err := r.prepareIteration(t, ix, node)
@@ -64,14 +66,14 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *slot) 
 		// Not under way: the started record did not reach the disk.
 		return nil, errors.Join(serr, err)
 	}
-	it := &iteration{n: n, node: node, prep: prep, slot: ex, meta: &state.Meta{
+	it := &iteration{n: n, node: node, prep: prep, link: ex, meta: &state.Meta{
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Executor: ex.name(),
 	}}
 	runDir := r.p.RunDir(n)
 	if err == nil {
-		err = writeRunFolder(runDir, n, node.ID, prep.Pack)
+		err = prompt.WriteRunFolder(runDir, n, node.ID, prep.Pack)
 	}
 	if err != nil {
 		// A failure of the runner's own, before any agent ran: no attempt.
@@ -112,24 +114,32 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *slot) 
 // goes on with another executor (errNoIteration), or a wait was
 // interrupted, stopped, or outlasted loop.max_wait.
 func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result, error) {
-	opts := r.optionsFor(it.slot.exec)
+	opts := r.optionsFor(it.link.exec)
 	meta := it.meta
 	var waited time.Duration
 	for retry := 0; ; retry++ {
 		it.req.Retry = retry
+		// The judges as they are before the agent starts (judges.go).
+		base, err := verify.Take(r.judged())
+		if err != nil {
+			return nil, r.failedBeforeAgent(meta, err)
+		}
 		res, err := executor.Run(ctx, opts, it.req)
 		// What the agent removed of the runner's files is put back
-		// before anything is written.
+		// before anything is written, and what it changed of its judges.
 		if serr := r.ledger.AgentExited(it.n); serr != nil {
+			return nil, serr
+		}
+		if serr := r.checkJudges(meta, base); serr != nil {
 			return nil, serr
 		}
 		if err != nil {
 			return nil, r.startFailed(ctx, it, err)
 		}
-		noteAgentRun(meta, res)
-		if res.Class != executor.ClassRateLimited || ctx.Err() != nil {
+		executor.NoteRun(meta, res)
+		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			if res.Class != executor.ClassInterrupted {
-				it.slot.ran()
+				it.link.ran()
 			}
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.
@@ -194,7 +204,13 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 	meta.Guard = state.GuardSkipped
 	ran := r.guardsWillRun(meta)
-	if ran {
+	if len(meta.Tamper) > 0 {
+		// The attempt changed its judges: it fails without them running.
+		ran = false
+		if err := r.failTampered(meta); err != nil {
+			return err
+		}
+	} else if ran {
 		results, verdict, err := r.runGuards(ctx, meta)
 		if err != nil || ctx.Err() != nil {
 			// Interrupted: the agent's work is recorded, and the guards run
@@ -239,35 +255,6 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 // agent is done: only when it says done and guards are configured.
 func (r *Runner) guardsWillRun(meta *state.Meta) bool {
 	return meta.AgentStatus == "done" && len(r.cfg.Guards) > 0
-}
-
-// noteAgentRun records an agent run in meta: meta.Agent describes it
-// (keeping the rate limits earlier runs of the iteration hit), and
-// meta.Usage adds what it reported.
-func noteAgentRun(meta *state.Meta, res *executor.Result) {
-	var limits []state.RateLimitMeta
-	if meta.Agent != nil {
-		limits = meta.Agent.RateLimits
-	}
-	meta.Agent = agentMeta(res, limits)
-	if res.Usage != nil {
-		if meta.Usage == nil {
-			meta.Usage = &state.Usage{}
-		}
-		meta.Usage.Add(*res.Usage)
-	}
-}
-
-// agentMeta is meta.json's record of an agent run, keeping the rate
-// limits earlier runs of the iteration hit.
-func agentMeta(res *executor.Result, limits []state.RateLimitMeta) *state.AgentMeta {
-	return &state.AgentMeta{
-		Argv: res.Argv, ExitCode: res.ExitCode, Class: res.Class,
-		DurationMS: res.Duration.Milliseconds(), Error: res.Error,
-		MessageSource: res.MessageSource, MessageError: res.MessageError, LogTail: res.LogTail,
-		Evidence: res.Evidence, Failed: res.AgentFailed, PermissionDenials: res.PermissionDenials, RateLimits: limits,
-		Recovered: res.Recovered,
-	}
 }
 
 // abort ends an iteration whose agent could not be started (a missing

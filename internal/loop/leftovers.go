@@ -27,6 +27,9 @@ func (r *Runner) killLeftoverAgent(in *state.InFlight) {
 	var groups []int
 	if runtime.GOOS == "linux" {
 		marks := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(in.Iteration)}
+		if in.Iteration == 0 {
+			marks[1] = preflightMark // the guards of a preflight
+		}
 		for _, cg := range proc.CgroupsWithEnv(marks...) {
 			r.log.Warn("killing the cgroup of an agent or guard left by a previous runner", "cgroup", cg, "iteration", in.Iteration)
 			if err := proc.KillCgroup(cg, grace); err != nil {
@@ -49,6 +52,19 @@ func (r *Runner) killLeftoverAgent(in *state.InFlight) {
 		if err := proc.KillGroup(pg, grace); err != nil {
 			r.log.Error("could not kill the leftover agent", "pgid", pg, "err", err)
 		}
+	}
+}
+
+// preflightMark is in the environment of a preflight's guards, so that
+// what they leave behind when the runner is killed is found and stopped
+// by the next runner.
+const preflightMark = "RUNNER_PREFLIGHT=1"
+
+// killLeftoverPreflight stops what the guards of a killed runner's
+// preflight left running (Linux; elsewhere their supervisor does).
+func (r *Runner) killLeftoverPreflight() {
+	if runtime.GOOS == "linux" {
+		r.killLeftoverAgent(&state.InFlight{})
 	}
 }
 

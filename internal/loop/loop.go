@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -60,6 +61,8 @@ type Options struct {
 	// it is waiting and why, and edits that do not load. Default: Progress.
 	Notices io.Writer
 	Log     *log.Logger
+	// NoPreflight skips the preflight (preflight.go) of this run.
+	NoPreflight bool
 }
 
 // Runner is one run of the loop over one repository.
@@ -79,6 +82,9 @@ type Runner struct {
 	// root, or the linked worktree of git.worktree.
 	ck      *checkpoints
 	workDir string
+	// preflighted says the run's preflight ran or was not needed
+	// (preflight.go).
+	preflighted bool
 
 	// seen is config.toml and tree.json as the runner last read or wrote
 	// them; a wait ends when the files differ from it (wait.go).
@@ -87,6 +93,9 @@ type Runner struct {
 	invalid      string        // the invalid-input report last printed
 	invalidFiles string        // the files it named
 	waiting      string        // why the run last said it was waiting
+	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
+
+	hooks webhooks // the [[notify]] webhooks (notify.go)
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -101,6 +110,8 @@ type Runner struct {
 // opts.Notices, left as it is, and waited out, as is a tree.json that
 // does not load when an iteration's outcome is to be recorded into it.
 // Every wait also ends on `runner stop` (Stopped) and on ctx (Interrupted).
+// While `runner pause` is in effect no iteration starts: the run holds
+// at the boundary until `runner resume` (pause.go).
 func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	defer func() { err = withIOHint(err) }()
 	if opts.Log == nil {
@@ -113,6 +124,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		opts.Notices = opts.Progress
 	}
 	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
+	defer r.closeNotify()
+	defer func() { r.notifyEnd(ctx, res, err) }()
 
 	// The lock, and what an agent's `git clean` of an earlier run removed
 	// put back, before a broken config or tree is refused: nothing else is
@@ -135,6 +148,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
+	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
+		return nil, err
+	}
 	// A stop requested while no runner was running is stale.
 	fsutil.Remove(r.p.StopRequest())
 
@@ -151,6 +167,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 		if consumeStop(r.p) {
 			return &Result{Reason: Stopped, Iterations: r.count, Message: "stopped on request"}, nil
+		}
+		if r.holdWhilePaused(ctx) {
+			continue // resumed, or a stop or an interruption, seen at the top
 		}
 		if err := r.ledger.CheckIntact(); err != nil {
 			return nil, err
@@ -174,6 +193,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 			if !opts.Watch {
 				return res, nil
 			}
+			if res.Message != r.waiting {
+				r.notifyResult(res)
+			}
 			r.waitWatching(ctx, res.Message)
 			continue
 		}
@@ -183,6 +205,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 		if res := r.limitReached(); res != nil {
 			return res, nil
+		}
+		if err := r.preflight(ctx); err != nil {
+			return r.failed(ctx, err)
 		}
 		if err := r.iterate(ctx, t, ix, sel.Node); errors.Is(err, errNoIteration) {
 			continue // another executor goes on, or a wait for one ended
@@ -313,7 +338,7 @@ func (r *Runner) budgetExceeded() *Result {
 // false and the caller reads the person's newer version instead of
 // overwriting it.
 func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
-	changed := false
+	changed := r.enforceOwned(t)
 	t.Walk(func(n *tree.Node) {
 		if !n.IsLeaf() {
 			return
@@ -326,6 +351,7 @@ func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 			r.log.Info("reopening a task whose attempt limit was raised", "node", n.ID, "attempts", n.Attempts, "max_attempts", n.AttemptLimit(r.cfg.Loop.MaxAttempts))
 		}
 		f.Set(n)
+		r.ledger.Own(n.ID, string(f.Status), f.Attempts, f.BlockedReason)
 		changed = true
 	})
 	if t.Normalize() {

@@ -1,14 +1,8 @@
 package loop
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"time"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 
@@ -38,7 +32,7 @@ type Prepared struct {
 // where the previous iteration left off. It writes nothing; `runner prompt`
 // uses it to show the next prompt without running anything.
 func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState) (*Prepared, error) {
-	scrubber, err := newScrubber(cfg)
+	scrubber, err := cfg.Scrubber()
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +85,7 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 		Assumptions:        assumptions,
 		Questions:          questions,
 		Budget:             int(cfg.Prompt.Budget),
+		Protect:            cfg.Verify.Protect,
 		Redactor:           scrubber,
 	})
 	if err != nil {
@@ -127,45 +122,16 @@ func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node)
 // previous iteration when the settings it is built from are the same:
 // compiling the rules is a good part of an iteration's own work.
 func (r *Runner) scrubberFor(cfg *config.Config) (*scrub.Scrubber, error) {
-	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, agentEnvs(cfg))
+	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, cfg.AgentEnv())
 	if r.cache.scrubber != nil && r.cache.scrubberKey == key {
 		return r.cache.scrubber, nil
 	}
-	s, err := newScrubber(cfg)
+	s, err := cfg.Scrubber()
 	if err != nil {
 		return nil, err
 	}
 	r.cache.scrubber, r.cache.scrubberKey = s, key
 	return s, nil
-}
-
-// newScrubber builds the secret scrubber from [scrub] and the
-// environment: the runner's own and the variables given to the agent.
-func newScrubber(cfg *config.Config) (*scrub.Scrubber, error) {
-	environ := append(os.Environ(), agentEnvs(cfg)...)
-	extra := make([]scrub.UserRule, 0, len(cfg.Scrub.Rules))
-	for _, r := range cfg.Scrub.Rules {
-		extra = append(extra, scrub.UserRule{Name: r.Name, Regex: r.Regex})
-	}
-	s, err := scrub.New(scrub.Options{Enabled: cfg.Scrub.Enabled, Extra: extra, Allow: cfg.Scrub.Allow, Environ: environ})
-	if err != nil {
-		return nil, fmt.Errorf("config [scrub]: %w", err)
-	}
-	return s, nil
-}
-
-// agentEnvs lists the variables config.toml gives the agents (every
-// executor of the chain, and the reviewer), as NAME=value: their values
-// are secrets to redact as the runner's own environment is.
-func agentEnvs(cfg *config.Config) []string {
-	var env []string
-	for _, e := range append(cfg.Chain(), cfg.Review.Executor) {
-		for k, v := range e.Env {
-			env = append(env, k+"="+v)
-		}
-	}
-	sort.Strings(env)
-	return env
 }
 
 // readNotes reads a notes file for the prompt: its most recent part,
@@ -181,19 +147,6 @@ func readNotes(path string) (string, error) {
 		return "", nil
 	}
 	return text, err
-}
-
-// writeRunFolder creates iteration n's run folder with the prompt sent
-// and its provenance: records for people, atomic, not fsynced (see
-// BENCHMARKS.md, "Durable writes").
-func writeRunFolder(runDir string, n int, node string, pack *prompt.Pack) error {
-	if err := fsutil.MkdirAll(runDir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", runDir, err)
-	}
-	if err := fsutil.ReplaceFile(filepath.Join(runDir, "prompt.md"), []byte(pack.Text), 0o644, fsutil.NotSynced); err != nil {
-		return err
-	}
-	return writeProvenance(runDir, n, node, pack)
 }
 
 // ensureSchema keeps state/output.schema.json equal to the schema the
@@ -213,35 +166,4 @@ func dropped(p *prompt.Pack) []string {
 		}
 	}
 	return out
-}
-
-// Provenance is runs/NNNNNN/context.json: what went into the prompt.
-type Provenance struct {
-	InjectionID string                 `json:"injection_id"`
-	Timestamp   time.Time              `json:"timestamp"`
-	Iteration   int                    `json:"iteration"`
-	Node        string                 `json:"node"`
-	Budget      int                    `json:"budget"`
-	Sections    []prompt.SectionReport `json:"sections"`
-	TotalBytes  int                    `json:"total_bytes"`
-	Redactions  map[string]int         `json:"redactions"`
-}
-
-func writeProvenance(runDir string, n int, node string, pack *prompt.Pack) error {
-	now := time.Now().UTC()
-	red := pack.Redactions
-	if red == nil {
-		red = map[string]int{}
-	}
-	return fsutil.ReplaceJSON(filepath.Join(runDir, "context.json"), Provenance{
-		InjectionID: injectionID(now), Timestamp: now, Iteration: n, Node: node,
-		Budget: pack.Budget, Sections: pack.Sections, TotalBytes: len(pack.Text), Redactions: red,
-	}, fsutil.NotSynced)
-}
-
-// injectionID is INJ-YYYYMMDD-HHMMSS-xxxxxx with six random hex digits.
-func injectionID(t time.Time) string {
-	var b [3]byte
-	rand.Read(b[:])
-	return "INJ-" + t.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }

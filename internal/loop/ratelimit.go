@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
@@ -18,9 +18,6 @@ import (
 // rateLimitClock is the clock the rate-limit waits read reset times
 // against; tests replace it.
 var rateLimitClock = time.Now
-
-// stopPollEvery is how often a rate-limit wait looks for `runner stop`.
-const stopPollEvery = time.Second
 
 // errRateLimitGaveUp ends a run whose usage or rate limit lasts longer
 // than loop.max_wait allows.
@@ -31,19 +28,19 @@ var errRateLimitGaveUp = errors.New("usage or rate limit outlasts loop.max_wait"
 // when the wait would go past loop.max_wait: a limit that resets later
 // than that allows, or a backoff that has used it up. A backoff is cut to
 // what loop.max_wait leaves.
-func (r *Runner) limitWait(e *slot, waited time.Duration, now time.Time) (wait time.Duration, ok bool, why string) {
+func (r *Runner) limitWait(e *link, waited time.Duration, now time.Time) (wait time.Duration, ok bool, why string) {
 	l := r.cfg.Loop
 	left := l.MaxWait.Duration - waited
 	wait = max(e.until.Sub(now), 0)
 	if e.byReset {
 		if wait > left {
 			return 0, false, fmt.Sprintf("the agent's limit resets at %s (in %s), later than loop.max_wait (%s) allows",
-				e.resetAt.Local().Format("2006-01-02 15:04"), roundWait(wait), l.MaxWait.Duration)
+				e.resetAt.Local().Format("2006-01-02 15:04"), ratelimit.Round(wait), l.MaxWait.Duration)
 		}
 		return wait, true, ""
 	}
 	if left <= 0 {
-		return 0, false, fmt.Sprintf("the limit has not lifted after waiting %s (loop.max_wait)", roundWait(waited))
+		return 0, false, fmt.Sprintf("the limit has not lifted after waiting %s (loop.max_wait)", ratelimit.Round(waited))
 	}
 	return min(wait, left), true, ""
 }
@@ -59,7 +56,7 @@ func (r *Runner) limitWait(e *slot, waited time.Duration, now time.Time) (wait t
 // (the loop then ends the run); with errRateLimitGaveUp: the limit
 // outlasts loop.max_wait.
 func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *executor.Result, waited *time.Duration) (done bool, err error) {
-	meta, cur := it.meta, it.slot
+	meta, cur := it.meta, it.link
 	now := rateLimitClock()
 	cur.limit(r.cfg.Loop, res, now)
 	if next := r.chain.pick(now); next != nil {
@@ -76,7 +73,7 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *execu
 		return true, err
 	}
 	if !ok {
-		if len(r.chain.slots) > 1 {
+		if len(r.chain.links) > 1 {
 			why = "every executor is limited; " + e.name() + " is free first: " + why
 		}
 		cause := fmt.Errorf("%w: %s; evidence: %s. No attempt was spent. Run again once the limit has lifted, or raise loop.max_wait",
@@ -87,26 +84,29 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *execu
 		return true, cause
 	}
 	until := time.Now().Add(wait)
+	if len(meta.Agent.RateLimits) == 1 {
+		r.notifyRateLimit(meta, res, wait) // once per iteration, as its wait begins
+	}
 	what := "running it again"
 	if e != cur {
 		what = "running " + e.name()
 	}
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before %s, no attempt spent: %s\n",
-		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), roundWait(wait), until.Format("15:04:05"), inert.Line(what), inert.Line(textfmt.OneLine(res.Evidence, 200)))
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), ratelimit.Round(wait), until.Format("15:04:05"), inert.Line(what), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node, "executor", cur.name(),
-		"wait", roundWait(wait), "waited_so_far", roundWait(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
+		"wait", ratelimit.Round(wait), "waited_so_far", ratelimit.Round(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 
-	switch sleepOrStop(ctx, wait, r.p.StopRequest()) {
-	case sleepInterrupted:
+	switch ratelimit.Sleep(ctx, wait, r.p.StopRequest()) {
+	case ratelimit.Interrupted:
 		return true, r.endWait(meta, "the run was interrupted while it waited out a usage or rate limit")
-	case sleepStopped:
+	case ratelimit.Stopped:
 		return true, r.endWait(meta, "`runner stop` was asked while the run waited out a usage or rate limit")
 	}
 	*waited += wait
 	e.until = time.Time{} // waited out
 	if e != cur {
 		why := fmt.Sprintf("%s hit a usage or rate limit; after waiting %s, the next iteration runs on %s, whose limit is over first; no attempt was spent",
-			cur.name(), roundWait(wait), e.name())
+			cur.name(), ratelimit.Round(wait), e.name())
 		if err := r.ledger.SetAside(meta, why, errors.New(why)); err != nil {
 			return true, err
 		}
@@ -122,7 +122,7 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *execu
 // rate limit while next is free: recorded like a wait of nothing
 // (meta.json, the rate_limited record), then set aside without an
 // attempt spent; the next iteration runs on next.
-func (r *Runner) switchExecutor(meta *state.Meta, res *executor.Result, cur, next *slot) error {
+func (r *Runner) switchExecutor(meta *state.Meta, res *executor.Result, cur, next *link) error {
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt})
 	r.noteExecutors()
 	if err := r.ledger.Waiting(meta, state.Record{AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage}); err != nil {
@@ -145,44 +145,6 @@ func (r *Runner) switchExecutor(meta *state.Meta, res *executor.Result, cur, nex
 // attempt; the loop then sees the interruption or the stop request.
 func (r *Runner) endWait(meta *state.Meta, why string) error {
 	return r.ledger.SetAside(meta, why+"; no attempt was spent", errors.New(why))
-}
-
-type sleepEnd int
-
-const (
-	sleptFully sleepEnd = iota
-	sleepInterrupted
-	sleepStopped
-)
-
-// sleepOrStop sleeps for d unless ctx ends or the stop file appears.
-func sleepOrStop(ctx context.Context, d time.Duration, stopFile string) sleepEnd {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	poll := time.NewTicker(min(stopPollEvery, max(d/4, time.Millisecond)))
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return sleepInterrupted
-		case <-timer.C:
-			return sleptFully
-		case <-poll.C:
-			if _, err := os.Stat(stopFile); err == nil {
-				return sleepStopped
-			}
-		}
-	}
-}
-
-func roundWait(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }
 
 // tooManyFailures returns the error that stops the run when the agent

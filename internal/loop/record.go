@@ -28,6 +28,7 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		AgentStatus: meta.AgentStatus, Guard: meta.Guard,
 		Interrupted: meta.Outcome == state.OutcomeInterrupted,
 		Review:      reviewVerdict(meta),
+		Tampered:    len(meta.Tamper) > 0,
 	})
 	var msg *executor.Message
 	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted {
@@ -85,6 +86,7 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		return err
 	}
 	r.progress(meta)
+	r.notifyBlocked(meta, node, msg)
 	return nil
 }
 
@@ -128,7 +130,11 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 		summary = (*msg).Summary
 	}
 	f := outcome.Apply(outcome.FieldsOf(node), meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary)
-	r.afterRejection(meta, f).Set(node)
+	f = r.afterRejection(meta, f)
+	f.Set(node)
+	if node.IsLeaf() {
+		r.ledger.Own(node.ID, string(f.Status), f.Attempts, f.BlockedReason)
+	}
 	t.Normalize()
 	meta.NodeStatus = string(node.EffectiveStatus())
 	meta.Attempts = node.Attempts

@@ -83,6 +83,13 @@ func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 			}
 		}
 	}
+	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && !r.ledger.Vouched(meta) {
+		// meta.json is not what the runner wrote when the guards were done
+		// (or that record did not reach the disk): not a result.
+		r.log.Warn("meta.json does not hold the verdict the runner recorded; running the guards again", "iteration", in.Iteration, "node", in.Node)
+		meta.Guards, meta.Guard, meta.Review = nil, "", nil
+		phase = state.PhaseAgentDone
+	}
 	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
 		// The verdict's usage reaches run_state.json with the save that
 		// moves the marker to reviewed, which never happened.
@@ -131,7 +138,7 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		return r.ledger.EndResumed(meta, who+" stopped before the agent started: no attempt was spent")
 	}
 	if res := r.recoverAgent(meta); res != nil {
-		noteAgentRun(meta, res)
+		executor.NoteRun(meta, res)
 		r.ledger.AddUsage(meta.Executor, res.Usage)
 		if res.Class == executor.ClassRateLimited {
 			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)

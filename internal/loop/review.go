@@ -15,9 +15,11 @@ import (
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/review"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
+	"github.com/runner-cli/runner/internal/verify"
 )
 
 // The review (SPEC §17): with [review], a task whose agent says done and
@@ -135,7 +137,7 @@ func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
 // reviewFailures is what a review knows of its reviewer's failures: its
 // limits and backoff, the time waited on them, and its failures in a row.
 type reviewFailures struct {
-	lim    slot
+	lim    link
 	waited time.Duration
 	inRow  int
 }
@@ -187,7 +189,7 @@ func (r *Runner) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 	if err != nil {
 		return reviewAnswer{}, err
 	}
-	if err := writeRunFolder(dir, n, meta.Node, pack); err != nil {
+	if err := prompt.WriteRunFolder(dir, n, meta.Node, pack); err != nil {
 		return reviewAnswer{}, err
 	}
 	if cur, err := fsutil.ReadFile(r.p.ReviewSchema()); err != nil || string(cur) != executor.ReviewSchema {
@@ -203,14 +205,30 @@ func (r *Runner) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 		OnStart: func(_, pgid int) { r.ledger.ReviewStarted(n, pgid) },
 	}
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s review: asking %s\n", n, inert.Line(meta.NodePath), inert.Line(rv.Executor))
+	// The judges as they are before the reviewer starts: it may change
+	// them no more than the agent may (judges.go).
+	base, err := verify.Take(r.judged())
+	if err != nil {
+		return reviewAnswer{}, err
+	}
 	res, runErr := executor.Run(ctx, opts, req)
 	if err := r.ledger.AgentExited(n); err != nil {
 		return reviewAnswer{}, err
 	}
 	r.stopEscapedAgent(n)
+	judges, err := r.restoreJudges(base, filepath.Join(dir, "judges"), "review/judges/")
+	if err != nil {
+		return reviewAnswer{}, err
+	}
 	changed, kept, err := hold.putBack(ctx)
 	if err != nil {
 		return reviewAnswer{}, err
+	}
+	if len(judges) > 0 {
+		changed = append(changed, tamperedPaths(judges)...)
+		if kept == "" {
+			kept = "runs/" + filepath.Base(r.p.RunDir(n)) + "/review/judges/"
+		}
 	}
 	rv.Asked++
 	if res != nil && res.Usage != nil {
@@ -311,9 +329,9 @@ func (r *Runner) reviewFailed(meta *state.Meta, ans reviewAnswer) error {
 // signal ends the run, the iteration left for the next one to review.
 func (r *Runner) reviewPause(ctx context.Context, meta *state.Meta, wait time.Duration, why string) error {
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s review: waiting %s (until %s) for %s\n", meta.Iteration, inert.Line(meta.NodePath),
-		roundWait(wait), time.Now().Add(wait).Format("15:04:05"), why)
-	switch sleepOrStop(ctx, wait, r.p.StopRequest()) {
-	case sleepStopped:
+		ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), why)
+	switch ratelimit.Sleep(ctx, wait, r.p.StopRequest()) {
+	case ratelimit.Stopped:
 		return fmt.Errorf("the review of iteration %d is asked again by the next run (%w)", meta.Iteration, errStopWhileWaiting)
 	}
 	return nil

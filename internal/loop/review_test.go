@@ -96,11 +96,22 @@ func TestRecordedVerdictIsNotAskedAgain(t *testing.T) {
 	start := time.Now().UTC().Add(-time.Minute)
 	msg, _ := json.Marshal(map[string]string{"status": "done", "summary": "did a"})
 	usage := &state.Usage{InputTokens: 100, OutputTokens: 10, CostUSD: 0.25, CostSource: state.CostReported}
-	if err := state.SaveMeta(p.RunDir(1), &state.Meta{Iteration: 1, Node: "a", NodePath: "app/a", Attempt: 1, MaxAttempts: 3,
+	meta := &state.Meta{Iteration: 1, Node: "a", NodePath: "app/a", Attempt: 1, MaxAttempts: 3,
 		Phase: state.PhaseReviewed, StartedAt: start, Agent: &state.AgentMeta{Class: executor.ClassOK}, AgentStatus: "done",
 		Guard: state.GuardPass, Message: msg, Executor: "command",
-		Review: &state.ReviewMeta{Verdict: state.VerdictReject, Reasons: []string{"no tests"}, Executor: "reviewer", Usage: usage, Rejection: 1}}); err != nil {
+		Review: &state.ReviewMeta{Verdict: state.VerdictReject, Reasons: []string{"no tests"}, Executor: "reviewer", Usage: usage, Rejection: 1}}
+	if err := state.SaveMeta(p.RunDir(1), meta); err != nil {
 		t.Fatal(err)
+	}
+	// The guards' verdict as the runner journaled it (the review comes
+	// after it; see TestForgedMetaIsNotAResult).
+	for _, rec := range []state.Record{
+		{Iteration: 1, Node: "a", Event: state.EventStarted},
+		{Iteration: 1, Node: "a", Event: state.EventGuardsDone, Phase: state.PhaseGuardsDone, Digest: state.VerdictDigest(meta)},
+	} {
+		if err := state.AppendJournal(p.Journal(), rec); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rs := &state.RunState{InFlight: &state.InFlight{Iteration: 1, Node: "a", Phase: state.PhaseReviewing, StartedAt: start}}
 	if err := state.SaveRunState(p.RunState(), rs); err != nil {

@@ -357,7 +357,7 @@ func TestValidate(t *testing.T) {
 		{Target{URL: "https://ntfy.sh/alerts", Events: []string{"blocked", "stuck"}}, ""},
 		{Target{URL: "hooks.slack.com/services/T/B/secret"}, "want an http:// or https:// URL"},
 		{Target{URL: "ftp://example.com/x"}, "want an http:// or https:// URL"},
-		{Target{URL: "https://example.com/x/secret", Events: []string{"blokced"}}, `https://example.com/…: unknown event "blokced"; the events are blocked, stuck`},
+		{Target{URL: "https://example.com/x/secret", Events: []string{"blokced"}}, `https://example.com/…: unknown event "blokced" (did you mean "blocked"?); the events are blocked, stuck`},
 		{Target{URL: "https://example.com/x", Format: "teams"}, `unknown format "teams"`},
 		{Target{URL: "https://ntfy.sh/"}, "an ntfy URL ends with its topic"},
 	} {

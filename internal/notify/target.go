@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/suggest"
 )
 
 // Event is what a notification is about.
@@ -16,7 +18,7 @@ const (
 	Blocked  Event = "blocked"  // a task is blocked on a question for a person
 	Stuck    Event = "stuck"    // nothing is selectable: the run stops (exit 3)
 	Complete Event = "complete" // every task is done
-	Limit    Event = "limit"    // an iteration, cost or token limit ended the run, or a rate limit outlasted loop.max_wait
+	Limit    Event = "limit"    // a usage or rate limit wait begins; an iteration, cost or token limit ended the run, or a rate limit outlasted loop.max_wait
 	Error    Event = "error"    // the run stopped on an error
 	Tamper   Event = "tamper"   // an agent changed a file it may not change
 )
@@ -48,27 +50,56 @@ type Target struct {
 // ntfyTopic is what ntfy accepts as a topic name.
 var ntfyTopic = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
 
-// Validate says what is wrong with t, naming the URL without its path and
-// query (a webhook URL is a secret: whoever has it can post).
-func (t Target) Validate() error {
+// Problem is one thing wrong with a Target: the key it is about ("url",
+// "events[1]", "format") and what is wrong. No message quotes the URL.
+type Problem struct {
+	Key string
+	Msg string
+}
+
+// Problems lists what is wrong with t, key by key, for config.toml's
+// errors. A message never quotes the URL: a webhook URL is a secret,
+// whoever has it can post.
+func (t Target) Problems() []Problem {
+	var out []Problem
 	u, err := url.Parse(t.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("notify url %q: want an http:// or https:// URL", Redact(t.URL))
+	switch {
+	case strings.TrimSpace(t.URL) == "":
+		out = append(out, Problem{"url", `every [[notify]] needs a url, such as "https://ntfy.sh/my-topic"`})
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		out = append(out, Problem{"url", "want an http:// or https:// URL"})
 	}
-	for _, e := range t.Events {
+	for i, e := range t.Events {
 		if !slices.Contains(Events, Event(e)) {
-			return fmt.Errorf("notify url %s: unknown event %q; the events are %s", Redact(t.URL), e, eventList())
+			msg := fmt.Sprintf("unknown event %q; the events are %s", e, eventList())
+			if s := suggest.Closest(e, eventNames(), func(string) int { return 2 }); s != "" {
+				msg = fmt.Sprintf("unknown event %q (did you mean %q?); the events are %s", e, s, eventList())
+			}
+			out = append(out, Problem{fmt.Sprintf("events[%d]", i), msg})
 		}
 	}
 	if t.Format != "" && !slices.Contains(formats, t.Format) {
-		return fmt.Errorf("notify url %s: unknown format %q; want %s (or none, to go by the URL)", Redact(t.URL), t.Format, strings.Join(formats, ", "))
+		out = append(out, Problem{"format", fmt.Sprintf("unknown format %q; want %s (or none, to go by the URL)", t.Format, strings.Join(formats, ", "))})
 	}
-	if t.format() == FormatNtfy {
+	if len(out) == 0 && t.format() == FormatNtfy {
 		if _, topic := ntfyRoot(u); !ntfyTopic.MatchString(topic) {
-			return fmt.Errorf("notify url %s: an ntfy URL ends with its topic (https://ntfy.sh/my-topic); %q is not one", Redact(t.URL), topic)
+			out = append(out, Problem{"url", fmt.Sprintf("an ntfy URL ends with its topic (https://ntfy.sh/my-topic); %q is not one", topic)})
 		}
 	}
-	return nil
+	return out
+}
+
+// Validate says what is wrong with t (the first of its Problems), naming
+// the URL without its path and query.
+func (t Target) Validate() error {
+	ps := t.Problems()
+	if len(ps) == 0 {
+		return nil
+	}
+	if ps[0].Key == "url" {
+		return fmt.Errorf("notify url %q: %s", Redact(t.URL), ps[0].Msg)
+	}
+	return fmt.Errorf("notify url %s: %s", Redact(t.URL), ps[0].Msg)
 }
 
 // Wants reports whether t takes notifications of e.
@@ -128,10 +159,12 @@ func Redact(raw string) string {
 	return u.Scheme + "://" + u.Host + "/…"
 }
 
-func eventList() string {
+func eventList() string { return strings.Join(eventNames(), ", ") }
+
+func eventNames() []string {
 	names := make([]string, len(Events))
 	for i, e := range Events {
 		names[i] = string(e)
 	}
-	return strings.Join(names, ", ")
+	return names
 }

@@ -40,6 +40,10 @@ type Iteration struct {
 	// Review is the reviewer's verdict on a done whose guards passed
 	// (state.Verdict*), "" when there was no review.
 	Review string
+	// Tampered is set when the agent changed what judges it (its
+	// config, tree, the runner's state or a verify.protect path): the
+	// attempt fails as a guard failure, whatever the agent said.
+	Tampered bool
 }
 
 // Of returns the outcome of an iteration (state.Outcome*): an agent that
@@ -49,6 +53,8 @@ func Of(it Iteration) string {
 	switch {
 	case it.Interrupted:
 		return state.OutcomeInterrupted
+	case it.Tampered:
+		return state.OutcomeGuardFailed
 	case !it.AgentOK || it.AgentStatus == "":
 		return state.OutcomeExecutorError
 	}

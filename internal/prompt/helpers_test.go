@@ -30,6 +30,9 @@ func calcTree() *tree.Tree {
 }
 
 // calcInput is a full Input for the "ops" node with every section filled.
+// calcProtect are the verify.protect globs of calcInput.
+var calcProtect = []string{"ops/*_test.go"}
+
 func calcInput(t testing.TB) Input {
 	t.Helper()
 	tr := calcTree()
@@ -46,6 +49,7 @@ func calcInput(t testing.TB) Input {
 		Assumptions:        "# Assumptions\n\n- [iteration 1, node ops] integers only\n",
 		Questions:          "# Open Questions\n\n- [iteration 1, node ops] should 7/2 print 3.5?\n",
 		Budget:             40960,
+		Protect:            calcProtect,
 	}
 }
 

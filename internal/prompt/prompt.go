@@ -31,7 +31,10 @@ type Input struct {
 	DefaultMaxAttempts     int
 	Assumptions, Questions string // contents of state/assumptions.md, state/questions.md
 	Budget                 int    // bytes, for the whole Text
-	Redactor               Redactor
+	// Protect are the verify.protect globs, named in the Runner Contract
+	// among the paths whose change fails the attempt.
+	Protect  []string
+	Redactor Redactor
 }
 
 // Section states in a SectionReport.
@@ -118,11 +121,12 @@ type section struct {
 	text    string // rendered, ending in "\n"
 }
 
-// MinBudget is the smallest budget Build accepts: the two fixed bookends,
-// the headings of the other required sections each with a truncation
-// marker, and the separators between them.
-func MinBudget() int {
-	n := len(runnerContract) + len(outputContract)
+// MinBudget is the smallest budget Build accepts, given the verify.protect
+// globs the Runner Contract names: the two fixed bookends, the headings of
+// the other required sections each with a truncation marker, and the
+// separators between them.
+func MinBudget(protect []string) int {
+	n := len(runnerContract(protect)) + len(outputContract)
 	for _, d := range sectionDefs {
 		if d.required && !d.fixed {
 			n += len(minimalText(d))
@@ -149,8 +153,8 @@ func minimalText(d sectionDef) string {
 // Build returns an error when in.Budget is below MinBudget or no node is
 // selected.
 func Build(in Input) (*Pack, error) {
-	if in.Budget < MinBudget() {
-		return nil, fmt.Errorf("build prompt: prompt.budget is %d bytes, but the fixed sections and required headings need at least %d; raise prompt.budget in .runner/config.toml", in.Budget, MinBudget())
+	if need := MinBudget(in.Protect); in.Budget < need {
+		return nil, fmt.Errorf("build prompt: prompt.budget is %d bytes, but the fixed sections and required headings need at least %d; raise prompt.budget in .runner/config.toml", in.Budget, need)
 	}
 	if in.Selected == nil {
 		return nil, errors.New("build prompt: no node selected")
@@ -178,7 +182,7 @@ func Build(in Input) (*Pack, error) {
 		secs[i] = s
 		if d.fixed {
 			s.heading = "# " + d.name
-			s.text = fixedText(d.key)
+			s.text = fixedText(d.key, in.Protect)
 			continue
 		}
 		content := raw[d.key]
@@ -195,7 +199,7 @@ func Build(in Input) (*Pack, error) {
 			continue
 		}
 		if d.fenced {
-			s.fence = fenceFor(s.body)
+			s.fence = Fence(s.body)
 		}
 		s.text = s.render(s.heading, s.body, false)
 	}
@@ -229,9 +233,9 @@ func Build(in Input) (*Pack, error) {
 	return pack, nil
 }
 
-func fixedText(key string) string {
+func fixedText(key string, protect []string) string {
 	if key == KeyContract {
-		return runnerContract
+		return runnerContract(protect)
 	}
 	return outputContract
 }
@@ -367,8 +371,9 @@ func splitHeading(d sectionDef, content string) (heading, body string) {
 // heading; longer suffixes are dropped.
 const maxHeadingSuffix = 80
 
-// fenceFor returns a backtick fence (without info string) longer than any backtick run in body.
-func fenceFor(body string) string {
+// Fence returns a backtick fence (without info string) longer than any
+// backtick run in body, so that body shows as one code block.
+func Fence(body string) string {
 	longest, run := 0, 0
 	for i := 0; i < len(body); i++ {
 		if body[i] == '`' {

@@ -53,7 +53,7 @@ func TestBuildSectionOrderAndHeadings(t *testing.T) {
 	if want := sum + (len(pack.Sections)-1)*len(Separator); pack.Total != want || pack.Total != len(pack.Text) {
 		t.Errorf("total %d, len(text) %d, sections+separators %d", pack.Total, len(pack.Text), want)
 	}
-	if !strings.HasPrefix(pack.Text, runnerContract) || !strings.HasSuffix(pack.Text, outputContract) {
+	if !strings.HasPrefix(pack.Text, runnerContract(calcProtect)) || !strings.HasSuffix(pack.Text, outputContract) {
 		t.Error("the fixed bookends are not at the start and the end")
 	}
 	if !strings.Contains(pack.Text, "```text\n# github.com/x/calc/ops\nops/div.go:3:5: undefined: big\n```\n") {
@@ -184,24 +184,24 @@ func TestHeadingsAreNotDoubled(t *testing.T) {
 
 func TestBudgetBelowMinimumIsAnError(t *testing.T) {
 	in := calcInput(t)
-	in.Budget = MinBudget() - 1
+	in.Budget = MinBudget(calcProtect) - 1
 	_, err := Build(in)
-	if err == nil || !strings.Contains(err.Error(), "prompt.budget") || !strings.Contains(err.Error(), fmt.Sprint(MinBudget())) {
-		t.Fatalf("err = %v, want an error naming prompt.budget and %d", err, MinBudget())
+	if err == nil || !strings.Contains(err.Error(), "prompt.budget") || !strings.Contains(err.Error(), fmt.Sprint(MinBudget(calcProtect))) {
+		t.Fatalf("err = %v, want an error naming prompt.budget and %d", err, MinBudget(calcProtect))
 	}
-	in.Budget = MinBudget()
+	in.Budget = MinBudget(calcProtect)
 	in.Goal = strings.Repeat("goal text ", 5000)
 	pack, err := Build(in)
 	if err != nil {
 		t.Fatalf("budget = MinBudget: %v", err)
 	}
-	if pack.Total > MinBudget() {
-		t.Errorf("total %d > budget %d", pack.Total, MinBudget())
+	if pack.Total > MinBudget(calcProtect) {
+		t.Errorf("total %d > budget %d", pack.Total, MinBudget(calcProtect))
 	}
 }
 
 func TestFixedTextsAreCompact(t *testing.T) {
-	if n := len(runnerContract) + len(outputContract); n > 3000 {
+	if n := len(runnerContract(nil)) + len(outputContract); n > 3000 {
 		t.Errorf("fixed texts take %d bytes, want well under 3 KiB", n)
 	}
 	for _, s := range []string{"RUNNER_OUTPUT_FILE", `"done"`, `"retry"`, `"blocked"`, `"decomposed"`, "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "depends_on", "Example:"} {
@@ -209,8 +209,9 @@ func TestFixedTextsAreCompact(t *testing.T) {
 			t.Errorf("output contract does not mention %s", s)
 		}
 	}
-	for _, s := range []string{"fresh session", "Selected Node", "`.runner/`", "decompose", "blocked", "guard"} {
-		if !strings.Contains(runnerContract, s) {
+	for _, s := range []string{"fresh session", "Selected Node", "`.runner/`", "decompose", "blocked", "guard",
+		"`.runner/config.toml`", "`.runner/tree.json`", "`.runner/state/`", "fails the attempt", "reverts", "the goal and the checks disagree", "cannot be done as written"} {
+		if !strings.Contains(runnerContract(calcProtect), s) {
 			t.Errorf("runner contract does not mention %s", s)
 		}
 	}
@@ -324,7 +325,7 @@ func TestTruncationBackwardsAtUTF8Boundaries(t *testing.T) {
 			selBytes = s.Bytes
 		}
 	}
-	required := len(runnerContract) + len(outputContract) + goalBytes + selBytes + 3*len(Separator)
+	required := len(runnerContract(calcProtect)) + len(outputContract) + goalBytes + selBytes + 3*len(Separator)
 
 	tests := []struct {
 		name           string
@@ -334,7 +335,7 @@ func TestTruncationBackwardsAtUTF8Boundaries(t *testing.T) {
 		{"fits after drops", required, StateIncluded, StateIncluded},
 		{"selected cut a little", required - 100, StateIncluded, StateTruncated},
 		{"selected cut to nothing, goal cut", required - selBytes - 500, StateTruncated, StateTruncated},
-		{"minimum", MinBudget(), StateTruncated, StateTruncated},
+		{"minimum", MinBudget(calcProtect), StateTruncated, StateTruncated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -360,7 +361,7 @@ func TestTruncationBackwardsAtUTF8Boundaries(t *testing.T) {
 					}
 				}
 			}
-			if !strings.HasPrefix(pack.Text, runnerContract) || !strings.HasSuffix(pack.Text, outputContract) {
+			if !strings.HasPrefix(pack.Text, runnerContract(calcProtect)) || !strings.HasSuffix(pack.Text, outputContract) {
 				t.Error("a fixed bookend was cut")
 			}
 		})
@@ -395,7 +396,7 @@ func TestTruncationPrefersLineBoundary(t *testing.T) {
 	}
 	in := calcInput(t)
 	in.Goal = strings.Join(lines, "\n")
-	in.Budget = MinBudget() + 2000
+	in.Budget = MinBudget(calcProtect) + 2000
 	pack, err := Build(in)
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +421,7 @@ func TestBudgetProperty(t *testing.T) {
 		}
 		return b.String()
 	}
-	for budget := MinBudget(); budget <= 50<<10; budget += 97 + rng.IntN(400) {
+	for budget := MinBudget(calcProtect); budget <= 50<<10; budget += 97 + rng.IntN(400) {
 		in := calcInput(t)
 		in.Goal = text(rng.IntN(20000))
 		in.History = text(rng.IntN(20000))
@@ -438,7 +439,7 @@ func TestBudgetProperty(t *testing.T) {
 		if !utf8.ValidString(pack.Text) {
 			t.Fatalf("budget %d: invalid UTF-8", budget)
 		}
-		if !strings.HasPrefix(pack.Text, runnerContract) || !strings.HasSuffix(pack.Text, outputContract) {
+		if !strings.HasPrefix(pack.Text, runnerContract(calcProtect)) || !strings.HasSuffix(pack.Text, outputContract) {
 			t.Fatalf("budget %d: bookends missing", budget)
 		}
 		truncated, droppable := false, true
@@ -507,7 +508,7 @@ func TestRedactionBeforeBudget(t *testing.T) {
 	in.History = strings.Repeat("SECRET-42 ", 300)
 	red = &fakeRedactor{expand: 100}
 	in.Redactor = red
-	in.Budget = MinBudget() + 3000
+	in.Budget = MinBudget(calcProtect) + 3000
 	pack, err = Build(in)
 	if err != nil {
 		t.Fatal(err)

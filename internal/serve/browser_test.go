@@ -164,6 +164,20 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("progress after the edit %q", p)
 	}
 
+	// `runner pause` shows at once, and so does `runner resume`.
+	pause := filepath.Join(root, ".runner", "state", "pause")
+	if err := os.WriteFile(pause, []byte("paused by a test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step("see the pause", chromedp.WaitVisible(chromedp.CSS(`#now-body .pill.paused`)))
+	if now := text("#now-body"); !strings.Contains(now, "runner resume") {
+		t.Errorf("the paused panel %q does not say how to go on", now)
+	}
+	if err := os.Remove(pause); err != nil {
+		t.Fatal(err)
+	}
+	step("see the resume", chromedp.WaitNotPresent(chromedp.CSS(`#now-body .pill.paused`)))
+
 	// On a phone the page fits the screen's width.
 	step("a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	for _, sel := range []string{"html", ".table-wrap"} {

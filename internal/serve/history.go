@@ -1,11 +1,9 @@
 package serve
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -202,33 +200,7 @@ func readJournals(p state.Paths) map[int]*Iteration {
 // readJournalTail decodes the complete lines of the end of a journal,
 // only those keep is true of when keep is not nil.
 func readJournalTail(path string, keep func(line []byte) bool) []state.Record {
-	f, err := fsutil.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	off := max(st.Size()-journalWindow, 0)
-	var r io.Reader = io.NewSectionReader(f, off, st.Size()-off)
-	br := bufio.NewReader(r)
-	if off > 0 {
-		br.ReadString('\n') // the first line is cut by the window
-	}
-	var out []state.Record
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		if keep != nil && !keep(sc.Bytes()) {
-			continue
-		}
-		var rec state.Record
-		if json.Unmarshal(sc.Bytes(), &rec) == nil {
-			out = append(out, rec)
-		}
-	}
+	out, _ := state.ReadJournalTail(path, journalWindow, keep)
 	return out
 }
 

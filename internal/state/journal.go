@@ -46,6 +46,13 @@ const (
 	// EventConflict: a finished task's commit did not integrate onto the
 	// run branch (SPEC §14).
 	EventConflict = "conflict"
+	// EventRunStarted: a `runner run` began, once its inputs loaded
+	// (RunnerPID). `runner report` reports a run from it to the next.
+	EventRunStarted = "run_started"
+	// EventPlan: `runner plan` ran the agent to plan the tree, or to
+	// decompose one task, outside the loop's iterations (SPEC §16); the
+	// record's outcome is one of the OutcomePlan values.
+	EventPlan = "plan"
 )
 
 // Record is one line of journal.jsonl.
@@ -75,6 +82,9 @@ type Record struct {
 	Verdict string `json:"verdict,omitempty"`
 	// Paths are the files a tamper or conflict record is about.
 	Paths []string `json:"paths,omitempty"`
+	// Digest is VerdictDigest of meta.json as the guards_done phase
+	// wrote it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // AppendJournal appends one record and fsyncs the journal. A torn last

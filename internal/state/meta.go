@@ -1,6 +1,8 @@
 package state
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +32,17 @@ const (
 	// VerdictSkipped: the reviewer failed and review.on_error = "accept"
 	// took the task as done without a verdict.
 	VerdictSkipped = "skipped"
+)
+
+// Outcomes of a planning run (`runner plan`, SPEC §16).
+const (
+	OutcomePlanWritten     = "plan_written"     // the plan was written to tree.json
+	OutcomePlanDryRun      = "plan_dry_run"     // --dry-run: valid, shown, not written
+	OutcomePlanInvalid     = "plan_invalid"     // the plan does not validate as a tree
+	OutcomePlanRefused     = "plan_refused"     // valid, but writing it would lose something
+	OutcomePlanBlocked     = "plan_blocked"     // the agent answered that it cannot plan
+	OutcomePlanFailed      = "plan_failed"      // the agent failed or gave no valid message
+	OutcomePlanInterrupted = "plan_interrupted" // the runner was stopped
 )
 
 // Meta is runs/NNNNNN/meta.json: everything about one iteration.
@@ -71,10 +84,40 @@ type Meta struct {
 	// Conflict is what happened when the task's commit did not integrate
 	// onto the run branch (SPEC §14).
 	Conflict *ConflictMeta `json:"conflict,omitempty"`
+	// Plan is what a planning run made of the agent's answer; nil for the
+	// loop's iterations.
+	Plan *PlanMeta `json:"plan,omitempty"`
 	// Message is the agent's final message, as in output.json: meta.json
 	// is made durable before the outcome is applied, so a runner that
 	// records the iteration after a crash reads the message from here.
 	Message json.RawMessage `json:"message,omitempty"`
+}
+
+// PlanMeta is a planning run's record (`runner plan`, SPEC §16).
+type PlanMeta struct {
+	// Node is the task decomposed (--node); "" for a plan of the whole
+	// tree.
+	Node string `json:"node,omitempty"`
+	// Documents are those the prompt carried, as named on the command
+	// line ("stdin" for -).
+	Documents []PlanDocument `json:"documents,omitempty"`
+	Force     bool           `json:"force,omitempty"`
+	DryRun    bool           `json:"dry_run,omitempty"`
+	// Tasks counts the nodes the plan adds.
+	Tasks int `json:"tasks,omitempty"`
+	// Problems say why the plan was invalid or refused, one per line.
+	Problems []string `json:"problems,omitempty"`
+	// Proposal is the tree the plan makes, as it would be written
+	// (relative to the run folder); Backup the copy of the tree it
+	// replaced (relative to the repository root).
+	Proposal string `json:"proposal,omitempty"`
+	Backup   string `json:"backup,omitempty"`
+}
+
+// PlanDocument is one document of a planning prompt.
+type PlanDocument struct {
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"`
 }
 
 // CheckpointMeta is a task's commit on the run branch.
@@ -254,4 +297,24 @@ func LastRun(p Paths) (int, error) {
 		}
 	}
 	return last, nil
+}
+
+// VerdictDigest is a digest of what decides an iteration's outcome once
+// its guards ran: the agent's status and message, the guards' results and
+// what the agent changed of its judges. The journal's guards_done record
+// keeps it, so that a meta.json rewritten afterwards (by an agent, before
+// killing the runner) is not recorded as a result on resume.
+func VerdictDigest(m *Meta) string {
+	v := struct {
+		Iteration   int             `json:"iteration"`
+		Node        string          `json:"node"`
+		AgentStatus string          `json:"agent_status"`
+		Guard       string          `json:"guard"`
+		Guards      []GuardMeta     `json:"guards"`
+		Tamper      []TamperMeta    `json:"tamper"`
+		Message     json.RawMessage `json:"message"`
+	}{m.Iteration, m.Node, m.AgentStatus, m.Guard, m.Guards, m.Tamper, m.Message}
+	data, _ := json.Marshal(v)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }

@@ -65,6 +65,16 @@ func (p Paths) ReviewSchema() string { return p.join("state", "review.schema.jso
 // to finish its current iteration and exit.
 func (p Paths) StopRequest() string { return p.join("state", "stop") }
 
+// PauseRequest is the file `runner pause` creates to hold the runner
+// after its current iteration, and `runner resume` removes. Unlike a stop
+// request it outlives the runner: a runner started while it exists holds
+// before its first iteration.
+func (p Paths) PauseRequest() string { return p.join("state", "pause") }
+
+// PreflightDir is .runner/state/preflight/: the guard.log and failure.log
+// of the last preflight, the guards' run before the first agent of a run.
+func (p Paths) PreflightDir() string { return p.join("state", "preflight") }
+
 // RunsDir is .runner/runs/.
 func (p Paths) RunsDir() string { return p.join("runs") }
 

@@ -80,6 +80,16 @@ type RunState struct {
 	// failed: an executor that reaches loop.max_consecutive_errors is set
 	// aside. ConsecutiveErrors counts them whatever the executor.
 	ExecutorErrors map[string]int `json:"consecutive_errors_by_executor,omitempty"`
+
+	// Owned holds the runner-owned fields of the tasks (SPEC §13) as the
+	// runner last set or took them: tree.json shows them to people, and a
+	// change there that no outcome, `runner reset` or `runner skip` made
+	// is not taken. nil until the runner first saw a tree.
+	Owned map[string]Owned `json:"owned"`
+
+	// Preflight is the last preflight that passed (SPEC §13), with git
+	// checkpoints only; nil when none is known.
+	Preflight *Preflight `json:"preflight,omitempty"`
 }
 
 // ExecutorNote is an executor of the chain that cannot be used now.
@@ -90,6 +100,24 @@ type ExecutorNote struct {
 	// Until is when a limited executor may be used again; nil for one set
 	// aside for the rest of the run.
 	Until *time.Time `json:"until,omitempty"`
+}
+
+// Owned is a task's runner-owned fields, and when the runner set them.
+type Owned struct {
+	Status        string    `json:"status,omitempty"`
+	Attempts      int       `json:"attempts,omitempty"`
+	BlockedReason string    `json:"blocked_reason,omitempty"`
+	At            time.Time `json:"at"`
+}
+
+// Preflight says that the guards, as Guards identifies them, passed on the
+// checkpoint Commit before any agent worked on it. A run starting on the
+// same commit with the same guards does not run them again; the runner's
+// own task commits carry it along (their guards passed on them).
+type Preflight struct {
+	Commit string    `json:"commit"`
+	Guards string    `json:"guards"` // a digest of the [[guard]] definitions
+	At     time.Time `json:"at"`
 }
 
 // InFlight describes the iteration under way.

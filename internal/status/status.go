@@ -8,6 +8,7 @@ package status
 import (
 	"encoding/json"
 	"io"
+	"os"
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
@@ -40,6 +41,10 @@ type Report struct {
 	// UsageByExecutor splits Usage by executor name (the reviewer's under
 	// its own); the caps apply to the total.
 	UsageByExecutor map[string]state.Usage `json:"usage_by_executor,omitempty"`
+	// Paused is set while `runner pause` is in effect: a runner finishes
+	// the iteration under way (Running), then starts none until `runner
+	// resume`; a runner started meanwhile holds before its first.
+	Paused bool `json:"paused"`
 }
 
 // Progress counts tasks (leaves).
@@ -84,7 +89,7 @@ type TreeNode struct {
 // the status live watches. A runner that exits releases its lock without
 // touching any of them; a watcher re-checks on a timer for that.
 func Inputs(p state.Paths) []string {
-	return []string{p.Config(), p.Tree(), p.RunState(), p.Journal(), p.Lock()}
+	return []string{p.Config(), p.Tree(), p.RunState(), p.Journal(), p.Lock(), p.PauseRequest()}
 }
 
 // Load reads the config, the tree and the run state, and builds the
@@ -127,6 +132,9 @@ func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) 
 			StartedAt: in.StartedAt, Holder: holder, Alive: held}
 	}
 	rep.Branch, rep.Checkpoint = rs.Branch, rs.Checkpoint
+	if _, err := os.Lstat(p.PauseRequest()); err == nil {
+		rep.Paused = true
+	}
 	if rs.Iteration > 0 {
 		rep.Last = &Last{Iteration: rs.Iteration, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(rs.Iteration)); err == nil {

@@ -74,6 +74,11 @@ function renderNow(rep) {
         rep.next ? el('span', { class: 'muted' }, 'Next: ', el('code', {}, line(rep.next))) : null));
     }
   }
+  if (rep.paused) {
+    body.prepend(el('div', { class: 'now-main' }, pill('paused', 'paused'),
+      r && r.alive ? 'The runner finishes iteration ' + r.iteration + ', then holds.' : 'No iteration starts.',
+      el('span', { class: 'muted' }, 'Go on with ', el('code', {}, 'runner resume'), '.')));
+  }
   const l = rep.last;
   if (l) {
     const outcome = l.outcome || l.agent_status;

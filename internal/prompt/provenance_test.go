@@ -1,4 +1,4 @@
-package loop
+package prompt
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 func TestInjectionID(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 20; i++ { // 24 random bits: a repeat among 20 is a 1-in-80,000 event
-		id := injectionID(fixedTime)
+		id := InjectionID(fixedTime)
 		if len(id) != len("INJ-20261122-071500-a1b2c3") || id[:20] != "INJ-20261122-071500-" {
 			t.Fatalf("bad injection id %q", id)
 		}

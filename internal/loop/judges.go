@@ -1,0 +1,127 @@
+package loop
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/verify"
+)
+
+// The judges of an iteration (SPEC §13) are the guards and the tree loaded
+// before its agent started, the runner's state, and the verify.protect
+// paths. What the agent changes of them is found when it exits, kept under
+// runs/N/tamper/, put back, and fails the attempt: only the runner decides
+// that a task is done.
+
+// tamperGuard is the name of the guard result a tampered attempt fails.
+const tamperGuard = "protected paths"
+
+// judged says what is judged: in place, the runner's inputs too; beside a
+// linked worktree they are out of the agent's tree, and the person's.
+func (r *Runner) judged() verify.Judged {
+	globs, _ := verify.ParseGlobs(r.cfg.Verify.Protect) // checked when the config loaded
+	return verify.Judged{
+		Root: r.workDir, RunnerDir: r.p.Dir,
+		Inputs:    r.ck == nil || !r.cfg.Git.Worktree,
+		SkipState: judgedSkip,
+		Protect:   globs,
+	}
+}
+
+// judgedSkip are the files of state/ that judge nothing: run_state.json,
+// which the runner writes while the agent works (the ledger checks it
+// against what it wrote), output.schema.json, written again before every
+// agent run, and the requests a person leaves there.
+var judgedSkip = []string{"run_state.json", "output.schema.json", "stop", "pause", "setup.log"}
+
+// checkJudges finds what the agent changed of the judges since base was
+// taken, keeps the agent's version under runs/N/tamper/, puts the
+// originals back, and notes each path in meta.Tamper and the journal.
+func (r *Runner) checkJudges(meta *state.Meta, base *verify.Baseline) error {
+	dir := filepath.Join(r.p.RunDir(meta.Iteration), "tamper")
+	tamper, err := r.restoreJudges(base, dir, "tamper/")
+	if err != nil || len(tamper) == 0 {
+		return err
+	}
+	meta.Tamper = append(meta.Tamper, tamper...)
+	paths := tamperedPaths(tamper)
+	r.notifyTamper(meta)
+	r.log.Warn("the agent changed files that judge it: put back, and the attempt fails", "iteration", meta.Iteration, "node", meta.Node,
+		"paths", strings.Join(paths, ", "), "kept", r.p.Rel(dir))
+	fmt.Fprintf(r.opts.Notices, "runner: iteration %d changed %s: put back, kept in %s; the attempt fails (edit these files between iterations, or `runner pause` first)\n",
+		meta.Iteration, inert.Line(strings.Join(paths, ", ")), r.p.Rel(dir))
+	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventTamper, Paths: paths})
+}
+
+// restoreJudges finds what changed of the judges since base was taken
+// (and of run_state.json since the ledger wrote it), keeps the changed
+// versions under dir, puts the originals back, and returns each change,
+// its Kept path under prefix (dir as seen from the run folder).
+func (r *Runner) restoreJudges(base *verify.Baseline, dir, prefix string) ([]state.TamperMeta, error) {
+	changes, err := base.Check()
+	if err != nil {
+		return nil, fmt.Errorf("check what changed of the judges: %w", err)
+	}
+	forged, err := r.ledger.RunStateChanged()
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 && forged == nil {
+		return nil, nil
+	}
+	kept, err := base.Keep(changes, dir)
+	if err != nil {
+		return nil, fmt.Errorf("keep what changed of the judges: %w", err)
+	}
+	if err := base.Restore(changes); err != nil {
+		return nil, fmt.Errorf("put back what changed of the judges: %w", err)
+	}
+	var tamper []state.TamperMeta
+	for i, c := range changes {
+		t := state.TamperMeta{Path: c.Rel, Change: c.Kind}
+		if kept[i] != "" {
+			t.Kept = prefix + kept[i]
+		}
+		tamper = append(tamper, t)
+	}
+	if forged != nil {
+		rel := r.p.Rel(r.p.RunState())
+		t := state.TamperMeta{Path: rel, Change: verify.Modified, Kept: prefix + rel}
+		if err := fsutil.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err == nil {
+			fsutil.WriteFileAtomic(filepath.Join(dir, rel), forged, 0o644)
+		}
+		tamper = append(tamper, t)
+	}
+	return tamper, nil
+}
+
+// tamperedPaths are the paths of the changes.
+func tamperedPaths(tamper []state.TamperMeta) []string {
+	paths := make([]string, 0, len(tamper))
+	for _, t := range tamper {
+		paths = append(paths, t.Path)
+	}
+	return paths
+}
+
+// failTampered fails the guards of an attempt that changed its judges,
+// without running them: failure.log names each path for the next attempt.
+func (r *Runner) failTampered(meta *state.Meta) error {
+	var b strings.Builder
+	b.WriteString("The previous attempt changed files that judge the work, which is not allowed. They were put back as they were, and the attempt failed:\n\n")
+	for _, t := range meta.Tamper {
+		fmt.Fprintf(&b, "- %s (%s)\n", t.Path, t.Change)
+	}
+	b.WriteString("\nDo the task without changing these files. If the task cannot be done as written, or its checks contradict its goal, answer status \"blocked\" with your question.\n")
+	log := filepath.Join(r.p.RunDir(meta.Iteration), "failure.log")
+	if err := fsutil.WriteFileAtomic(log, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	meta.Guard = state.GuardFail
+	meta.Guards = []state.GuardMeta{{Name: tamperGuard, ExitCode: 1, Status: state.GuardFail, Error: fmt.Sprintf("%d protected path(s) changed", len(meta.Tamper))}}
+	return nil
+}

@@ -1,0 +1,127 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// eventually waits, bounded, until cond holds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func runAsync(ctx context.Context, p state.Paths, notices *syncBuffer) <-chan runOutcome {
+	done := make(chan runOutcome, 1)
+	go func() {
+		res, err := Run(ctx, Options{Paths: p, Progress: &syncBuffer{}, Notices: notices})
+		done <- runOutcome{res, err}
+	}()
+	return done
+}
+
+func TestPauseHoldsAfterTheIterationUntilResume(t *testing.T) {
+	// The first agent run waits for the file "release", so that the pause
+	// is asked while it works.
+	p := agentRepo(t, countingAgent(`1) while [ ! -f release ]; do sleep 0.01; done; `+doneMessage+`;;
+*) `+doneMessage+`;;`), "")
+	runs := filepath.Join(p.Root, "runs")
+	var notices syncBuffer
+	done := runAsync(context.Background(), p, &notices)
+	eventually(t, "the first agent runs", func() bool { _, err := os.Stat(runs); return err == nil })
+
+	write(t, p.PauseRequest(), "paused by a test\n")
+	write(t, filepath.Join(p.Root, "release"), "")
+	eventually(t, "the runner holds", func() bool { return strings.Contains(notices.String(), "runner: paused") })
+	// The iteration under way finished and was recorded; none started since.
+	time.Sleep(300 * time.Millisecond)
+	if got := len(events(t, p, state.EventRecorded)); got != 1 {
+		t.Fatalf("%d iterations recorded while paused; want 1", got)
+	}
+	if got := len(events(t, p, state.EventStarted)); got != 1 {
+		t.Fatalf("%d iterations started while paused; want 1", got)
+	}
+	if data, _ := os.ReadFile(runs); strings.TrimSpace(string(data)) != "1" {
+		t.Fatalf("the agent ran %s times while paused; want 1", data)
+	}
+
+	resumed := time.Now()
+	if err := os.Remove(p.PauseRequest()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case o := <-done:
+		if o.err != nil || o.res.Reason != Complete {
+			t.Fatalf("run: %v %+v; want complete", o.err, o.res)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not go on after resume")
+	}
+	// The hold watches the pause file: a resume wakes it at once, not at
+	// the next re-check (recheckWatching).
+	if took := time.Since(resumed); took >= recheckWatching {
+		t.Errorf("the run took %s to finish after resume", took)
+	}
+	if !strings.Contains(notices.String(), "runner: resumed") {
+		t.Errorf("notices do not say resumed:\n%s", notices.String())
+	}
+}
+
+func TestPauseBeforeRunHoldsUntilStop(t *testing.T) {
+	p := agentRepo(t, countingAgent(`*) `+doneMessage+`;;`), "")
+	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p.PauseRequest(), "paused by a test\n")
+	var notices syncBuffer
+	done := runAsync(context.Background(), p, &notices)
+	eventually(t, "the runner holds", func() bool { return strings.Contains(notices.String(), "runner: paused") })
+	write(t, p.StopRequest(), "stop\n")
+	select {
+	case o := <-done:
+		if o.err != nil || o.res.Reason != Stopped || o.res.Iterations != 0 {
+			t.Fatalf("run: %v %+v; want stopped before any iteration", o.err, o.res)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("runner stop did not end a paused run")
+	}
+	if _, err := os.Stat(p.PauseRequest()); err != nil {
+		t.Errorf("the pause did not outlive the stopped run: %v", err)
+	}
+	if got := len(events(t, p, state.EventStarted)); got != 0 {
+		t.Errorf("%d iterations started; want none", got)
+	}
+}
+
+func TestPausedRunEndsOnInterrupt(t *testing.T) {
+	p := agentRepo(t, countingAgent(`*) `+doneMessage+`;;`), "")
+	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, p.PauseRequest(), "paused by a test\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	var notices syncBuffer
+	done := runAsync(ctx, p, &notices)
+	eventually(t, "the runner holds", func() bool { return strings.Contains(notices.String(), "runner: paused") })
+	cancel()
+	select {
+	case o := <-done:
+		if o.err != nil || o.res.Reason != Interrupted {
+			t.Fatalf("run: %v %+v; want interrupted", o.err, o.res)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("an interrupt did not end a paused run")
+	}
+}

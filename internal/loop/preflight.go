@@ -1,0 +1,199 @@
+package loop
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// The preflight (SPEC §13): before the first agent of a `runner run`, the
+// guards run once on the untouched checkpoint. A guard that fails there
+// fails every task whatever its agent does, so the run stops with an
+// error before any agent is paid: no iteration begins, no attempt is
+// spent, and the guards' logs go to state/preflight/, not to a run folder.
+//
+// With git checkpoints a preflight that passed is kept in the run state
+// (ledger.SetPreflight), keyed by the checkpoint's commit and a digest of
+// the guards; the runner's own task commits carry it along (the task's
+// guards passed on them), so it runs again only when the guards changed
+// or the run branch moved otherwise. A working tree that holds changes
+// since the checkpoint (a failed attempt's, kept for its next attempt) is
+// not the untouched checkpoint: the preflight waits for a run that starts
+// on a clean one. Without checkpoints there is no commit to key a result
+// by: the preflight runs at every `runner run` whose working tree holds
+// no failed attempt's leftovers, that is, before any iteration was
+// recorded or when the last one succeeded.
+
+// Bounds on the head of a failing guard's output the error quotes.
+const (
+	preflightHeadLines = 15
+	preflightHeadBytes = 2 << 10
+)
+
+// preflight runs the preflight before the run's first agent; later calls
+// do nothing. It returns an error, which ends the run, when a guard
+// fails or the guards were interrupted.
+func (r *Runner) preflight(ctx context.Context) error {
+	if r.preflighted {
+		return nil
+	}
+	r.preflighted = true
+	if r.opts.NoPreflight || !r.cfg.Verify.Preflight || len(r.cfg.Guards) == 0 {
+		return nil
+	}
+	digest := guardsDigest(r.cfg.Guards)
+	on := "the working tree"
+	if ck := r.ck; ck != nil {
+		on = "the checkpoint " + short(ck.head)
+		if c := r.ledger.Preflight(); c != nil && c.Commit == ck.head && c.Guards == digest {
+			fmt.Fprintf(r.opts.Notices, "runner: preflight: the guards passed on %s before; not run again\n", on)
+			return nil
+		}
+		if ck.dirty != "" {
+			fmt.Fprintf(r.opts.Notices, "runner: preflight skipped: the working tree holds changes since %s (a failed attempt's, kept for its next attempt); it runs when a run starts on a clean checkpoint\n", on)
+			return nil
+		}
+	} else if !untouched(r.ledger.State()) {
+		fmt.Fprintln(r.opts.Notices, "runner: preflight skipped: the last attempt failed and left its changes in the working tree (no git checkpoint to go back to)")
+		return nil
+	}
+	fmt.Fprintf(r.opts.Notices, "runner: preflight: running the guards on %s before any agent\n", on)
+	results, err := r.runPreflightGuards(ctx)
+	if err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	if failed := r.preflightFailure(on, results); failed != nil {
+		return failed
+	}
+	if r.ck != nil {
+		r.ledger.SetPreflight(&state.Preflight{Commit: r.ck.head, Guards: digest, At: time.Now().UTC()})
+	}
+	fmt.Fprintf(r.opts.Notices, "runner: preflight passed on %s\n", on)
+	if _, err := os.Stat(r.p.StopRequest()); err == nil {
+		return stopAfterPreflight{}
+	}
+	return nil
+}
+
+// stopAfterPreflight ends the run when `runner stop` was asked while the
+// preflight ran: no agent starts. It is a stop asked while waiting, to
+// Run (which consumes the request).
+type stopAfterPreflight struct{}
+
+func (stopAfterPreflight) Error() string { return "after the preflight, before any agent started" }
+
+func (stopAfterPreflight) Is(target error) bool { return target == errStopWhileWaiting }
+
+// runPreflightGuards runs the guards in the working tree, their logs in
+// state/preflight/, with the ledger's care for the runner's files as
+// around an iteration's guards. Their environment has RUNNER_DIR, and no
+// RUNNER_ITERATION or RUNNER_NODE_ID: no iteration runs.
+func (r *Runner) runPreflightGuards(ctx context.Context) ([]guard.Result, error) {
+	dir := r.p.PreflightDir()
+	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", r.p.Rel(dir), err)
+	}
+	r.killLeftoverPreflight()
+	r.ledger.GuardsStarting()
+	results, _, err := guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log"),
+		r.cfg.Executor.KillGrace.Duration, []string{"RUNNER_DIR=" + r.p.Dir, preflightMark})
+	if ierr := r.ledger.GuardsEnded(0); ierr != nil {
+		return nil, ierr
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return results, err
+}
+
+// preflightFailure is the error that stops the run when a guard failed
+// on; nil when every guard passed. It names each failing guard with the
+// head of its output, secrets redacted as in a prompt: the run's output
+// often ends up in a log that is less private than guard.log.
+func (r *Runner) preflightFailure(on string, results []guard.Result) error {
+	if !slices.ContainsFunc(results, func(res guard.Result) bool { return res.Status != guard.StatusPass }) {
+		return nil
+	}
+	dir := r.p.PreflightDir()
+	heads := guard.Heads(filepath.Join(dir, "failure.log"), r.cfg.Guards, results, preflightHeadLines, preflightHeadBytes)
+	scrubber, err := r.scrubberFor(r.cfg)
+	if err != nil {
+		return err
+	}
+	for i := range heads {
+		heads[i], _ = scrubber.Redact(heads[i])
+	}
+	var b strings.Builder
+	k := 0
+	for _, res := range results {
+		if res.Status == guard.StatusPass {
+			continue
+		}
+		why := res.Error
+		if why == "" {
+			why = res.Status
+		}
+		fmt.Fprintf(&b, "\n  guard %s: %s", inert.Line(res.Name), inert.Line(why))
+		if k < len(heads) && heads[k] != "" {
+			for _, line := range strings.Split(heads[k], "\n") {
+				b.WriteString("\n    " + inert.Text(line))
+			}
+		}
+		k++
+	}
+	return fmt.Errorf("preflight: the guards fail on %s before any agent ran; every task would fail them too, so the run stops here (no agent ran, no attempt was spent):%s\n"+
+		"the whole output is in %s; fix the code or the guards (.runner/config.toml) and run again, or, if the tasks are meant to make the guards pass, run with --no-preflight or set verify.preflight = false",
+		on, b.String(), r.p.Rel(filepath.Join(dir, "guard.log")))
+}
+
+// followPreflight carries the preflight that passed on a task commit's
+// parent to the commit, when the task's guards, the same guards, passed
+// on its content: a run starting there does not run them again.
+func (r *Runner) followPreflight(meta *state.Meta, parent, commit string) {
+	c := r.ledger.Preflight()
+	if c == nil || c.Commit != parent || parent == commit || meta.Guard != state.GuardPass || c.Guards != guardsDigest(r.cfg.Guards) {
+		return
+	}
+	next := *c
+	next.Commit = commit
+	r.ledger.SetPreflight(&next)
+}
+
+// untouched tells, without git checkpoints, whether the working tree is
+// free of a failed attempt's leftovers: no iteration was recorded yet, or
+// the last one succeeded (done with guards that did not fail, or
+// decomposed), so its changes were accepted.
+func untouched(rs *state.RunState) bool {
+	if rs.Iteration == 0 {
+		return true
+	}
+	switch rs.LastStatus {
+	case "done":
+		return rs.LastGuard != state.GuardFail
+	case "decomposed":
+		return true
+	}
+	return false
+}
+
+// guardsDigest identifies the guard definitions, each field that can
+// change a verdict: a preflight that passed stands for these guards only.
+func guardsDigest(guards []config.Guard) string {
+	h := sha256.New()
+	for _, g := range guards {
+		fmt.Fprintf(h, "%q %q %d %d\n", g.Name, g.Run, g.Timeout.Duration, g.OutputLimit)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

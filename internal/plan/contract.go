@@ -1,0 +1,125 @@
+package plan
+
+// The fixed sections of a planning prompt, and the schema of its answer.
+// Like the loop's contracts, every sentence is a rule the agent can act
+// on; the two modes (a whole tree, one task's decomposition) differ only
+// in what the answer's children are.
+
+const contractHead = `# Planning Contract
+
+You are planning work for ` + "`runner`" + `, a program that drives a coding agent unattended through a task tree: each leaf task is done by a fresh agent session that knows only its task, the tree's outline and the repository. No human is watching; do not wait for one. In this session you write the plan, you do not do the work.
+
+- Do not change any file. Read the documents below (when there are any) and the repository, to see what already exists; the runner writes the tree from your answer, after checking it.
+`
+
+const contractWhole = `- Your answer is the whole task tree, replacing the Current Tree (when there is one): one root task with everything under it.
+`
+
+const contractNode = `- Your answer is the decomposition of the Task to Decompose below: its subtasks, added under it. The rest of the tree stays as the Current Tree shows it.
+`
+
+const contractRules = `- Each leaf is one session's work: small enough to finish and check in one go (an hour of a careful developer's work, not a day), with a goal that says what to build and acceptance checks that can be verified by running commands (tests, a build, a linter) or by reading the code.
+- Group related leaves under parent tasks; a parent is done when all its children are. Put siblings in the order to do them, and give a task depends_on (ids of tasks that must be done first) when it needs another one's work. A task never depends on its own ancestor or descendant, and dependencies never form a cycle.
+- Ids: letters, digits, '.', '_' or '-', starting with a letter or a digit, at most 64 characters, unique in the whole tree; short and meaningful (auth-login, not task-17).
+- Plan what the documents ask for, no more. Where they leave a choice open, choose and say so in assumptions; what only a person can decide goes in questions. If they do not say enough to plan at all, answer blocked with your questions.
+
+Below: the Task to Decompose (when planning one task), the documents to plan from, the Current Tree (background: the tasks that exist and their status), and the exact answer format.
+`
+
+const outputHead = `# Output Contract
+
+End your reply with exactly one JSON object and nothing after it:
+
+{"status": "decomposed", "summary": "...", "assumptions": ["..."], "questions": ["..."], "children": [{"id": "...", "title": "...", "goal": "...", "acceptance": ["..."], "depends_on": ["..."], "children": [...]}]}
+
+- status (required): "decomposed" with the plan in children; or "blocked", without children, when the documents do not say enough to plan, with your questions.
+- summary (required, non-empty): the plan in a few sentences: its parts, their order, what you left out and why.
+- assumptions, questions (optional): lists of strings, shown to the person who reviews the plan and kept for the agents that do the work.
+`
+
+const outputWhole = `- children: exactly one task, the root of the tree, whose children hold the plan.
+`
+
+const outputNode = `- children: the subtasks of the Task to Decompose, in the order to do them.
+`
+
+const outputTail = `- Every task has id, title (short), goal (what to build, precise enough to work from without the documents), acceptance (a list of checks) and, optionally, depends_on (ids of tasks to finish first) and children (its own subtasks, each with the same fields).
+
+If the environment variable RUNNER_OUTPUT_FILE is set, you may also write the same JSON object to the file it names.
+`
+
+// contract returns the Planning Contract of a mode (node: one task's
+// decomposition).
+func contract(node bool) string {
+	mode := contractWhole
+	if node {
+		mode = contractNode
+	}
+	return contractHead + mode + contractRules
+}
+
+// outputContract returns the Output Contract of a mode.
+func outputContract(node bool) string {
+	mode := outputWhole
+	if node {
+		mode = outputNode
+	}
+	return outputHead + mode + outputTail
+}
+
+// Schema is the JSON Schema of a planning answer, written to the run
+// folder as plan.schema.json and given to the agent as {schema_file}
+// (`codex exec --output-schema`). It follows the rules of OpenAI strict
+// structured output, as executor.OutputSchema does: every object lists
+// all its properties in "required" and sets "additionalProperties":
+// false, optional fields are nullable, and a task's children refer back
+// to the task's own definition. executor.ParseNestedMessage reads the
+// answer.
+const Schema = `{
+  "title": "runner plan",
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["status", "summary", "assumptions", "questions", "children"],
+  "properties": {
+    "status": {
+      "type": "string",
+      "enum": ["decomposed", "blocked"],
+      "description": "decomposed: the plan is in children; blocked: the documents do not say enough to plan"
+    },
+    "summary": {
+      "type": "string",
+      "description": "The plan in a few sentences; for blocked, why"
+    },
+    "assumptions": {
+      "type": ["array", "null"],
+      "items": {"type": "string"},
+      "description": "Choices made where the documents leave them open"
+    },
+    "questions": {
+      "type": ["array", "null"],
+      "items": {"type": "string"},
+      "description": "Questions only a person can answer"
+    },
+    "children": {
+      "type": ["array", "null"],
+      "description": "Only with status decomposed: the plan's top-level tasks, in the order to do them",
+      "items": {"$ref": "#/$defs/task"}
+    }
+  },
+  "$defs": {
+    "task": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["id", "title", "goal", "acceptance", "depends_on", "children"],
+      "properties": {
+        "id": {"type": "string", "description": "Unique task id: letters, digits, '.', '_' or '-', at most 64 characters"},
+        "title": {"type": "string"},
+        "goal": {"type": ["string", "null"]},
+        "acceptance": {"type": ["array", "null"], "items": {"type": "string"}},
+        "depends_on": {"type": ["array", "null"], "items": {"type": "string"}},
+        "children": {"type": ["array", "null"], "items": {"$ref": "#/$defs/task"}}
+      }
+    }
+  }
+}
+`
