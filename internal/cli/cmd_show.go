@@ -124,6 +124,9 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 			fmt.Fprintf(w, "redacted: %s\n", strings.Join(red, ", "))
 		}
 	}
+	if m.Executor != "" {
+		fmt.Fprintf(w, "executor: %s\n", inert.Line(m.Executor))
+	}
 	if a := m.Agent; a != nil {
 		fmt.Fprintf(w, "agent:    %s, exit %d, %.1fs", inert.Line(a.Class), a.ExitCode, float64(a.DurationMS)/1000)
 		if a.MessageSource != "" {
@@ -171,6 +174,7 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	for _, gr := range m.Guards {
 		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs\n", inert.Line(gr.Name), inert.Line(gr.Status), gr.ExitCode, float64(gr.DurationMS)/1000)
 	}
+	printReview(w, p, runDir, m.Review)
 	if m.Plan != nil {
 		printPlanMeta(w, m)
 	} else if m.Outcome != "" {
@@ -189,6 +193,43 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		}
 	}
 	fmt.Fprintf(w, "files:    %s/{%s}\n", rel(p, runDir), strings.Join(inert.Lines(files), ","))
+}
+
+// printReview says what the reviewer made of the work (SPEC §17): its
+// verdict, or that it has none yet, with the reasons and what its runs
+// that gave none said.
+func printReview(w io.Writer, p state.Paths, runDir string, rv *state.ReviewMeta) {
+	if rv == nil {
+		return
+	}
+	verdict := rv.Verdict
+	switch verdict {
+	case "":
+		verdict = "none yet"
+	case state.VerdictSkipped:
+		verdict = "skipped: the reviewer failed and review.on_error = \"accept\" took the task as done unreviewed"
+	}
+	fmt.Fprintf(w, "review:   %s, by %s", inert.Line(verdict), inert.Line(rv.Executor))
+	if rv.Rejection > 0 {
+		fmt.Fprintf(w, " (rejection %d)", rv.Rejection)
+	}
+	if rv.Asked > 1 {
+		fmt.Fprintf(w, ", asked %d times", rv.Asked)
+	}
+	fmt.Fprintln(w)
+	for _, reason := range rv.Reasons {
+		fmt.Fprintf(w, "reason:   %s\n", indentRest(reason))
+	}
+	if rv.Error != "" {
+		fmt.Fprintf(w, "reviewer: %s\n", indentRest(rv.Error))
+	}
+	if rv.Usage != nil {
+		fmt.Fprintf(w, "          usage %s\n", rv.Usage)
+	}
+	if rv.Kept != "" {
+		fmt.Fprintf(w, "          what the reviewer changed is kept in %s\n", inert.Line(rv.Kept))
+	}
+	fmt.Fprintf(w, "          its prompt and logs: %s/\n", rel(p, filepath.Join(runDir, "review")))
 }
 
 // printMessageNotes lists the assumptions, questions and children of the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -175,9 +176,7 @@ func printStatus(w io.Writer, rep *status.Report) {
 	} else {
 		fmt.Fprintln(w, "last:       no iteration yet")
 	}
-	if !rep.Usage.IsZero() {
-		fmt.Fprintf(w, "usage:      %s (all runs)\n", rep.Usage)
-	}
+	printExecutors(w, rep)
 	if rep.Branch != "" {
 		at := "no task committed yet"
 		if rep.Checkpoint != "" {
@@ -220,6 +219,39 @@ func printStatus(w io.Writer, rep *status.Report) {
 		return true
 	}
 	pr(rep.Tree, 0)
+}
+
+// printExecutors says which executor is in use, which are set aside or
+// limited and why, and the usage in total and, with more than one
+// executor, by executor.
+func printExecutors(w io.Writer, rep *status.Report) {
+	if rep.Executor != "" {
+		fmt.Fprintf(w, "executor:   %s\n", inert.Line(rep.Executor))
+	}
+	if rep.Reviewer != "" {
+		fmt.Fprintf(w, "reviewer:   %s\n", inert.Line(rep.Reviewer))
+	}
+	for _, n := range rep.SetAside {
+		fmt.Fprintf(w, "set aside:  %s for the rest of the run: %s\n", inert.Line(n.Name), firstLine(n.Reason))
+	}
+	for _, n := range rep.Limited {
+		fmt.Fprintf(w, "limited:    %s until %s: %s\n", inert.Line(n.Name), n.Until.Local().Format("15:04:05"), firstLine(n.Reason))
+	}
+	if rep.Usage.IsZero() {
+		return
+	}
+	fmt.Fprintf(w, "usage:      %s (all runs)\n", rep.Usage)
+	if len(rep.UsageByExecutor) < 2 {
+		return
+	}
+	names := make([]string, 0, len(rep.UsageByExecutor))
+	for name := range rep.UsageByExecutor {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "            %s: %s\n", inert.Line(name), rep.UsageByExecutor[name])
+	}
 }
 
 // firstLine is the first line of s, cut to about 160 bytes, with control

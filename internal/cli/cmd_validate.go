@@ -9,6 +9,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/review"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -51,6 +52,16 @@ func runValidate(g *globals) error {
 		}
 		if len(cfg.Guards) == 0 {
 			fmt.Fprintf(errw, "warning: %s has no [[guard]]: an agent's \"done\" will be trusted without checks\n", rel(p, p.Config()))
+		}
+		if cfg.Review.Enabled {
+			if int(cfg.Prompt.Budget) < review.MinBudget() {
+				problems = append(problems, fmt.Errorf("%s: prompt.budget %d is smaller than the fixed text of the review prompt (%d bytes); raise it (default 40KiB)",
+					rel(p, p.Config()), cfg.Prompt.Budget, review.MinBudget()))
+			}
+			if cfg.Review.Preset != config.PresetCommand && cfg.Review.Preset == cfg.Executor.Preset && cfg.Review.Bin == cfg.Executor.Bin {
+				fmt.Fprintf(errw, "warning: %s: [review] runs %s, as [executor] does: a second opinion is worth most from another model (another preset, or a model flag in review.args)\n",
+					rel(p, p.Config()), cfg.Review.Preset)
+			}
 		}
 	}
 	if len(problems) > 0 {

@@ -29,6 +29,13 @@ const (
 	OnBlockedContinue = "continue"
 )
 
+// Values of [review].on_error: what a review that fails (the reviewer
+// errs, hangs, is rate limited or changes the work) means.
+const (
+	OnErrorWait   = "wait"   // ask the reviewer again; the task waits, no attempt spent
+	OnErrorAccept = "accept" // record the task done, the review marked skipped
+)
+
 // MaxFileSize is the largest config file Load reads.
 const MaxFileSize = 1 << 20
 
@@ -38,12 +45,18 @@ const MaxFileSize = 1 << 20
 // config.toml make a new key.
 type Config struct {
 	Executor Executor `toml:"executor"`
-	Guards   []Guard  `toml:"guard"`
-	Prompt   Prompt   `toml:"prompt"`
-	Loop     Loop     `toml:"loop"`
-	Scrub    Scrub    `toml:"scrub"`
-	Git      Git      `toml:"git"`
-	Verify   Verify   `toml:"verify"`
+	// Fallbacks are the [[fallback]] executors, tried in order after
+	// Executor when it is rate limited or set aside (SPEC §17).
+	Fallbacks []Executor `toml:"fallback"`
+	// Review is the executor that reviews finished work; off unless the
+	// file has a [review] table (Review.Enabled).
+	Review Review  `toml:"review"`
+	Guards []Guard `toml:"guard"`
+	Prompt Prompt  `toml:"prompt"`
+	Loop   Loop    `toml:"loop"`
+	Scrub  Scrub   `toml:"scrub"`
+	Git    Git     `toml:"git"`
+	Verify Verify  `toml:"verify"`
 	// Notify are the webhooks told of what a person should know while
 	// the run goes on unattended (SPEC §15).
 	Notify []notify.Target `toml:"notify"`
@@ -51,6 +64,10 @@ type Config struct {
 
 // Executor says which agent runs and under which limits.
 type Executor struct {
+	// Name labels the executor in logs, meta.json, the journal and
+	// `runner status`; the default is its preset. Label gives it for an
+	// Executor built in code without one.
+	Name string `toml:"name"`
 	// Preset is "codex", "claude" or "command".
 	Preset string `toml:"preset"`
 	// Bin overrides the program a preset runs ("codex", "claude").
@@ -83,6 +100,34 @@ type Executor struct {
 	// Prices turn reported tokens into a cost for agents that report no
 	// cost of their own (Codex).
 	Prices state.Prices `toml:"prices"`
+}
+
+// Label is the executor's name, or its preset when it has none.
+func (e Executor) Label() string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return e.Preset
+}
+
+// Chain returns the executors an iteration may run on, in the order they
+// are tried: [executor], then each [[fallback]].
+func (c *Config) Chain() []Executor {
+	return append([]Executor{c.Executor}, c.Fallbacks...)
+}
+
+// Review is [review] (SPEC §17): an executor with the keys of [executor]
+// that reviews a task its agent says is done and its guards passed, and
+// what its verdicts mean.
+type Review struct {
+	Executor `toml:",inline"`
+	// MaxRejections is how many rejections a task takes before it is
+	// blocked with the reviewer's reasons as its question.
+	MaxRejections int `toml:"max_rejections"`
+	// OnError is "wait" or "accept".
+	OnError string `toml:"on_error"`
+	// Enabled is set when the file has a [review] table.
+	Enabled bool `toml:"-"`
 }
 
 // Guard is one verification command, run with sh -c in the repository root.

@@ -100,6 +100,17 @@ env_drop = ["OPENAI_API_KEY"]
 rate_limit_patterns = ["slow down"]
 prices = { input = 3, output = 15 }
 
+[[fallback]]
+name = "backup"
+preset = "command"
+command = ["agent", "{prompt_file}"]
+timeout = "5m"
+
+[review]
+preset = "claude"
+max_rejections = 3
+on_error = "accept"
+
 [[guard]]
 name = "vet"
 run = "go vet ./..."
@@ -146,13 +157,24 @@ preflight = false
 `
 	want := &Config{
 		Executor: Executor{
-			Preset: "claude", Bin: "/opt/claude", Args: []string{"--model", "opus"},
+			Name: "claude", Preset: "claude", Bin: "/opt/claude", Args: []string{"--model", "opus"},
 			Timeout: Duration{45 * time.Minute}, IdleTimeout: Duration{5 * time.Minute},
 			KillGrace: Duration{3 * time.Second}, OutputLimit: 2 * MB,
 			Env:               map[string]string{"GOCACHE": "/tmp/gc", "IS_SANDBOX": "1"},
 			EnvDrop:           []string{"OPENAI_API_KEY"},
 			RateLimitPatterns: []string{"slow down"},
 			Prices:            state.Prices{Input: 3, CachedInput: 3, Output: 15},
+		},
+		Fallbacks: []Executor{{
+			Name: "backup", Preset: "command", Command: []string{"agent", "{prompt_file}"},
+			Timeout: Duration{5 * time.Minute}, KillGrace: Duration{DefaultKillGrace}, OutputLimit: DefaultOutputLimit,
+			RateLimitPatterns: DefaultRateLimitPatterns,
+		}},
+		Review: Review{
+			Executor: Executor{Name: "claude", Preset: "claude", Args: DefaultReviewArgs("claude"),
+				Timeout: Duration{DefaultTimeout}, KillGrace: Duration{DefaultKillGrace}, OutputLimit: DefaultOutputLimit,
+				RateLimitPatterns: DefaultRateLimitPatterns},
+			MaxRejections: 3, OnError: "accept", Enabled: true,
 		},
 		Guards: []Guard{
 			{Name: "vet", Run: "go vet ./...", Timeout: Duration{10 * time.Minute}, OutputLimit: MiB},
@@ -170,6 +192,37 @@ preflight = false
 	}
 	if got := mustParse(t, src); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Parse:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestChainAndReviewDefaults: a [[fallback]] takes the built-in defaults
+// of the keys it leaves out, not [executor]'s values; names follow the
+// preset; [review] is off unless the file has the table, and its args
+// keep the reviewer from editing.
+func TestChainAndReviewDefaults(t *testing.T) {
+	cfg := mustParse(t, "[executor]\npreset = \"claude\"\ntimeout = \"5m\"\nenv = { A = \"1\" }\n[[fallback]]\npreset = \"codex\"\n")
+	f := cfg.Fallbacks[0]
+	if f.Name != "codex" || f.Timeout.Duration != DefaultTimeout || f.Env != nil || !reflect.DeepEqual(f.Args, DefaultArgs("codex")) {
+		t.Errorf("fallback = %+v, want the defaults of a codex executor", f)
+	}
+	if got := cfg.Chain(); len(got) != 2 || got[0].Label() != "claude" || got[1].Label() != "codex" {
+		t.Errorf("chain = %+v", got)
+	}
+	if cfg.Review.Enabled {
+		t.Error("review enabled without a [review] table")
+	}
+	for _, tc := range []struct {
+		src  string
+		args []string
+	}{
+		{"[review]\n", []string{"--sandbox", "read-only"}},
+		{"[review]\npreset = \"claude\"\n", []string{"--disallowedTools", "Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"}},
+		{"[review]\npreset = \"codex\"\nargs = [\"-m\", \"o3\"]\n", []string{"-m", "o3"}},
+	} {
+		r := mustParse(t, tc.src).Review
+		if !r.Enabled || r.MaxRejections != 2 || r.OnError != "wait" || !reflect.DeepEqual(r.Args, tc.args) {
+			t.Errorf("Parse(%q).Review = %+v, want enabled, 2, wait, args %q", tc.src, r, tc.args)
+		}
 	}
 }
 
@@ -266,6 +319,16 @@ func TestValidationRules(t *testing.T) {
 		{"scrub enabled not bool", "[scrub]\nenabled = \"yes\"\n", 2, "scrub.enabled", "want true or false"},
 		{"scrub allow empty entry", "[scrub]\nallow = [\"ok\", \"\"]\n", 2, "scrub.allow[1]", "must not be empty"},
 		{"table is a value", "executor = \"codex\"\n", 1, "executor", "want a table ([executor])"},
+		{"bad executor name", "[executor]\nname = \"my agent\"\n", 2, "executor.name", "use letters"},
+		{"fallback without command", "[[fallback]]\npreset = \"command\"\n", 2, "fallback[0].command", "must be set when preset"},
+		{"fallback unknown preset", "[[fallback]]\nname = \"g\"\npreset = \"gemini\"\n", 3, "fallback[0].preset", `unknown preset "gemini"`},
+		{"fallback zero timeout", "[[fallback]]\nname = \"c\"\npreset = \"claude\"\ntimeout = \"0s\"\n", 4, "fallback[0].timeout", "greater than zero"},
+		{"fallback named as executor", "[[fallback]]\npreset = \"codex\"\n", 1, "fallback[0].name", `"codex" is already the name of [executor]`},
+		{"two fallbacks one name", "[[fallback]]\nname = \"x\"\n[[fallback]]\nname = \"x\"\n", 3, "fallback[1].name", `"x" is already the name of fallback[0]`},
+		{"fallback codex cost without prices", "[executor]\npreset = \"claude\"\n[[fallback]]\n\n[loop]\nmax_cost_usd = 5\n", 6, "fallback[0].prices", "must be set when loop.max_cost_usd is"},
+		{"review command without command", "[review]\npreset = \"command\"\n", 2, "review.command", "must be set when preset"},
+		{"review max_rejections 0", "[review]\nmax_rejections = 0\n", 2, "review.max_rejections", "at least 1"},
+		{"review on_error", "[review]\non_error = \"ignore\"\n", 2, "review.on_error", `want "wait"`},
 		{"notify without url", "[[notify]]\nevents = [\"blocked\"]\n", 1, "notify[0].url", "every [[notify]] needs a url"},
 		{"notify url not http", "[[notify]]\nurl = \"hooks.slack.com/services/T/B/x\"\n", 2, "notify[0].url", "want an http:// or https:// URL"},
 		{"notify unknown event", "[[notify]]\nurl = \"https://ntfy.sh/a\"\nevents = [\"stuck\", \"blokced\"]\n", 3, "notify[0].events[1]", `unknown event "blokced" (did you mean "blocked"?); the events are blocked, stuck, complete, limit, error, tamper`},

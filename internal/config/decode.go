@@ -77,10 +77,13 @@ func (d *decoder) value(path string, v toml.Primitive, dst reflect.Value) bool {
 		fields := fieldsOf(t)
 		for _, k := range sortedKeys(entries) {
 			if i, known := fields.index[k]; known {
-				d.value(keyPath(path, k), entries[k], dst.Field(i))
+				d.value(keyPath(path, k), entries[k], dst.FieldByIndex(i))
 			} else {
 				d.unknown(path, k, fields.keys)
 			}
+		}
+		if ok {
+			d.set[dst.Addr().Interface()] = true // the file has the table
 		}
 		return ok
 	case t.Kind() == reflect.Slice:

@@ -35,7 +35,7 @@ func TestDecodeProblems(t *testing.T) {
 			[]string{`line 3: unknown key "executor.Preset" (did you mean "executor.preset"?)`}},
 		{"unknown table in a table",
 			"[executor.bogus]\nx = 1\n",
-			[]string{`line 1: unknown key "executor.bogus"; known keys here: preset, bin`}},
+			[]string{`line 1: unknown key "executor.bogus"; known keys here: name, preset, bin`}},
 		{"a bad value keeps the default",
 			"[executor]\npreset = \"command\"\ncommand = [\"a\"]\nargs = \"-x\"\n",
 			[]string{`line 4: executor.args: want an array of strings such as ["a", "b"], got the string "-x"`}},
@@ -81,13 +81,23 @@ func TestGuardDefaultsPerElement(t *testing.T) {
 }
 
 // TestEveryFieldHasAKey checks that every field of Config, down to the
-// elements of its arrays of tables, is read from a key: its toml tag.
+// elements of its arrays of tables, is read from a key: its toml tag (an
+// inline struct's fields are its table's keys). The fields a file does
+// not set itself are listed.
 func TestEveryFieldHasAKey(t *testing.T) {
+	derived := map[string]bool{"review.Enabled": true}
 	var walk func(path string, typ reflect.Type)
 	walk = func(path string, typ reflect.Type) {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			key := tomlKey(f)
+			if f.Anonymous && f.Tag.Get("toml") == ",inline" {
+				walk(path, f.Type)
+				continue
+			}
+			if key == "-" && derived[path+"."+f.Name] {
+				continue
+			}
 			if key == "" || key == "-" {
 				t.Errorf("%s.%s has no toml tag", path, f.Name)
 				continue
@@ -112,7 +122,7 @@ func TestValidateNamesRealKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := regexp.MustCompile(`\b(executor|guard|prompt|loop|scrub)(\.[a-z_]+)+`).FindAllString(string(src), -1)
+	names := regexp.MustCompile(`\b(executor|guard|prompt|loop|scrub|review)(\.[a-z_]+)+`).FindAllString(string(src), -1)
 	if len(names) < 10 {
 		t.Fatalf("found only %d key names in validate.go: %q", len(names), names)
 	}
@@ -124,7 +134,7 @@ func TestValidateNamesRealKeys(t *testing.T) {
 				t.Errorf("validate.go names %q, which is not a key", name)
 				break
 			}
-			if typ = typ.Field(i).Type; typ.Kind() == reflect.Slice {
+			if typ = typ.FieldByIndex(i).Type; typ.Kind() == reflect.Slice {
 				typ = typ.Elem()
 			}
 			if !isTable(typ) {

@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"reflect"
+	"time"
+)
 
 // Defaults applied to keys a file does not set.
 const (
@@ -20,6 +23,8 @@ const (
 	DefaultBackoffMax       = 30 * time.Minute
 	DefaultRunBranch        = "runner/{root}"
 	DefaultSetupTimeout     = 30 * time.Minute
+	DefaultMaxRejections    = 2
+	DefaultOnError          = OnErrorWait
 )
 
 // DefaultRateLimitPatterns are the regular expressions (Go syntax) that
@@ -56,19 +61,44 @@ func DefaultArgs(preset string) []string {
 	return nil
 }
 
+// DefaultReviewArgs returns the extra arguments a [review] preset gets
+// when the config does not set review.args: the reviewer may read, never
+// change (whatever it changes is reverted anyway, and fails the review):
+//
+//   - codex: --sandbox read-only.
+//   - claude: --disallowedTools Bash Edit Write MultiEdit NotebookEdit
+//     (it reads with Read, Grep and Glob; no shell, no edit tool).
+//   - command and unknown presets: none.
+func DefaultReviewArgs(preset string) []string {
+	switch preset {
+	case PresetCodex:
+		return []string{"--sandbox", "read-only"}
+	case PresetClaude:
+		return []string{"--disallowedTools", "Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"}
+	}
+	return nil
+}
+
+// defaultExecutor is an executor table with every key at its default.
+func defaultExecutor(args func(string) []string) Executor {
+	return Executor{
+		Name:        DefaultPreset,
+		Preset:      DefaultPreset,
+		Args:        args(DefaultPreset),
+		Timeout:     Duration{DefaultTimeout},
+		KillGrace:   Duration{DefaultKillGrace},
+		OutputLimit: DefaultOutputLimit,
+
+		RateLimitPatterns: append([]string(nil), DefaultRateLimitPatterns...),
+	}
+}
+
 // Default returns the configuration used for every key a file leaves out.
 func Default() *Config {
 	return &Config{
-		Executor: Executor{
-			Preset:      DefaultPreset,
-			Args:        DefaultArgs(DefaultPreset),
-			Timeout:     Duration{DefaultTimeout},
-			KillGrace:   Duration{DefaultKillGrace},
-			OutputLimit: DefaultOutputLimit,
-
-			RateLimitPatterns: append([]string(nil), DefaultRateLimitPatterns...),
-		},
-		Prompt: Prompt{Budget: DefaultBudget},
+		Executor: defaultExecutor(DefaultArgs),
+		Review:   Review{Executor: defaultExecutor(DefaultReviewArgs), MaxRejections: DefaultMaxRejections, OnError: DefaultOnError},
+		Prompt:   Prompt{Budget: DefaultBudget},
 		Loop: Loop{
 			MaxIterations: DefaultMaxIterations,
 			MaxAttempts:   DefaultMaxAttempts,
@@ -89,13 +119,21 @@ func Default() *Config {
 // the file says; set reports whether the file set the field a pointer
 // points to.
 func fillDefaults(c *Config, set func(field any) bool) {
-	e := &c.Executor
-	if !set(&e.Args) {
-		e.Args = DefaultArgs(e.Preset)
+	fillExecutor(&c.Executor, set, DefaultArgs)
+	for i := range c.Fallbacks {
+		// A [[fallback]] starts from nothing: every key it leaves out
+		// takes its default, as in [executor] (not [executor]'s value).
+		f := reflect.ValueOf(&c.Fallbacks[i]).Elem()
+		def := reflect.ValueOf(defaultExecutor(DefaultArgs))
+		for j := range f.NumField() {
+			if !set(f.Field(j).Addr().Interface()) {
+				f.Field(j).Set(def.Field(j))
+			}
+		}
+		fillExecutor(&c.Fallbacks[i], set, DefaultArgs)
 	}
-	if !set(&e.Prices.CachedInput) {
-		e.Prices.CachedInput = e.Prices.Input
-	}
+	c.Review.Enabled = set(&c.Review)
+	fillExecutor(&c.Review.Executor, set, DefaultReviewArgs)
 	for i := range c.Guards {
 		g := &c.Guards[i]
 		if !set(&g.Timeout) {
@@ -104,5 +142,20 @@ func fillDefaults(c *Config, set func(field any) bool) {
 		if !set(&g.OutputLimit) {
 			g.OutputLimit = DefaultGuardOutputLimit
 		}
+	}
+}
+
+// fillExecutor gives an executor table the defaults that depend on what
+// the file says: its name and args follow its preset, its cached input
+// price its input price.
+func fillExecutor(e *Executor, set func(field any) bool, args func(string) []string) {
+	if !set(&e.Name) {
+		e.Name = e.Preset
+	}
+	if !set(&e.Args) {
+		e.Args = args(e.Preset)
+	}
+	if !set(&e.Prices.CachedInput) {
+		e.Prices.CachedInput = e.Prices.Input
 	}
 }

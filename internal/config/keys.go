@@ -12,9 +12,11 @@ import (
 // The keys a table accepts are the toml tags of its struct's fields.
 
 // fields lists the keys of a table type and the field each is read into.
+// The keys of an embedded struct whose tag is `toml:",inline"` are the
+// table's own (as [review] takes every key of [executor]).
 type fields struct {
-	keys  []string       // in field order
-	index map[string]int // key -> field index
+	keys  []string         // in field order
+	index map[string][]int // key -> field index path (reflect.Value.FieldByIndex)
 }
 
 var fieldsCache sync.Map // reflect.Type -> *fields
@@ -24,11 +26,20 @@ func fieldsOf(t reflect.Type) *fields {
 	if f, ok := fieldsCache.Load(t); ok {
 		return f.(*fields)
 	}
-	f := &fields{index: map[string]int{}}
+	f := &fields{index: map[string][]int{}}
 	for i := range t.NumField() {
-		if k := tomlKey(t.Field(i)); k != "" && k != "-" {
+		sf := t.Field(i)
+		if sf.Anonymous && isTable(sf.Type) && strings.HasSuffix(sf.Tag.Get("toml"), ",inline") {
+			inner := fieldsOf(sf.Type)
+			for _, k := range inner.keys {
+				f.keys = append(f.keys, k)
+				f.index[k] = append([]int{i}, inner.index[k]...)
+			}
+			continue
+		}
+		if k := tomlKey(sf); k != "" && k != "-" {
 			f.keys = append(f.keys, k)
-			f.index[k] = i
+			f.index[k] = []int{i}
 		}
 	}
 	cached, _ := fieldsCache.LoadOrStore(t, f)

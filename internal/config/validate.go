@@ -23,70 +23,8 @@ func (c *Config) Validate() error {
 var scrubRuleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 func (r *report) validate(c *Config) {
-	e := &c.Executor
-	switch e.Preset {
-	case PresetCodex, PresetClaude:
-		if len(e.Command) > 0 {
-			r.addf("executor.command", "is only used with preset = %q, but preset is %q; remove command or set preset = %q", PresetCommand, e.Preset, PresetCommand)
-		}
-	case PresetCommand:
-		if len(e.Command) == 0 {
-			r.addAt("executor.preset", "executor.command", `must be set when preset = "command", for example ["my-agent", "--prompt", "{prompt_file}", "--out", "{output_file}"]`)
-		} else if strings.TrimSpace(e.Command[0]) == "" {
-			r.addf("executor.command[0]", "the program to run must not be empty")
-		}
-		if e.Bin != "" {
-			r.addf("executor.bin", `is not used with preset = "command"; put the program first in command`)
-		}
-		if len(e.Args) > 0 {
-			r.addf("executor.args", `is not used with preset = "command"; put every argument in command`)
-		}
-	default:
-		r.addf("executor.preset", `unknown preset %q: want "codex", "claude" or "command"`, e.Preset)
-	}
-	for i, a := range e.Command {
-		if strings.ContainsRune(a, 0) {
-			r.addf(indexPath("executor.command", i), "must not contain a NUL byte")
-		}
-	}
-	for i, a := range e.Args {
-		if strings.ContainsRune(a, 0) {
-			r.addf(indexPath("executor.args", i), "must not contain a NUL byte")
-		}
-	}
-	r.positive("executor.timeout", e.Timeout, `"30m"`)
-	r.nonNegative("executor.idle_timeout", e.IdleTimeout, `"0s" (off) or "10m"`)
-	r.nonNegative("executor.kill_grace", e.KillGrace, `"10s"`)
-	r.positiveSize("executor.output_limit", e.OutputLimit, `"8MiB"`)
-	for _, k := range sortedKeys(e.Env) {
-		if !validEnvName(k) {
-			r.addf(keyPath("executor.env", k), "%q is not a valid environment variable name", k)
-		} else if strings.ContainsRune(e.Env[k], 0) {
-			r.addf(keyPath("executor.env", k), "value must not contain a NUL byte")
-		}
-	}
-	for i, k := range e.EnvDrop {
-		if !validEnvName(k) {
-			r.addf(indexPath("executor.env_drop", i), "%q is not a valid environment variable name", k)
-		}
-	}
-	for i, pat := range e.RateLimitPatterns {
-		re, err := regexp.Compile(pat)
-		switch {
-		case err != nil:
-			r.addf(indexPath("executor.rate_limit_patterns", i), "does not compile: %v", err)
-		case re.MatchString(""):
-			r.addf(indexPath("executor.rate_limit_patterns", i), "%q matches the empty string, so every failed run would count as rate limited", pat)
-		}
-	}
-	for _, pr := range []struct {
-		key string
-		v   float64
-	}{{"input", e.Prices.Input}, {"cached_input", e.Prices.CachedInput}, {"output", e.Prices.Output}} {
-		if math.IsNaN(pr.v) || math.IsInf(pr.v, 0) || pr.v < 0 {
-			r.addf("executor.prices."+pr.key, "must be US dollars per million tokens, 0 or more, got %v", pr.v)
-		}
-	}
+	r.validateExecutor("executor", &c.Executor)
+	r.validateChain(c)
 
 	seen := map[string]int{}
 	for i, g := range c.Guards {
@@ -124,8 +62,12 @@ func (r *report) validate(c *Config) {
 	if l.MaxTokens < 0 {
 		r.addf("loop.max_tokens", "must be 0 or more (0 = no limit), got %d", l.MaxTokens)
 	}
-	if l.MaxCostUSD > 0 && e.Preset == PresetCodex && !e.Prices.IsSet() {
-		r.addAt("loop.max_cost_usd", "executor.prices", "must be set when loop.max_cost_usd is: Codex reports tokens, not dollars, so the cost is tokens × prices; for example prices = { input = 1.25, cached_input = 0.125, output = 10.0 } (US dollars per million tokens)")
+	if l.MaxCostUSD > 0 {
+		for _, ex := range r.executorTables(c) {
+			if ex.e.Preset == PresetCodex && !ex.e.Prices.IsSet() {
+				r.addAt("loop.max_cost_usd", ex.key+".prices", "must be set when loop.max_cost_usd is: Codex reports tokens, not dollars, so the cost is tokens × prices; for example prices = { input = 1.25, cached_input = 0.125, output = 10.0 } (US dollars per million tokens)")
+			}
+		}
 	}
 	if l.MaxConsecutiveErrors < 0 {
 		r.addf("loop.max_consecutive_errors", "must be 0 or more (0 = off), got %d", l.MaxConsecutiveErrors)
@@ -192,6 +134,126 @@ func (r *report) validateNotify(targets []notify.Target) {
 			}
 			r.addAt(line, path, "%s", pr.Msg)
 		}
+	}
+}
+
+// validateExecutor checks one executor table: [executor], a
+// [[fallback]] or [review]; key names it in problems.
+func (r *report) validateExecutor(key string, e *Executor) {
+	if e.Name != "" && !executorName.MatchString(e.Name) {
+		r.addf(key+".name", "%q: use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit", e.Name)
+	}
+	switch e.Preset {
+	case PresetCodex, PresetClaude:
+		if len(e.Command) > 0 {
+			r.addf(key+".command", "is only used with preset = %q, but preset is %q; remove command or set preset = %q", PresetCommand, e.Preset, PresetCommand)
+		}
+	case PresetCommand:
+		if len(e.Command) == 0 {
+			r.addAt(key+".preset", key+".command", `must be set when preset = "command", for example ["my-agent", "--prompt", "{prompt_file}", "--out", "{output_file}"]`)
+		} else if strings.TrimSpace(e.Command[0]) == "" {
+			r.addf(key+".command[0]", "the program to run must not be empty")
+		}
+		if e.Bin != "" {
+			r.addf(key+".bin", `is not used with preset = "command"; put the program first in command`)
+		}
+		if len(e.Args) > 0 {
+			r.addf(key+".args", `is not used with preset = "command"; put every argument in command`)
+		}
+	default:
+		r.addf(key+".preset", `unknown preset %q: want "codex", "claude" or "command"`, e.Preset)
+	}
+	for i, a := range e.Command {
+		if strings.ContainsRune(a, 0) {
+			r.addf(indexPath(key+".command", i), "must not contain a NUL byte")
+		}
+	}
+	for i, a := range e.Args {
+		if strings.ContainsRune(a, 0) {
+			r.addf(indexPath(key+".args", i), "must not contain a NUL byte")
+		}
+	}
+	r.positive(key+".timeout", e.Timeout, `"30m"`)
+	r.nonNegative(key+".idle_timeout", e.IdleTimeout, `"0s" (off) or "10m"`)
+	r.nonNegative(key+".kill_grace", e.KillGrace, `"10s"`)
+	r.positiveSize(key+".output_limit", e.OutputLimit, `"8MiB"`)
+	for _, k := range sortedKeys(e.Env) {
+		if !validEnvName(k) {
+			r.addf(keyPath(key+".env", k), "%q is not a valid environment variable name", k)
+		} else if strings.ContainsRune(e.Env[k], 0) {
+			r.addf(keyPath(key+".env", k), "value must not contain a NUL byte")
+		}
+	}
+	for i, k := range e.EnvDrop {
+		if !validEnvName(k) {
+			r.addf(indexPath(key+".env_drop", i), "%q is not a valid environment variable name", k)
+		}
+	}
+	for i, pat := range e.RateLimitPatterns {
+		re, err := regexp.Compile(pat)
+		switch {
+		case err != nil:
+			r.addf(indexPath(key+".rate_limit_patterns", i), "does not compile: %v", err)
+		case re.MatchString(""):
+			r.addf(indexPath(key+".rate_limit_patterns", i), "%q matches the empty string, so every failed run would count as rate limited", pat)
+		}
+	}
+	for _, pr := range []struct {
+		key string
+		v   float64
+	}{{"input", e.Prices.Input}, {"cached_input", e.Prices.CachedInput}, {"output", e.Prices.Output}} {
+		if math.IsNaN(pr.v) || math.IsInf(pr.v, 0) || pr.v < 0 {
+			r.addf(key+".prices."+pr.key, "must be US dollars per million tokens, 0 or more, got %v", pr.v)
+		}
+	}
+}
+
+// executorName restricts executor names, which logs and status print.
+var executorName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// executorTable is an executor table with the key problems name it by.
+type executorTable struct {
+	key string
+	e   *Executor
+}
+
+// executorTables lists the executor tables of c: [executor], each
+// [[fallback]], and [review] when the file has one.
+func (r *report) executorTables(c *Config) []executorTable {
+	out := []executorTable{{"executor", &c.Executor}}
+	for i := range c.Fallbacks {
+		out = append(out, executorTable{indexPath("fallback", i), &c.Fallbacks[i]})
+	}
+	if c.Review.Enabled {
+		out = append(out, executorTable{"review", &c.Review.Executor})
+	}
+	return out
+}
+
+// validateChain checks the [[fallback]] executors, whose names must
+// differ from each other and from [executor]'s (each names its own
+// usage, limits and failures), and [review].
+func (r *report) validateChain(c *Config) {
+	names := map[string]string{c.Executor.Label(): "[executor]"}
+	for i := range c.Fallbacks {
+		key := indexPath("fallback", i)
+		f := &c.Fallbacks[i]
+		r.validateExecutor(key, f)
+		if other, dup := names[f.Label()]; dup {
+			r.addAt(key, key+".name", "%q is already the name of %s; give each executor its own name, for example name = %q", f.Label(), other, fmt.Sprintf("%s-%d", f.Preset, i+2))
+		} else {
+			names[f.Label()] = key
+		}
+	}
+	if !c.Review.Enabled {
+		return
+	}
+	r.validateExecutor("review", &c.Review.Executor)
+	if c.Review.MaxRejections < 1 {
+		r.addf("review.max_rejections", "must be at least 1, got %d", c.Review.MaxRejections)
+	}
+	if c.Review.OnError != OnErrorWait && c.Review.OnError != OnErrorAccept {
+		r.addf("review.on_error", `want "wait" (ask the reviewer again) or "accept" (done, review skipped), got %q`, c.Review.OnError)
 	}
 }
 

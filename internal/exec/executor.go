@@ -54,6 +54,9 @@ type Options struct {
 	Prices state.Prices
 	// Now is the clock reset times are read against; nil = time.Now.
 	Now func() time.Time
+	// Review makes the run a review (SPEC §17): its final message is a
+	// verdict (ParseVerdict, Result.Verdict), not a §5 message.
+	Review bool
 	// NestedChildren accepts a final message whose children have
 	// children of their own (ParseNestedMessage), as `runner plan` asks
 	// for; the loop's agents answer ParseMessage's flat shape.
@@ -124,8 +127,10 @@ type Result struct {
 	Error    string // why Class is not ok, with the last lines of executor.log; "" when ok
 
 	// Message is set whenever a valid final message was found, whatever
-	// the Class; MessageSource says where (Source constants).
+	// the Class; MessageSource says where (Source constants). For a
+	// review (Options.Review) it is Verdict instead.
 	Message       *Message
+	Verdict       *Verdict
 	MessageSource string
 	MessageError  string // why no valid message was found
 
@@ -200,10 +205,10 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	}
 	argv, err := BuildArgv(o, ph)
 	if err != nil {
-		return nil, err
+		return nil, &StartError{Err: err}
 	}
 	if err := checkExecutable(o.Preset, argv[0], r.Root); err != nil {
-		return nil, err
+		return nil, &StartError{Err: err}
 	}
 	// A stale output file from an earlier run of this directory must never
 	// be read as this run's message.
@@ -234,7 +239,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	})
 	cut, ioErr := output.close()
 	if pr.StartErr != nil {
-		return nil, fmt.Errorf("run executor: %w", pr.StartErr)
+		return nil, &StartError{Err: fmt.Errorf("run executor: %w", pr.StartErr)}
 	}
 	res := &Result{
 		Argv:     argv,
@@ -271,19 +276,22 @@ func logTailOf(preset, logEnd string) string {
 // executor.log. It returns the message lookup and the Codex events.
 func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr error, stdout stdoutView, logEnd string) (found, codexStream) {
 	res.LogTail = logTailOf(o.Preset, logEnd)
-	parse := ParseMessage
-	if o.NestedChildren {
-		parse = ParseNestedMessage
+	parse := parseTaskMessage
+	switch {
+	case o.Review:
+		parse = parseVerdict
+	case o.NestedChildren:
+		parse = parseNestedMessage
 	}
 	f := lookupMessage(outData, stdout, parse)
 	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
 		// The agent wrote an output file that cannot be used (too large,
 		// not UTF-8): it is still the first source, so it decides.
-		f.msg, f.source, f.err, f.none = nil, SourceOutputFile, fmt.Errorf("output file: %w", readErr), false
+		f.answer, f.source, f.err, f.none = nil, SourceOutputFile, fmt.Errorf("output file: %w", readErr), false
 	}
-	res.Message, res.MessageSource = f.msg, f.source
+	res.Message, res.Verdict, res.MessageSource = f.message(), f.verdict(), f.source
 	if f.err != nil {
-		res.Message = nil
+		res.Message, res.Verdict = nil, nil
 		res.MessageError = f.err.Error()
 	}
 	cx := stdout.stream.codex.result()

@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -166,6 +167,10 @@ func TestRunMissingProgram(t *testing.T) {
 			res, err := Run(context.Background(), tt.o, r)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Run = %+v, %v; want error %q", res, err, tt.want)
+			}
+			var se *StartError
+			if !errors.As(err, &se) {
+				t.Fatalf("Run error %v (%T) is not a *StartError", err, err)
 			}
 		})
 	}

@@ -258,7 +258,7 @@ func nonBlank(in []string) []string {
 // an invalid message is reported, not skipped.
 func FindMessage(outputFile []byte, stdoutTail []byte) (*Message, string, error) {
 	f := findMessage(outputFile, stdoutTail)
-	return f.msg, f.source, f.err
+	return f.message(), f.source, f.err
 }
 
 // stdoutView is what the message lookup knows of the agent's stdout: its
@@ -270,29 +270,60 @@ type stdoutView struct {
 }
 
 type found struct {
-	msg    *Message
+	answer any // *Message, or *Verdict for a review; nil when none is valid
 	source string
 	err    error
 	claude *claudeResult // the Claude result event, when stdout had one
 	none   bool          // no source held anything to read as a message
 }
 
-func findMessage(outputFile, stdoutTail []byte) found {
-	return lookupMessage(outputFile, stdoutView{tail: stdoutTail}, ParseMessage)
+// message is the answer found as an agent's final message.
+func (f found) message() *Message {
+	m, _ := f.answer.(*Message)
+	return m
 }
 
-// parseFunc parses a final message: ParseMessage, or ParseNestedMessage
-// (Options.NestedChildren).
-type parseFunc func([]byte) (*Message, error)
+// verdict is the answer found as a reviewer's verdict.
+func (f found) verdict() *Verdict {
+	v, _ := f.answer.(*Verdict)
+	return v
+}
 
-func lookupMessage(outputFile []byte, out stdoutView, parse parseFunc) found {
+// parser parses and checks a final message of one kind: ParseMessage,
+// ParseNestedMessage (Options.NestedChildren), or ParseVerdict for a
+// review.
+type parser func([]byte) (any, error)
+
+func parseTaskMessage(data []byte) (any, error) {
+	m, err := ParseMessage(data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func parseNestedMessage(data []byte) (any, error) {
+	m, err := ParseNestedMessage(data)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func findMessage(outputFile, stdoutTail []byte) found {
+	return lookupMessage(outputFile, stdoutView{tail: stdoutTail}, parseTaskMessage)
+}
+
+// lookupMessage finds the final message where SPEC §5 says (see
+// FindMessage) and parses it with parse.
+func lookupMessage(outputFile []byte, out stdoutView, parse parser) found {
 	spans := topLevelObjects(out.tail)
 	var f found
 	f.claude = claudeResultOf(out, spans)
 
 	if len(bytes.TrimSpace(outputFile)) > 0 {
 		f.source = SourceOutputFile
-		f.msg, f.err = parseLenient(outputFile, parse)
+		f.answer, f.err = parseLenient(outputFile, parse)
 		if f.err != nil {
 			f.err = fmt.Errorf("output file: %w", f.err)
 		}
@@ -310,7 +341,7 @@ func lookupMessage(outputFile []byte, out stdoutView, parse parseFunc) found {
 			f.err = fmt.Errorf("the claude result text holds no JSON object: %s", excerpt(text, 200))
 			return f
 		}
-		f.msg, f.err = parse(obj)
+		f.answer, f.err = parse(obj)
 		if f.err != nil {
 			f.err = fmt.Errorf("claude result text: %w", f.err)
 		}
@@ -334,7 +365,7 @@ func lookupMessage(outputFile []byte, out stdoutView, parse parseFunc) found {
 		return f
 	}
 	f.source = SourceStdout
-	f.msg, f.err = parse(candidate)
+	f.answer, f.err = parse(candidate)
 	if f.err != nil {
 		f.err = fmt.Errorf("last JSON object in stdout: %w", f.err)
 	}
@@ -352,7 +383,7 @@ func isAgentEvent(obj []byte) bool {
 
 // parseLenient parses a whole text as a message; when the text is not
 // just one JSON object, it uses the last JSON object inside it.
-func parseLenient(data []byte, parse parseFunc) (*Message, error) {
+func parseLenient(data []byte, parse parser) (any, error) {
 	m, err := parse(data)
 	if err == nil {
 		return m, nil

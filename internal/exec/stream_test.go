@@ -162,9 +162,9 @@ func TestClaudeResultOfPicksTheLater(t *testing.T) {
 			e := newEventStream()
 			e.Write([]byte(tt.stdout))
 			e.Close()
-			f := lookupMessage(nil, stdoutView{tail: []byte(tt.stdout), stream: e}, ParseMessage)
-			if f.msg == nil || f.msg.Summary != tt.want || f.source != SourceResultEvent {
-				t.Errorf("message %+v from %s (%v), want %q", f.msg, f.source, f.err, tt.want)
+			f := lookupMessage(nil, stdoutView{tail: []byte(tt.stdout), stream: e}, parseTaskMessage)
+			if m := f.message(); m == nil || m.Summary != tt.want || f.source != SourceResultEvent {
+				t.Errorf("message %+v from %s (%v), want %q", f.message(), f.source, f.err, tt.want)
 			}
 		})
 	}
@@ -194,7 +194,7 @@ func FuzzEventStream(f *testing.F) {
 		}
 		// A result event the tail (here all of stdout) holds is never lost
 		// by adding what the stream read.
-		f1 := lookupMessage(nil, stdoutView{tail: data, stream: whole}, ParseMessage)
+		f1 := lookupMessage(nil, stdoutView{tail: data, stream: whole}, parseTaskMessage)
 		f2 := findMessage(nil, data)
 		if f2.source == SourceResultEvent && f1.source != SourceResultEvent {
 			t.Fatalf("stream lookup %s %v, tail lookup %s %v", f1.source, f1.err, f2.source, f2.err)

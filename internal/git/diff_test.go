@@ -48,3 +48,19 @@ func TestDiffStatAndDiff(t *testing.T) {
 		t.Error("Diff of a missing revision gave no error")
 	}
 }
+
+func TestChangedPaths(t *testing.T) {
+	s := newScratch(t)
+	base := s.git("rev-parse", "HEAD^{tree}")
+	s.write("src/a.go", "package a\n")
+	s.write("README", "changed\n")
+	s.git("add", "-A")
+	s.git("commit", "-q", "-m", "more")
+	got, err := s.r.ChangedPaths(ctx, base, s.git("rev-parse", "HEAD"))
+	if err != nil || strings.Join(got, ",") != "README,src/a.go" {
+		t.Fatalf("ChangedPaths = %q, %v", got, err)
+	}
+	if none, err := s.r.ChangedPaths(ctx, base, base); err != nil || len(none) != 0 {
+		t.Fatalf("ChangedPaths of one tree = %q, %v", none, err)
+	}
+}

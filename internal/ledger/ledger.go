@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 
 	"github.com/charmbracelet/log"
@@ -151,26 +152,63 @@ func (l *Ledger) NextIteration() int {
 	}
 }
 
-// AddUsage adds what an agent run reported to the totals in the run
-// state (loop.max_cost_usd and max_tokens are checked against them). It
-// reaches run_state.json with the next save of the in-flight marker.
-func (l *Ledger) AddUsage(u *state.Usage) {
-	if u != nil {
-		l.rs.Usage.Add(*u)
+// AddUsage adds what a run of the executor named executor reported to
+// the totals in the run state, and to that executor's (loop.max_cost_usd
+// and max_tokens are checked against the totals). It reaches
+// run_state.json with the next save of the in-flight marker.
+func (l *Ledger) AddUsage(executor string, u *state.Usage) {
+	if u == nil || u.IsZero() {
+		return
 	}
+	l.rs.Usage.Add(*u)
+	if l.rs.UsageByExecutor == nil {
+		l.rs.UsageByExecutor = map[string]state.Usage{}
+	}
+	by := l.rs.UsageByExecutor[executor]
+	by.Add(*u)
+	l.rs.UsageByExecutor[executor] = by
 }
 
-// CountAgentRun keeps the run state's count of agent runs in a row that
-// failed (loop.max_consecutive_errors): a failure adds one, a run that
-// finished resets it; rate limits and interruptions count neither way.
-func (l *Ledger) CountAgentRun(interruptedOrLimited, failed bool) {
+// CountAgentRun keeps the run state's counts of agent runs in a row that
+// failed (loop.max_consecutive_errors), in all and for the executor
+// named executor: a failure adds one, a run that finished resets them;
+// rate limits and interruptions count neither way.
+func (l *Ledger) CountAgentRun(executor string, interruptedOrLimited, failed bool) {
 	switch {
 	case interruptedOrLimited:
 	case failed:
 		l.rs.ConsecutiveErrors++
+		if l.rs.ExecutorErrors == nil {
+			l.rs.ExecutorErrors = map[string]int{}
+		}
+		l.rs.ExecutorErrors[executor]++
 	default:
 		l.rs.ConsecutiveErrors = 0
+		delete(l.rs.ExecutorErrors, executor)
+		if len(l.rs.ExecutorErrors) == 0 {
+			l.rs.ExecutorErrors = nil
+		}
 	}
+}
+
+// UseExecutor names the executor the next iteration runs on, for its
+// journal records and the run state (`runner status`).
+func (l *Ledger) UseExecutor(name string) {
+	if l.rs.Executor != name {
+		l.rs.Executor = name
+		l.stateDirty = true
+	}
+}
+
+// Executors records the executors of the chain that cannot be used now:
+// set aside for the rest of the run, or limited until a time. They
+// reach run_state.json with its next save.
+func (l *Ledger) Executors(setAside, limited []state.ExecutorNote) {
+	if reflect.DeepEqual(setAside, l.rs.SetAside) && reflect.DeepEqual(limited, l.rs.Limited) {
+		return
+	}
+	l.rs.SetAside, l.rs.Limited = setAside, limited
+	l.stateDirty = true
 }
 
 // Flush makes durable what the ledger left for later: the journal's

@@ -28,7 +28,7 @@ func (l *Ledger) Begin(n int, node string, attempts int) (startedAt time.Time, w
 	start := time.Now().UTC()
 	l.rs.InFlight = &state.InFlight{Iteration: n, Node: node, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start}
 	l.stateDirty = true
-	rec := state.Record{Time: start, Iteration: n, Node: node, Event: state.EventStarted, Attempts: attempts, RunnerPID: os.Getpid()}
+	rec := state.Record{Time: start, Iteration: n, Node: node, Event: state.EventStarted, Attempts: attempts, RunnerPID: os.Getpid(), Executor: l.rs.Executor}
 	done := make(chan error, 1)
 	go func() { done <- state.AppendJournal(l.p.Journal(), rec) }()
 	return start, func() error {
@@ -110,7 +110,7 @@ func (l *Ledger) Waiting(meta *state.Meta, rec state.Record) error {
 	if err := state.SaveMeta(l.p.RunDir(meta.Iteration), meta); err != nil {
 		return err
 	}
-	rec.Iteration, rec.Node, rec.Event = meta.Iteration, meta.Node, state.EventRateLimited
+	rec.Iteration, rec.Node, rec.Event, rec.Executor = meta.Iteration, meta.Node, state.EventRateLimited, meta.Executor
 	return l.journal(rec)
 }
 
@@ -166,11 +166,11 @@ func (l *Ledger) SetAside(meta *state.Meta, note string, cause error) error {
 		return err
 	}
 	l.rs.InFlight = nil
-	l.AddUsage(meta.Usage)
+	l.AddUsage(meta.Executor, meta.Usage)
 	if err := l.saveState(fsutil.Durable); err != nil {
 		return err
 	}
-	return l.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error(), Usage: meta.Usage})
+	return l.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error(), Usage: meta.Usage, Executor: meta.Executor})
 }
 
 // EndResumed sets aside an iteration a previous runner left without an
@@ -184,7 +184,7 @@ func (l *Ledger) EndResumed(meta *state.Meta, note string) error {
 	if err := state.SaveMeta(l.p.RunDir(meta.Iteration), meta); err != nil {
 		return err
 	}
-	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: note}); err != nil {
+	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: note, Executor: meta.Executor}); err != nil {
 		return err
 	}
 	l.rs.InFlight = nil
@@ -227,7 +227,7 @@ func (l *Ledger) saveMetaDurably(meta *state.Meta) error {
 
 // phaseRecord is the journal record of an iteration reaching a phase.
 func phaseRecord(meta *state.Meta, event string) state.Record {
-	rec := state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, Phase: meta.Phase, AgentStatus: meta.AgentStatus, Guard: meta.Guard}
+	rec := state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, Phase: meta.Phase, AgentStatus: meta.AgentStatus, Guard: meta.Guard, Executor: meta.Executor}
 	if meta.Agent != nil {
 		rec.AgentClass = meta.Agent.Class
 		rec.Error = meta.Agent.Error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
 )
 
 // Outcome is an iteration whose outcome is decided, as Record writes it.
@@ -27,6 +28,10 @@ type Outcome struct {
 	Assumptions, Questions []string
 	// JournalSummary is the journal line's summary, one bounded line.
 	JournalSummary string
+	// LastGuard is run_state.last_guard when it is not Meta.Guard: "fail"
+	// after a rejection, so that the next attempt's failure.md holds the
+	// reviewer's reasons.
+	LastGuard string
 }
 
 // Owned returns the runner-owned fields of the tasks as the runner last
@@ -122,6 +127,9 @@ func (l *Ledger) Record(o Outcome) error {
 	l.rs.Iteration = meta.Iteration
 	l.rs.LastNode = meta.Node
 	l.rs.LastGuard = meta.Guard
+	if o.LastGuard != "" {
+		l.rs.LastGuard = o.LastGuard
+	}
 	if l.rs.LastGuard == "" {
 		l.rs.LastGuard = state.GuardSkipped
 	}
@@ -165,13 +173,21 @@ func (l *Ledger) Record(o Outcome) error {
 	if err := l.notesOnce(l.p.Questions(), "Open Questions", meta, o.Questions); err != nil {
 		return err
 	}
+	if rv := meta.Review; rv != nil && meta.Outcome == state.OutcomeRejected {
+		// Before the recorded line, with the same guarantee: counted by
+		// Rejections, it must be there exactly once.
+		if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventRejected,
+			Verdict: rv.Verdict, Executor: rv.Executor, Attempts: meta.Attempts, Summary: textfmt.OneLine(strings.Join(rv.Reasons, "; "), 300)}); err != nil {
+			return err
+		}
+	}
 	event := state.EventRecorded
 	if meta.Outcome == state.OutcomeInterrupted {
 		event = state.EventInterrupted
 	}
 	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
 		Guard: meta.Guard, Outcome: meta.Outcome, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts,
-		Summary: o.JournalSummary}); err != nil {
+		Summary: o.JournalSummary, Executor: meta.Executor}); err != nil {
 		return err
 	}
 	l.rs.InFlight = nil

@@ -1,19 +1,38 @@
 package loop
 
 import (
+	"regexp"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 )
 
-// executorOptions returns the options of the executor for the current
-// config, compiling the rate limit patterns only when they changed.
-func (r *Runner) executorOptions() executor.Options {
-	key := strings.Join(r.cfg.Executor.RateLimitPatterns, "\x00")
-	if r.cache.patterns == nil || r.cache.patternsKey != key {
-		r.cache.patterns, r.cache.patternsKey = executor.CompilePatterns(r.cfg.Executor.RateLimitPatterns), key
+// optionsFor returns the options of executor e, compiling its rate limit
+// patterns only once per list.
+func (r *Runner) optionsFor(e config.Executor) executor.Options {
+	key := strings.Join(e.RateLimitPatterns, "\x00")
+	patterns, ok := r.cache.patterns[key]
+	if !ok {
+		if r.cache.patterns == nil {
+			r.cache.patterns = map[string][]*regexp.Regexp{}
+		}
+		patterns = executor.CompilePatterns(e.RateLimitPatterns)
+		r.cache.patterns[key] = patterns
 	}
-	o := executor.OptionsFrom(r.cfg.Executor, r.cache.patterns)
+	o := executor.OptionsFrom(e, patterns)
 	o.Now = rateLimitClock
 	return o
+}
+
+// optionsNamed returns the options of the executor of the chain named
+// name (an iteration's meta.Executor), or of [executor] when the chain
+// has none by that name.
+func (r *Runner) optionsNamed(name string) executor.Options {
+	for _, e := range r.cfg.Chain() {
+		if e.Label() == name {
+			return r.optionsFor(e)
+		}
+	}
+	return r.optionsFor(r.cfg.Executor)
 }

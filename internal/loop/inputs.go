@@ -35,12 +35,11 @@ type runCache struct {
 	agentIteration int
 	agentMark      proc.PIDMark
 
-	// The compiled secret scrubber and rate limit patterns, with the
-	// settings they were built from.
+	// The compiled secret scrubber, with the settings it was built from,
+	// and the rate limit patterns of each executor, by their list.
 	scrubber    *scrub.Scrubber
 	scrubberKey string
-	patterns    []*regexp.Regexp
-	patternsKey string
+	patterns    map[string][]*regexp.Regexp
 }
 
 // treeCache remembers the tree.json the runner last read or wrote, by

@@ -29,6 +29,7 @@ type iteration struct {
 	meta *state.Meta
 	prep *Prepared
 	req  executor.Request
+	link *link // the executor it runs on (fallback.go)
 }
 
 // iterate runs one iteration on node: it begins (durably), the context
@@ -39,7 +40,11 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node
 	if err := r.startTask(ctx, node.ID); err != nil {
 		return err
 	}
-	it, err := r.begin(t, ix, node)
+	ex, err := r.chooseExecutor(ctx)
+	if err != nil {
+		return err
+	}
+	it, err := r.begin(t, ix, node, ex)
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node
 // begin starts iteration n on node: the ledger's durable mark, and while
 // it is made durable, the context files and the prompt; then the run
 // folder with the prompt sent.
-func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteration, error) {
+func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*iteration, error) {
 	n := r.ledger.NextIteration()
 	start, started := r.ledger.Begin(n, node.ID, node.Attempts)
 	prep, err := r.prepareIteration(t, ix, node)
@@ -61,10 +66,10 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteratio
 		// Not under way: the started record did not reach the disk.
 		return nil, errors.Join(serr, err)
 	}
-	it := &iteration{n: n, node: node, prep: prep, meta: &state.Meta{
+	it := &iteration{n: n, node: node, prep: prep, link: ex, meta: &state.Meta{
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
-		Phase: state.PhaseStarted, StartedAt: start,
+		Phase: state.PhaseStarted, StartedAt: start, Executor: ex.name(),
 	}}
 	runDir := r.p.RunDir(n)
 	if err == nil {
@@ -101,13 +106,15 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteratio
 }
 
 // runAgent runs the iteration's agent. A run that hits a usage or rate
-// limit spends no attempt: the runner waits and runs the agent again on
-// the same node, in the same run folder. It returns the last run's
-// result, or nil (and the error to end the run with, if any) when the
-// iteration ended without one: the agent could not be started, or a wait
-// was interrupted, stopped, or outlasted loop.max_wait.
+// limit spends no attempt: the next iteration runs on another executor of
+// the chain, or the runner waits and runs the agent again on the same
+// node, in the same run folder (waitOutRateLimit). It returns the last
+// run's result, or nil (and the error to end the run with, if any) when
+// the iteration ended without one: the agent could not be started, it
+// goes on with another executor (errNoIteration), or a wait was
+// interrupted, stopped, or outlasted loop.max_wait.
 func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result, error) {
-	opts := r.executorOptions()
+	opts := r.optionsFor(it.link.exec)
 	meta := it.meta
 	var waited time.Duration
 	for retry := 0; ; retry++ {
@@ -127,16 +134,19 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 			return nil, serr
 		}
 		if err != nil {
-			return nil, r.abort(meta, err)
+			return nil, r.startFailed(ctx, it, err)
 		}
 		executor.NoteRun(meta, res)
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
+			if res.Class != executor.ClassInterrupted {
+				it.link.ran()
+			}
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.
-			r.ledger.AddUsage(meta.Usage)
+			r.ledger.AddUsage(meta.Executor, meta.Usage)
 			return res, nil
 		}
-		if done, err := r.waitOutRateLimit(ctx, meta, res, retry, &waited); done {
+		if done, err := r.waitOutRateLimit(ctx, it, res, &waited); done {
 			return nil, err
 		}
 	}
@@ -157,7 +167,7 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 		r.log.Warn("the agent was refused tool calls (permission_denials in meta.json); check executor.args",
 			"iteration", meta.Iteration, "node", meta.Node, "refused", strings.Join(tools, ", "))
 	}
-	r.ledger.CountAgentRun(res.Class == executor.ClassInterrupted || res.Class == executor.ClassRateLimited, res.AgentFailed)
+	r.ledger.CountAgentRun(meta.Executor, res.Class == executor.ClassInterrupted || res.Class == executor.ClassRateLimited, res.AgentFailed)
 	if ctx.Err() != nil {
 		return r.recordInterrupted(ctx, meta, "the run was interrupted by a signal while the agent was working")
 	}
@@ -178,7 +188,8 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 		}
 		meta.Summary = res.Message.Summary
 	}
-	if err := r.ledger.AgentDone(meta, r.guardsWillRun(meta)); err != nil {
+	// The phase is made durable when the guards or a review come next.
+	if err := r.ledger.AgentDone(meta, r.guardsWillRun(meta) || r.reviewWanted(meta)); err != nil {
 		return err
 	}
 	if err := r.finish(ctx, meta); err != nil {
@@ -212,10 +223,10 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 		meta.Guard = state.GuardPass
 		meta.Note = "no guards configured: done is trusted"
 	}
-	if err := r.ledger.GuardsDone(meta, ran); err != nil {
+	if err := r.ledger.GuardsDone(meta, ran || r.reviewWanted(meta)); err != nil {
 		return err
 	}
-	return r.record(ctx, meta)
+	return r.afterGuards(ctx, meta)
 }
 
 // runGuards runs the configured guards in the repository root, with the

@@ -42,49 +42,70 @@ var judgedSkip = []string{"run_state.json", "output.schema.json", "stop", "pause
 // taken, keeps the agent's version under runs/N/tamper/, puts the
 // originals back, and notes each path in meta.Tamper and the journal.
 func (r *Runner) checkJudges(meta *state.Meta, base *verify.Baseline) error {
-	changes, err := base.Check()
-	if err != nil {
-		return fmt.Errorf("check what the agent of iteration %d changed: %w", meta.Iteration, err)
-	}
-	forged, err := r.ledger.RunStateChanged()
-	if err != nil {
+	dir := filepath.Join(r.p.RunDir(meta.Iteration), "tamper")
+	tamper, err := r.restoreJudges(base, dir, "tamper/")
+	if err != nil || len(tamper) == 0 {
 		return err
 	}
-	if len(changes) == 0 && forged == nil {
-		return nil
-	}
-	dir := filepath.Join(r.p.RunDir(meta.Iteration), "tamper")
-	kept, err := base.Keep(changes, dir)
-	if err != nil {
-		return fmt.Errorf("keep what the agent changed of the judges: %w", err)
-	}
-	if err := base.Restore(changes); err != nil {
-		return fmt.Errorf("put back what the agent changed of the judges: %w", err)
-	}
-	var paths []string
-	for i, c := range changes {
-		t := state.TamperMeta{Path: c.Rel, Change: c.Kind}
-		if kept[i] != "" {
-			t.Kept = "tamper/" + kept[i]
-		}
-		meta.Tamper = append(meta.Tamper, t)
-		paths = append(paths, c.Rel)
-	}
-	if forged != nil {
-		rel := r.p.Rel(r.p.RunState())
-		t := state.TamperMeta{Path: rel, Change: verify.Modified, Kept: "tamper/" + rel}
-		if err := fsutil.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err == nil {
-			fsutil.WriteFileAtomic(filepath.Join(dir, rel), forged, 0o644)
-		}
-		meta.Tamper = append(meta.Tamper, t)
-		paths = append(paths, rel)
-	}
+	meta.Tamper = append(meta.Tamper, tamper...)
+	paths := tamperedPaths(tamper)
 	r.notifyTamper(meta)
 	r.log.Warn("the agent changed files that judge it: put back, and the attempt fails", "iteration", meta.Iteration, "node", meta.Node,
 		"paths", strings.Join(paths, ", "), "kept", r.p.Rel(dir))
 	fmt.Fprintf(r.opts.Notices, "runner: iteration %d changed %s: put back, kept in %s; the attempt fails (edit these files between iterations, or `runner pause` first)\n",
 		meta.Iteration, inert.Line(strings.Join(paths, ", ")), r.p.Rel(dir))
 	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventTamper, Paths: paths})
+}
+
+// restoreJudges finds what changed of the judges since base was taken
+// (and of run_state.json since the ledger wrote it), keeps the changed
+// versions under dir, puts the originals back, and returns each change,
+// its Kept path under prefix (dir as seen from the run folder).
+func (r *Runner) restoreJudges(base *verify.Baseline, dir, prefix string) ([]state.TamperMeta, error) {
+	changes, err := base.Check()
+	if err != nil {
+		return nil, fmt.Errorf("check what changed of the judges: %w", err)
+	}
+	forged, err := r.ledger.RunStateChanged()
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 && forged == nil {
+		return nil, nil
+	}
+	kept, err := base.Keep(changes, dir)
+	if err != nil {
+		return nil, fmt.Errorf("keep what changed of the judges: %w", err)
+	}
+	if err := base.Restore(changes); err != nil {
+		return nil, fmt.Errorf("put back what changed of the judges: %w", err)
+	}
+	var tamper []state.TamperMeta
+	for i, c := range changes {
+		t := state.TamperMeta{Path: c.Rel, Change: c.Kind}
+		if kept[i] != "" {
+			t.Kept = prefix + kept[i]
+		}
+		tamper = append(tamper, t)
+	}
+	if forged != nil {
+		rel := r.p.Rel(r.p.RunState())
+		t := state.TamperMeta{Path: rel, Change: verify.Modified, Kept: prefix + rel}
+		if err := fsutil.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err == nil {
+			fsutil.WriteFileAtomic(filepath.Join(dir, rel), forged, 0o644)
+		}
+		tamper = append(tamper, t)
+	}
+	return tamper, nil
+}
+
+// tamperedPaths are the paths of the changes.
+func tamperedPaths(tamper []state.TamperMeta) []string {
+	paths := make([]string, 0, len(tamper))
+	for _, t := range tamper {
+		paths = append(paths, t.Path)
+	}
+	return paths
 }
 
 // failTampered fails the guards of an attempt that changed its judges,

@@ -75,6 +75,7 @@ type Runner struct {
 	count  int // iterations run by this invocation
 
 	cache runCache // work kept between iterations (inputs.go)
+	chain chain    // the executors and what the run knows of each (fallback.go)
 
 	// ck is the run's git checkpoints (checkpoint.go), nil when off;
 	// workDir is where the agent and the guards work: the repository
@@ -208,7 +209,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if err := r.preflight(ctx); err != nil {
 			return r.failed(ctx, err)
 		}
-		if err := r.iterate(ctx, t, ix, sel.Node); err != nil {
+		if err := r.iterate(ctx, t, ix, sel.Node); errors.Is(err, errNoIteration) {
+			continue // another executor goes on, or a wait for one ended
+		} else if err != nil {
 			return r.failed(ctx, err)
 		}
 		r.count++

@@ -122,7 +122,7 @@ func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node)
 // previous iteration when the settings it is built from are the same:
 // compiling the rules is a good part of an iteration's own work.
 func (r *Runner) scrubberFor(cfg *config.Config) (*scrub.Scrubber, error) {
-	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, cfg.Executor.Env)
+	key := fmt.Sprintf("%v\x00%q\x00%q\x00%q", cfg.Scrub.Enabled, cfg.Scrub.Rules, cfg.Scrub.Allow, cfg.AgentEnv())
 	if r.cache.scrubber != nil && r.cache.scrubberKey == key {
 		return r.cache.scrubber, nil
 	}

@@ -23,29 +23,59 @@ var rateLimitClock = time.Now
 // than loop.max_wait allows.
 var errRateLimitGaveUp = errors.New("usage or rate limit outlasts loop.max_wait")
 
-// rateLimitWait decides how long to wait after the retry-th rate-limited
-// run of an iteration (0 for the first), having waited waited already
-// (ratelimit.Policy.Wait).
-func (r *Runner) rateLimitWait(res *executor.Result, retry int, waited time.Duration) (wait time.Duration, ok bool, why string) {
-	return ratelimit.PolicyFrom(r.cfg.Loop).Wait(res.ResetAt, rateLimitClock(), retry, waited)
+// limitWait decides how long to wait for executor e, limited, having
+// waited waited already in this iteration. ok is false, with the reason,
+// when the wait would go past loop.max_wait: a limit that resets later
+// than that allows, or a backoff that has used it up. A backoff is cut to
+// what loop.max_wait leaves.
+func (r *Runner) limitWait(e *link, waited time.Duration, now time.Time) (wait time.Duration, ok bool, why string) {
+	l := r.cfg.Loop
+	left := l.MaxWait.Duration - waited
+	wait = max(e.until.Sub(now), 0)
+	if e.byReset {
+		if wait > left {
+			return 0, false, fmt.Sprintf("the agent's limit resets at %s (in %s), later than loop.max_wait (%s) allows",
+				e.resetAt.Local().Format("2006-01-02 15:04"), ratelimit.Round(wait), l.MaxWait.Duration)
+		}
+		return wait, true, ""
+	}
+	if left <= 0 {
+		return 0, false, fmt.Sprintf("the limit has not lifted after waiting %s (loop.max_wait)", ratelimit.Round(waited))
+	}
+	return min(wait, left), true, ""
 }
 
 // waitOutRateLimit records a rate-limited agent run (meta.json, the
-// journal, one line on the progress output saying what the runner waits
-// for), and waits. It returns done = true when the iteration ends here
-// without spending an attempt: the wait was interrupted or a stop was
-// requested (err nil; the loop then ends the run), or the limit outlasts
-// loop.max_wait (err says so).
-func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *executor.Result, retry int, waited *time.Duration) (done bool, err error) {
-	wait, ok, why := r.rateLimitWait(res, retry, *waited)
+// journal, one line on the progress output saying what the runner does),
+// marks its executor limited, and goes on with the first executor of the
+// chain that is free: another one at once, ending this iteration without
+// an attempt spent (done, errNoIteration), or, when every one is limited,
+// after waiting for the first whose limit is over: the same executor
+// runs again in this iteration (done false), another in the next one.
+// done with a nil error: the wait was interrupted or a stop was requested
+// (the loop then ends the run); with errRateLimitGaveUp: the limit
+// outlasts loop.max_wait.
+func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *executor.Result, waited *time.Duration) (done bool, err error) {
+	meta, cur := it.meta, it.link
+	now := rateLimitClock()
+	cur.limit(r.cfg.Loop, res, now)
+	if next := r.chain.pick(now); next != nil {
+		return true, r.switchExecutor(meta, res, cur, next)
+	}
+	e := r.chain.earliest()
+	wait, ok, why := r.limitWait(e, *waited, now)
 	rl := state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt, WaitMS: wait.Milliseconds()}
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, rl)
+	r.noteExecutors()
 	// Durable before the wait: a runner killed while it waits spends no
 	// attempt (resume.go), as one interrupted or stopped here does.
 	if err := r.ledger.Waiting(meta, state.Record{AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage, WaitMS: rl.WaitMS}); err != nil {
 		return true, err
 	}
 	if !ok {
+		if len(r.chain.links) > 1 {
+			why = "every executor is limited; " + e.name() + " is free first: " + why
+		}
 		cause := fmt.Errorf("%w: %s; evidence: %s. No attempt was spent. Run again once the limit has lifted, or raise loop.max_wait",
 			errRateLimitGaveUp, why, strings.TrimRight(res.Evidence, ". "))
 		if err := r.ledger.SetAside(meta, cause.Error(), cause); err != nil {
@@ -54,12 +84,16 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 		return true, cause
 	}
 	until := time.Now().Add(wait)
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before running it again, no attempt spent: %s\n",
-		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), ratelimit.Round(wait), until.Format("15:04:05"), inert.Line(textfmt.OneLine(res.Evidence, 200)))
-	if retry == 0 {
-		r.notifyRateLimit(meta, res, wait)
+	if len(meta.Agent.RateLimits) == 1 {
+		r.notifyRateLimit(meta, res, wait) // once per iteration, as its wait begins
 	}
-	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node,
+	what := "running it again"
+	if e != cur {
+		what = "running " + e.name()
+	}
+	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before %s, no attempt spent: %s\n",
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), ratelimit.Round(wait), until.Format("15:04:05"), inert.Line(what), inert.Line(textfmt.OneLine(res.Evidence, 200)))
+	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node, "executor", cur.name(),
 		"wait", ratelimit.Round(wait), "waited_so_far", ratelimit.Round(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 
 	switch ratelimit.Sleep(ctx, wait, r.p.StopRequest()) {
@@ -69,10 +103,42 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, meta *state.Meta, res *ex
 		return true, r.endWait(meta, "`runner stop` was asked while the run waited out a usage or rate limit")
 	}
 	*waited += wait
+	e.until = time.Time{} // waited out
+	if e != cur {
+		why := fmt.Sprintf("%s hit a usage or rate limit; after waiting %s, the next iteration runs on %s, whose limit is over first; no attempt was spent",
+			cur.name(), ratelimit.Round(wait), e.name())
+		if err := r.ledger.SetAside(meta, why, errors.New(why)); err != nil {
+			return true, err
+		}
+		return true, errNoIteration
+	}
 	// The agent runs again: a kill from the moment its next run is marked
 	// in executor.log costs an attempt (resumeStarted, agentBegan).
 	meta.Phase = state.PhaseStarted
 	return false, nil
+}
+
+// switchExecutor ends an iteration whose executor cur hit a usage or
+// rate limit while next is free: recorded like a wait of nothing
+// (meta.json, the rate_limited record), then set aside without an
+// attempt spent; the next iteration runs on next.
+func (r *Runner) switchExecutor(meta *state.Meta, res *executor.Result, cur, next *link) error {
+	meta.Agent.RateLimits = append(meta.Agent.RateLimits, state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt})
+	r.noteExecutors()
+	if err := r.ledger.Waiting(meta, state.Record{AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage}); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s %s is limited until %s; the next iteration runs on %s at once, no attempt spent: %s\n",
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), inert.Line(cur.name()), cur.until.Local().Format("15:04:05"),
+		inert.Line(next.name()), inert.Line(textfmt.OneLine(res.Evidence, 200)))
+	r.log.Warn("the agent hit a usage or rate limit; switching executor", "iteration", meta.Iteration, "node", meta.Node,
+		"executor", cur.name(), "next", next.name(), "limited_until", cur.until.Format(time.RFC3339))
+	why := fmt.Sprintf("%s hit a usage or rate limit (limited until %s); the next iteration runs on %s; no attempt was spent",
+		cur.name(), cur.until.UTC().Format(time.RFC3339), next.name())
+	if err := r.ledger.SetAside(meta, why, errors.New(why)); err != nil {
+		return err
+	}
+	return errNoIteration
 }
 
 // endWait ends an iteration in a rate-limit wait without spending an
@@ -83,15 +149,20 @@ func (r *Runner) endWait(meta *state.Meta, why string) error {
 
 // tooManyFailures returns the error that stops the run when the agent
 // failed loop.max_consecutive_errors times in a row, quoting what it
-// printed the last time; nil otherwise.
+// printed the last time; nil otherwise. With fallbacks, the executor is
+// set aside instead while another is left (failedTooOften).
 func (r *Runner) tooManyFailures(meta *state.Meta, res *executor.Result) error {
+	if aside, err := r.failedTooOften(meta, res); aside || err != nil {
+		return err
+	}
 	limit := r.cfg.Loop.MaxConsecutiveErrors
-	if limit <= 0 || !res.AgentFailed || r.ledger.State().ConsecutiveErrors < limit {
+	failures := r.ledger.State().ExecutorErrors[meta.Executor]
+	if limit <= 0 || !res.AgentFailed || failures < limit {
 		return nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "stopping: the agent failed %d times in a row (loop.max_consecutive_errors = %d), across tasks; the last time: %s",
-		r.ledger.State().ConsecutiveErrors, limit, firstLineOf(res.Error))
+		failures, limit, firstLineOf(res.Error))
 	if res.Evidence != "" {
 		fmt.Fprintf(&b, "; the agent printed: %q", textfmt.OneLine(res.Evidence, 400))
 	}

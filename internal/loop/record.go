@@ -27,6 +27,7 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		AgentOK:     meta.Agent != nil && meta.Agent.Class == executor.ClassOK,
 		AgentStatus: meta.AgentStatus, Guard: meta.Guard,
 		Interrupted: meta.Outcome == state.OutcomeInterrupted,
+		Review:      reviewVerdict(meta),
 		Tampered:    len(meta.Tamper) > 0,
 	})
 	var msg *executor.Message
@@ -73,6 +74,12 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 		rec.Questions = msg.Questions
 		if meta.Outcome == state.OutcomeBlocked {
 			rec.Questions = append([]string{"blocked: " + msg.Summary}, msg.Questions...)
+		}
+	}
+	if meta.Outcome == state.OutcomeRejected {
+		rec.LastGuard = state.GuardFail // failure.md: the reviewer's reasons
+		if node != nil && node.Status == tree.StatusBlocked && node.BlockedReason != outcome.ReasonExhausted {
+			rec.Questions = append([]string{"blocked: " + node.BlockedReason}, rec.Questions...)
 		}
 	}
 	if err := r.ledger.Record(rec); err != nil {
@@ -123,6 +130,7 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 		summary = (*msg).Summary
 	}
 	f := outcome.Apply(outcome.FieldsOf(node), meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary)
+	f = r.afterRejection(meta, f)
 	f.Set(node)
 	if node.IsLeaf() {
 		r.ledger.Own(node.ID, string(f.Status), f.Attempts, f.BlockedReason)
@@ -257,6 +265,10 @@ func (r *Runner) progress(m *state.Meta) {
 		next = fmt.Sprintf("open, attempt %d of %d used", m.Attempts, m.MaxAttempts)
 	}
 	dur := time.Duration(m.DurationMS) * time.Millisecond
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s guards: %-7s → %s (%s)\n",
-		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(m.Guard), inert.Line(next), dur.Round(100*time.Millisecond))
+	review := ""
+	if m.Review != nil && m.Review.Verdict != "" {
+		review = "review: " + inert.Line(m.Review.Verdict) + " "
+	}
+	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)\n",
+		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(m.Guard), review, inert.Line(next), dur.Round(100*time.Millisecond))
 }

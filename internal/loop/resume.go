@@ -77,24 +77,35 @@ func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 			// the one that moves the marker past started (or the one
 			// after it is recorded); that save never happened, so they are
 			// counted here, once.
-			r.ledger.AddUsage(meta.Usage)
+			r.ledger.AddUsage(meta.Executor, meta.Usage)
 			if meta.Agent != nil && meta.Phase != state.PhaseStarted {
-				r.ledger.CountAgentRun(meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
+				r.ledger.CountAgentRun(meta.Executor, meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
 			}
 		}
 	}
-	if (phase == state.PhaseGuardsDone || phase == state.PhaseRecorded) && !r.ledger.Vouched(meta) {
+	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && !r.ledger.Vouched(meta) {
 		// meta.json is not what the runner wrote when the guards were done
 		// (or that record did not reach the disk): not a result.
 		r.log.Warn("meta.json does not hold the verdict the runner recorded; running the guards again", "iteration", in.Iteration, "node", in.Node)
-		meta.Guards, meta.Guard = nil, ""
+		meta.Guards, meta.Guard, meta.Review = nil, "", nil
 		phase = state.PhaseAgentDone
 	}
+	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
+		// The verdict's usage reaches run_state.json with the save that
+		// moves the marker to reviewed, which never happened.
+		r.ledger.AddUsage(meta.Review.Executor, meta.Review.Usage)
+	}
 	switch phase {
-	case state.PhaseGuardsDone, state.PhaseRecorded:
-		r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
-		meta.Phase = state.PhaseGuardsDone
-		return r.record(ctx, meta)
+	case state.PhaseGuardsDone, state.PhaseReviewing, state.PhaseReviewed, state.PhaseRecorded:
+		if r.reviewWanted(meta) {
+			r.log.Info("asking the reviewer again about an iteration a previous runner left in its review", "iteration", in.Iteration, "node", in.Node)
+		} else {
+			r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
+		}
+		if meta.Phase != state.PhaseReviewed {
+			meta.Phase = state.PhaseGuardsDone
+		}
+		return r.afterGuards(ctx, meta)
 	case state.PhaseAgentDone:
 		r.log.Info("running the guards of an iteration a previous runner left", "iteration", in.Iteration, "node", in.Node)
 		meta.Phase = state.PhaseAgentDone
@@ -128,7 +139,7 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	}
 	if res := r.recoverAgent(meta); res != nil {
 		executor.NoteRun(meta, res)
-		r.ledger.AddUsage(res.Usage)
+		r.ledger.AddUsage(meta.Executor, res.Usage)
 		if res.Class == executor.ClassRateLimited {
 			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
 			return r.ledger.EndResumed(meta, who+" stopped after the agent hit a usage or rate limit: no attempt was spent")
@@ -139,7 +150,7 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	}
 	r.log.Warn("the previous runner was interrupted while the agent worked; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
 	if meta.Agent == nil {
-		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.executorOptions(), runDir)}
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.optionsNamed(meta.Executor), runDir)}
 	}
 	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
 }
@@ -167,7 +178,7 @@ func (r *Runner) recoverAgent(meta *state.Meta) *executor.Result {
 		Iteration: meta.Iteration, NodeID: meta.Node,
 		PromptFile: filepath.Join(r.p.RunDir(meta.Iteration), "prompt.md"), SchemaFile: r.p.Schema(),
 	}
-	res, err := executor.Recover(r.executorOptions(), req)
+	res, err := executor.Recover(r.optionsNamed(meta.Executor), req)
 	if err != nil {
 		r.log.Warn("cannot read what the agent left; counting the iteration as interrupted", "iteration", meta.Iteration, "err", err)
 		return nil
@@ -180,10 +191,12 @@ func phaseRank(phase string) int {
 	switch phase {
 	case state.PhaseAgentDone:
 		return 1
-	case state.PhaseGuardsDone:
+	case state.PhaseGuardsDone, state.PhaseReviewing:
 		return 2
-	case state.PhaseRecorded, state.PhaseAborted:
+	case state.PhaseReviewed:
 		return 3
+	case state.PhaseRecorded, state.PhaseAborted:
+		return 4
 	}
 	return 0
 }

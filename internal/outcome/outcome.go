@@ -7,6 +7,9 @@
 package outcome
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
@@ -34,6 +37,9 @@ type Iteration struct {
 	// Interrupted is set when the iteration did not get to finish while
 	// its agent worked (a signal, a runner killed).
 	Interrupted bool
+	// Review is the reviewer's verdict on a done whose guards passed
+	// (state.Verdict*), "" when there was no review.
+	Review string
 	// Tampered is set when the agent changed what judges it (its
 	// config, tree, the runner's state or a verify.protect path): the
 	// attempt fails as a guard failure, whatever the agent said.
@@ -57,6 +63,9 @@ func Of(it Iteration) string {
 		if it.Guard == state.GuardFail {
 			return state.OutcomeGuardFailed
 		}
+		if it.Review == state.VerdictReject {
+			return state.OutcomeRejected
+		}
 		return state.OutcomeDone
 	case "retry":
 		return state.OutcomeRetry
@@ -69,11 +78,12 @@ func Of(it Iteration) string {
 }
 
 // CountsAsAttempt reports whether an outcome spends one of the task's
-// attempts: every failure does; done, blocked (a question for a person)
-// and decomposed (the task became others) do not.
+// attempts: every failure does (a rejection as a failing guard); done,
+// blocked (a question for a person) and decomposed (the task became
+// others) do not.
 func CountsAsAttempt(outcome string) bool {
 	switch outcome {
-	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeInterrupted:
+	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeInterrupted, state.OutcomeRejected:
 		return true
 	}
 	return false
@@ -116,6 +126,25 @@ func Apply(f Fields, outcome string, attempt, limit int, summary string) Fields 
 			f.Status, f.BlockedReason = tree.StatusBlocked, ReasonExhausted
 		}
 	}
+	return f
+}
+
+// Rejected returns a node's fields, as Apply left them after a
+// rejection, once the reviewer's rejection number rejection is counted:
+// at maxRejections the task is blocked with the reviewer's reasons, for
+// a person to answer (before exhausted attempts, which say less).
+func Rejected(f Fields, rejection, maxRejections int, reasons []string) Fields {
+	if rejection < maxRejections || f.Status == tree.StatusDone {
+		return f
+	}
+	why := "the reviewer rejected it"
+	if rejection > 1 {
+		why = fmt.Sprintf("the reviewer rejected it %d times", rejection)
+	}
+	if len(reasons) > 0 {
+		why += ": " + strings.Join(reasons, "; ")
+	}
+	f.Status, f.BlockedReason = tree.StatusBlocked, textfmt.OneLine(why, 500)
 	return f
 }
 

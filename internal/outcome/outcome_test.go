@@ -25,6 +25,11 @@ func TestOf(t *testing.T) {
 		{Iteration{AgentOK: false, AgentStatus: "done", Guard: state.GuardPass}, state.OutcomeExecutorError},
 		{Iteration{AgentOK: true, AgentStatus: "done", Interrupted: true}, state.OutcomeInterrupted},
 		{Iteration{Interrupted: true}, state.OutcomeInterrupted},
+		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardPass, Review: state.VerdictReject}, state.OutcomeRejected},
+		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardSkipped, Review: state.VerdictReject}, state.OutcomeRejected},
+		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardPass, Review: state.VerdictApprove}, state.OutcomeDone},
+		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardPass, Review: state.VerdictSkipped}, state.OutcomeDone},
+		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardFail, Review: state.VerdictReject}, state.OutcomeGuardFailed},
 		{Iteration{AgentOK: true, AgentStatus: "retry", Tampered: true}, state.OutcomeGuardFailed},
 		{Iteration{AgentOK: true, AgentStatus: "blocked", Guard: state.GuardSkipped, Tampered: true}, state.OutcomeGuardFailed},
 		{Iteration{AgentOK: false, Tampered: true}, state.OutcomeGuardFailed},
@@ -41,6 +46,7 @@ func TestCountsAsAttempt(t *testing.T) {
 	for outcome, want := range map[string]bool{
 		state.OutcomeDone: false, state.OutcomeBlocked: false, state.OutcomeDecomposed: false,
 		state.OutcomeGuardFailed: true, state.OutcomeRetry: true, state.OutcomeExecutorError: true, state.OutcomeInterrupted: true,
+		state.OutcomeRejected: true,
 	} {
 		if got := CountsAsAttempt(outcome); got != want {
 			t.Errorf("CountsAsAttempt(%s) = %v, want %v", outcome, got, want)
@@ -115,5 +121,36 @@ func TestLastStatus(t *testing.T) {
 	}
 	if got := LastStatus(state.OutcomeGuardFailed, "done"); got != "done" {
 		t.Errorf("guard failed: %s", got)
+	}
+}
+
+// TestRejected: a rejection spends an attempt like a failing guard; the
+// max_rejections-th blocks the task with the reasons, before exhaustion.
+func TestRejected(t *testing.T) {
+	reasons := []string{"the parser special-cases the test input", "no error for 1/0"}
+	tests := []struct {
+		name      string
+		attempt   int
+		limit     int
+		rejection int
+		want      Fields
+	}{
+		{"first of two", 1, 3, 1, Fields{Attempts: 1}},
+		{"second of two", 2, 3, 2, Fields{Status: tree.StatusBlocked, Attempts: 2,
+			BlockedReason: "the reviewer rejected it 2 times: the parser special-cases the test input; no error for 1/0"}},
+		{"the limit of attempts too", 2, 2, 2, Fields{Status: tree.StatusBlocked, Attempts: 2,
+			BlockedReason: "the reviewer rejected it 2 times: the parser special-cases the test input; no error for 1/0"}},
+		{"attempts exhausted first", 2, 2, 1, Fields{Status: tree.StatusBlocked, Attempts: 2, BlockedReason: ReasonExhausted}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := Apply(Fields{Attempts: tt.attempt - 1}, state.OutcomeRejected, tt.attempt, tt.limit, "done, says the agent")
+			if got := Rejected(f, tt.rejection, 2, reasons); got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	if got := Rejected(Fields{Attempts: 1}, 1, 1, nil); got.BlockedReason != "the reviewer rejected it" {
+		t.Errorf("one rejection without reasons: %+v", got)
 	}
 }

@@ -34,6 +34,15 @@ const (
 	EventTamper = "tamper"
 	// EventRejected: the reviewer rejected a task its guards passed (SPEC §17).
 	EventRejected = "rejected"
+	// EventReviewed: the reviewer's verdict is durable (phase reviewed);
+	// Verdict says which.
+	EventReviewed = "reviewed"
+	// EventReviewFailed: a reviewer's run gave no verdict (an error, a
+	// timeout, a rate limit, a change to the work); it is asked again.
+	EventReviewFailed = "review_failed"
+	// EventExecutorSetAside: an executor of the chain was set aside for
+	// the rest of the run (Executor names it, Error says why).
+	EventExecutorSetAside = "executor_set_aside"
 	// EventConflict: a finished task's commit did not integrate onto the
 	// run branch (SPEC §14).
 	EventConflict = "conflict"
@@ -66,8 +75,11 @@ type Record struct {
 	WaitMS      int64     `json:"wait_ms,omitempty"`
 	// RunnerPID is the runner that started the iteration (started records).
 	RunnerPID int `json:"runner_pid,omitempty"`
-	// Executor names the executor that ran the iteration (SPEC §17).
+	// Executor names the executor that ran the iteration (SPEC §17), or
+	// the reviewer in a review's records.
 	Executor string `json:"executor,omitempty"`
+	// Verdict is the reviewer's, in reviewed and rejected records.
+	Verdict string `json:"verdict,omitempty"`
 	// Paths are the files a tamper or conflict record is about.
 	Paths []string `json:"paths,omitempty"`
 	// Digest is VerdictDigest of meta.json as the guards_done phase

@@ -22,6 +22,16 @@ const (
 	OutcomeDecomposed    = "decomposed"     // agent split the node
 	OutcomeExecutorError = "executor_error" // agent failed, timed out, or gave no valid message
 	OutcomeInterrupted   = "interrupted"    // the runner stopped mid-iteration
+	OutcomeRejected      = "rejected"       // agent said done, guards passed, the reviewer rejected it
+)
+
+// Review verdicts (ReviewMeta.Verdict).
+const (
+	VerdictApprove = "approve"
+	VerdictReject  = "reject"
+	// VerdictSkipped: the reviewer failed and review.on_error = "accept"
+	// took the task as done without a verdict.
+	VerdictSkipped = "skipped"
 )
 
 // Outcomes of a planning run (`runner plan`, SPEC §16).
@@ -134,6 +144,16 @@ type ReviewMeta struct {
 	Executor string   `json:"executor,omitempty"`
 	Usage    *Usage   `json:"usage,omitempty"`
 	Error    string   `json:"error,omitempty"`
+	// Rejection numbers a rejection among the task's (1 for its first
+	// since it was last reset); review.max_rejections blocks the task.
+	Rejection int `json:"rejection,omitempty"`
+	// Asked counts the reviewer's runs for this verdict; Failures lists
+	// why the runs before the last one gave none.
+	Asked    int      `json:"asked,omitempty"`
+	Failures []string `json:"failures,omitempty"`
+	// Kept is where what a reviewer changed in the working tree is kept
+	// (a ref, or a folder of the run) after it was reverted.
+	Kept string `json:"kept,omitempty"`
 }
 
 // ConflictMeta is a failed integration of a task's commit.

@@ -58,6 +58,9 @@ func (p Paths) Questions() string { return p.join("state", "questions.md") }
 // Schema is .runner/state/output.schema.json.
 func (p Paths) Schema() string { return p.join("state", "output.schema.json") }
 
+// ReviewSchema is the JSON Schema of a reviewer's verdict (SPEC §17).
+func (p Paths) ReviewSchema() string { return p.join("state", "review.schema.json") }
+
 // StopRequest is the file `runner stop` creates to ask a running runner
 // to finish its current iteration and exit.
 func (p Paths) StopRequest() string { return p.join("state", "stop") }

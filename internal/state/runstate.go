@@ -27,6 +27,13 @@ const (
 	// limit; no agent is running. A runner that stops here spends no
 	// attempt.
 	PhaseWaiting = "waiting"
+	// PhaseReviewing (the in-flight marker only): the guards passed and
+	// the reviewer is at work (SPEC §17); meta.json stays in guards_done.
+	// A runner that stops here asks the reviewer again.
+	PhaseReviewing = "reviewing"
+	// PhaseReviewed: the reviewer's verdict is in meta.json (review); the
+	// outcome is recorded next, and the reviewer is never asked again.
+	PhaseReviewed = "reviewed"
 )
 
 // Values of RunState.LastGuard.
@@ -59,6 +66,21 @@ type RunState struct {
 	Branch     string `json:"branch,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
 
+	// Executor is the name of the executor of the iteration under way, or
+	// of the last one (SPEC §17).
+	Executor string `json:"executor,omitempty"`
+	// SetAside are the executors set aside for the rest of the current
+	// (or last) run, and Limited those waiting out a usage or rate limit.
+	SetAside []ExecutorNote `json:"executors_set_aside,omitempty"`
+	Limited  []ExecutorNote `json:"executors_limited,omitempty"`
+	// UsageByExecutor is Usage split by executor name (the reviewer's
+	// under its own name); the caps apply to Usage, the total.
+	UsageByExecutor map[string]Usage `json:"usage_by_executor,omitempty"`
+	// ExecutorErrors counts, per executor name, its runs in a row that
+	// failed: an executor that reaches loop.max_consecutive_errors is set
+	// aside. ConsecutiveErrors counts them whatever the executor.
+	ExecutorErrors map[string]int `json:"consecutive_errors_by_executor,omitempty"`
+
 	// Owned holds the runner-owned fields of the tasks (SPEC §13) as the
 	// runner last set or took them: tree.json shows them to people, and a
 	// change there that no outcome, `runner reset` or `runner skip` made
@@ -68,6 +90,16 @@ type RunState struct {
 	// Preflight is the last preflight that passed (SPEC §13), with git
 	// checkpoints only; nil when none is known.
 	Preflight *Preflight `json:"preflight,omitempty"`
+}
+
+// ExecutorNote is an executor of the chain that cannot be used now.
+type ExecutorNote struct {
+	Name   string    `json:"name"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+	// Until is when a limited executor may be used again; nil for one set
+	// aside for the rest of the run.
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // Owned is a task's runner-owned fields, and when the runner set them.

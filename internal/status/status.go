@@ -30,6 +30,17 @@ type Report struct {
 	// checkpoints); absent without them.
 	Branch     string `json:"branch,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// Executor is the executor of the iteration under way, or of the last
+	// one (SPEC §17); SetAside are the executors set aside for the rest of
+	// the run and Limited those waiting out a usage or rate limit, each
+	// with why.
+	Executor string               `json:"executor,omitempty"`
+	Reviewer string               `json:"reviewer,omitempty"` // the [review] executor's name, when there is one
+	SetAside []state.ExecutorNote `json:"executors_set_aside,omitempty"`
+	Limited  []state.ExecutorNote `json:"executors_limited,omitempty"`
+	// UsageByExecutor splits Usage by executor name (the reviewer's under
+	// its own); the caps apply to the total.
+	UsageByExecutor map[string]state.Usage `json:"usage_by_executor,omitempty"`
 	// Paused is set while `runner pause` is in effect: a runner finishes
 	// the iteration under way (Running), then starts none until `runner
 	// resume`; a runner started meanwhile holds before its first.
@@ -132,6 +143,17 @@ func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) 
 	}
 	rep.Tree = convert(t.Root, cfg.Loop.MaxAttempts)
 	rep.Usage = rs.Usage
+	rep.UsageByExecutor = rs.UsageByExecutor
+	rep.Executor, rep.SetAside = rs.Executor, rs.SetAside
+	if cfg.Review.Enabled {
+		rep.Reviewer = cfg.Review.Label()
+	}
+	now := time.Now()
+	for _, l := range rs.Limited {
+		if l.Until != nil && l.Until.After(now) {
+			rep.Limited = append(rep.Limited, l)
+		}
+	}
 	return rep
 }
 

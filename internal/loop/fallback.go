@@ -1,0 +1,281 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/ratelimit"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
+)
+
+// The fallback chain (SPEC §17): [executor], then each [[fallback]]. An
+// iteration runs on the first executor of the chain that is neither set
+// aside nor waiting out a usage or rate limit; one that hits a limit
+// hands the next iteration to the next free one at once, without an
+// attempt spent, and the runner waits (ratelimit.go) only when every one
+// is limited. One that cannot be started, or fails
+// loop.max_consecutive_errors times in a row, is set aside for the rest
+// of the run; the run stops only when none is left.
+
+// errNoIteration ends an iteration that is set aside without an outcome
+// for a reason the loop goes on from (another executor runs the next
+// one), or a wait for an executor that a stop or a signal ended: the loop
+// goes on at its boundary and does not count it as an iteration.
+var errNoIteration = errors.New("the iteration was set aside")
+
+// chain is what the run knows of each executor of the chain, in order.
+type chain struct {
+	links []*link
+}
+
+// link is one executor of the chain and what the run knows of it.
+type link struct {
+	exec config.Executor
+
+	// Limited: until when it may not run (zero: it may), since when, and
+	// why. byReset says until comes from the time the agent said its
+	// limit resets (resetAt), which no wait is cut short of.
+	until   time.Time
+	since   time.Time
+	why     string
+	byReset bool
+	resetAt time.Time
+	// limits counts its usage or rate limits in a row, for the backoff.
+	limits int
+
+	// aside says why it is set aside for the rest of the run; "" when it
+	// is not.
+	aside      string
+	asideSince time.Time
+}
+
+func (s *link) name() string { return s.exec.Label() }
+
+// sync brings the chain in line with the configured executors (read
+// again at every iteration boundary): executors are matched by name and
+// keep what the run knows of them.
+func (c *chain) sync(execs []config.Executor) {
+	old := make(map[string]*link, len(c.links))
+	for _, s := range c.links {
+		old[s.name()] = s
+	}
+	links := make([]*link, 0, len(execs))
+	for _, e := range execs {
+		s := old[e.Label()]
+		if s == nil {
+			s = &link{}
+		}
+		s.exec = e
+		links = append(links, s)
+	}
+	c.links = links
+}
+
+// pick returns the first executor that may run at now, or nil.
+func (c *chain) pick(now time.Time) *link {
+	for _, s := range c.links {
+		if s.aside == "" && !s.until.After(now) {
+			return s
+		}
+	}
+	return nil
+}
+
+// earliest returns the executor not set aside whose limit is over first,
+// or nil when every one is set aside.
+func (c *chain) earliest() *link {
+	var e *link
+	for _, s := range c.links {
+		if s.aside == "" && (e == nil || s.until.Before(e.until)) {
+			e = s
+		}
+	}
+	return e
+}
+
+// left counts the executors not set aside.
+func (c *chain) left() int {
+	n := 0
+	for _, s := range c.links {
+		if s.aside == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// ran notes a run of s that hit no limit: its backoff starts again.
+func (s *link) ran() {
+	s.limits, s.until, s.why, s.byReset = 0, time.Time{}, "", false
+}
+
+// limit notes that s hit a usage or rate limit at now: it may run again
+// once the limit has reset (the time its agent named, plus
+// loop.rate_limit_backoff as a margin) or, when the agent named none,
+// after the backoff: loop.rate_limit_backoff doubling with each limit in
+// a row, at most loop.rate_limit_backoff_max.
+func (s *link) limit(l config.Loop, res *executor.Result, now time.Time) {
+	base, capped := l.RateLimitBackoff.Duration, l.RateLimitBackoffMax.Duration
+	s.since, s.why = now, textfmt.OneLine(res.Evidence, 200)
+	if res.ResetAt != nil {
+		s.until, s.byReset, s.resetAt = now.Add(max(res.ResetAt.Sub(now), 0)+base), true, *res.ResetAt
+	} else {
+		wait := base
+		for i := 0; i < s.limits && wait < capped; i++ {
+			wait *= 2
+		}
+		s.until, s.byReset = now.Add(min(wait, capped)), false
+	}
+	s.limits++
+}
+
+// notes returns the executors set aside and those limited at now, for
+// the run state (`runner status`).
+func (c *chain) notes(now time.Time) (setAside, limited []state.ExecutorNote) {
+	for _, s := range c.links {
+		switch {
+		case s.aside != "":
+			setAside = append(setAside, state.ExecutorNote{Name: s.name(), Reason: s.aside, Since: s.asideSince.UTC()})
+		case s.until.After(now):
+			until := s.until.UTC()
+			limited = append(limited, state.ExecutorNote{Name: s.name(), Reason: s.why, Since: s.since.UTC(), Until: &until})
+		}
+	}
+	return setAside, limited
+}
+
+// noteExecutors hands the ledger what the run state says of the chain.
+func (r *Runner) noteExecutors() {
+	r.ledger.Executors(r.chain.notes(rateLimitClock()))
+}
+
+// chooseExecutor returns the executor the next iteration runs on: the
+// first of the chain that is free. When every one is limited (a run that
+// stopped while it waited, say), it waits until the first limit is over,
+// within loop.max_wait; errNoIteration when a stop or a signal ended the
+// wait. An error when no executor is left.
+func (r *Runner) chooseExecutor(ctx context.Context) (*link, error) {
+	r.chain.sync(r.cfg.Chain())
+	var waited time.Duration
+	for {
+		now := rateLimitClock()
+		if s := r.chain.pick(now); s != nil {
+			r.ledger.UseExecutor(s.name())
+			r.noteExecutors()
+			return s, nil
+		}
+		e := r.chain.earliest()
+		if e == nil {
+			return nil, r.noneLeft(nil)
+		}
+		wait, ok, why := r.limitWait(e, waited, now)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s. Run again once the limit has lifted, or raise loop.max_wait", errRateLimitGaveUp, why)
+		}
+		r.noteExecutors()
+		fmt.Fprintf(r.opts.Progress, "every executor is limited: waiting %s (until %s) for %s: %s\n",
+			ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), inert.Line(e.name()), inert.Line(e.why))
+		if ratelimit.Sleep(ctx, wait, r.p.StopRequest()) != ratelimit.Slept {
+			return nil, errNoIteration
+		}
+		waited += wait
+		e.until = time.Time{} // waited out
+	}
+}
+
+// setAside sets s aside for the rest of the run, says so with the reason,
+// and records it in the journal and the run state.
+func (r *Runner) setAside(s *link, why string) error {
+	s.aside, s.asideSince = why, rateLimitClock()
+	next := "none is left"
+	if n := r.chain.pick(rateLimitClock()); n != nil {
+		next = "going on with " + n.name()
+	} else if e := r.chain.earliest(); e != nil {
+		next = "going on with " + e.name() + " once its limit is over"
+	}
+	fmt.Fprintf(r.opts.Notices, "runner: executor %s is set aside for the rest of the run: %s; %s\n",
+		inert.Line(s.name()), inert.Line(firstLineOf(why)), inert.Line(next))
+	r.log.Warn("executor set aside for the rest of the run", "executor", s.name(), "reason", firstLineOf(why))
+	r.noteExecutors()
+	return r.ledger.Journal(state.Record{Event: state.EventExecutorSetAside, Executor: s.name(), Error: why})
+}
+
+// noneLeft is the error that ends a run with no executor left to run on;
+// last is the failure that set the last one aside (nil: known already).
+func (r *Runner) noneLeft(last error) error {
+	var aside []string
+	for _, s := range r.chain.links {
+		if s.aside != "" {
+			aside = append(aside, s.name()+": "+firstLineOf(s.aside))
+		}
+	}
+	msg := "no executor is left to run the agent: every one of [executor] and [[fallback]] is set aside (" + strings.Join(aside, "; ") +
+		"). Fix them (`runner show` has the details), then run again"
+	if last != nil {
+		return fmt.Errorf("%s: %w", msg, last)
+	}
+	return errors.New(msg)
+}
+
+// startFailed ends an iteration whose executor could not be started
+// (executor.StartError), without spending an attempt: the executor is
+// set aside and, when another is left, the next iteration runs on it
+// (errNoIteration). Any other failure, or one of the last executor, ends
+// the run as before the chain existed.
+func (r *Runner) startFailed(ctx context.Context, it *iteration, cause error) error {
+	var se *executor.StartError
+	if !errors.As(cause, &se) || ctx.Err() != nil || len(r.chain.links) < 2 {
+		return r.abort(it.meta, cause)
+	}
+	if err := r.setAside(it.link, "it cannot be started: "+cause.Error()); err != nil {
+		return errors.Join(cause, err)
+	}
+	if r.chain.left() == 0 {
+		return r.abort(it.meta, r.noneLeft(cause))
+	}
+	note := fmt.Sprintf("executor %s could not be started (%s): it is set aside for the rest of the run and the next iteration runs on another; no attempt was spent",
+		it.link.name(), firstLineOf(cause.Error()))
+	if err := r.ledger.SetAside(it.meta, note, cause); err != nil {
+		return errors.Join(cause, err)
+	}
+	return errNoIteration
+}
+
+// failedTooOften sets aside the executor of an iteration whose agent
+// failed loop.max_consecutive_errors times in a row, when another is
+// left, and reports whether it did; when none is left the run stops
+// (tooManyFailures).
+func (r *Runner) failedTooOften(meta *state.Meta, res *executor.Result) (bool, error) {
+	limit := r.cfg.Loop.MaxConsecutiveErrors
+	r.chain.sync(r.cfg.Chain()) // a resumed iteration comes before any choice
+	s := r.chain.named(meta.Executor)
+	if limit <= 0 || !res.AgentFailed || s == nil || len(r.chain.links) < 2 || r.ledger.State().ExecutorErrors[meta.Executor] < limit {
+		return false, nil
+	}
+	why := fmt.Sprintf("its agent failed %d times in a row (loop.max_consecutive_errors = %d); the last time: %s",
+		r.ledger.State().ExecutorErrors[meta.Executor], limit, firstLineOf(res.Error))
+	if err := r.setAside(s, why); err != nil {
+		return true, err
+	}
+	if r.chain.left() == 0 {
+		return true, r.noneLeft(nil)
+	}
+	return true, nil
+}
+
+// named returns the executor of the chain named name, or nil.
+func (c *chain) named(name string) *link {
+	for _, s := range c.links {
+		if s.name() == name {
+			return s
+		}
+	}
+	return nil
+}

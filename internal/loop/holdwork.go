@@ -1,0 +1,232 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/worksnap"
+)
+
+// The reviewer may read the work, never change it (SPEC §17). Before it
+// runs, the working tree is held: with git checkpoints, as a commit under
+// refs/runner/reviews/<iteration>; without, as a copy in
+// runs/<iteration>/review/before/ (package worksnap). After it ran,
+// whatever differs is put back and what the reviewer made of it is kept:
+// a commit under refs/runner/review-changes/<iteration>, or the files
+// under runs/<iteration>/review/tamper/. Both holds outlive a crash, so
+// that a runner resuming a review puts back what the dead one's reviewer
+// changed before asking again. Runtime files (.runner/) and files git
+// ignores are not the work.
+
+// reviewsPrefix and reviewChangesPrefix hold the work given to reviewers
+// and what a reviewer changed in it.
+const (
+	reviewsPrefix       = "refs/runner/reviews/"
+	reviewChangesPrefix = "refs/runner/review-changes/"
+)
+
+// snapshotLimit bounds the copies of files kept without git; a file past
+// it is compared by size and time, and a change to it cannot be put back.
+const snapshotLimit = 256 << 20
+
+// heldWork is the working tree as a reviewer of iteration n is given it.
+type heldWork struct {
+	r *Runner
+	n int
+	// With git: the commit holding the work (the checkpoint itself when
+	// the work changed nothing), its tree, and the run branch's commit.
+	commit, tree, branch string
+	// Without git: the copy.
+	snap *worksnap.Snapshot
+}
+
+// holdWork holds the working tree before a reviewer of meta's iteration
+// runs. When a runner that died during the review held it already, what
+// changed since is put back first: changed lists it (nil when nothing),
+// kept says where it is kept.
+func (r *Runner) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, changed []string, kept string, err error) {
+	h = &heldWork{r: r, n: meta.Iteration}
+	if ck := r.ck; ck != nil {
+		ref := reviewsPrefix + strconv.Itoa(h.n)
+		if h.branch, err = ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err != nil {
+			return nil, nil, "", err
+		}
+		if h.commit, err = ck.repo.RefValue(ctx, ref); err != nil {
+			return nil, nil, "", err
+		}
+		if h.commit != "" {
+			if h.tree, err = ck.repo.TreeOf(ctx, h.commit); err != nil {
+				return nil, nil, "", err
+			}
+			changed, kept, err = h.putBack(ctx)
+			return h, changed, kept, err
+		}
+		snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
+		}
+		h.commit, h.tree = ck.head, snap.Tree
+		if len(snap.Paths) > 0 {
+			m := git.Message{Subject: fmt.Sprintf("the work of iteration %d, as its reviewer got it", h.n), Trailers: git.NodeTrailers(meta.Node, h.n)}
+			if h.commit, err = ck.repo.Commit(ctx, snap.Tree, ck.head, m); err != nil {
+				return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
+			}
+		}
+		if err := ck.repo.UpdateRef(ctx, ref, h.commit, ""); err != nil {
+			return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
+		}
+		return h, nil, "", nil
+	}
+	dir := filepath.Join(r.reviewDir(h.n), "before")
+	if h.snap, err = worksnap.Load(dir); err == nil {
+		changed, kept, err = h.putBack(ctx)
+		return h, changed, kept, err
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, "", err
+	}
+	exclude := []string{".git"}
+	if rel, err := filepath.Rel(r.workDir, r.p.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+		exclude = append(exclude, filepath.ToSlash(rel))
+	}
+	if h.snap, err = worksnap.Take(r.workDir, exclude, dir, snapshotLimit); err != nil {
+		return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
+	}
+	return h, nil, "", nil
+}
+
+// putBack puts the working tree back to the work held and returns the
+// paths that had changed (nil when none) and where what they held is
+// kept. With git, a commit a reviewer made on the run branch is undone
+// too.
+func (h *heldWork) putBack(ctx context.Context) (changed []string, kept string, err error) {
+	r := h.r
+	if h.snap != nil {
+		keep := filepath.Join(r.reviewDir(h.n), "tamper")
+		changes, err := h.snap.Restore(keep)
+		if err != nil {
+			return nil, "", fmt.Errorf("put back what the reviewer changed: %w", err)
+		}
+		for _, c := range changes {
+			p := c.Path + " (" + c.Change + ")"
+			if c.Lost != "" {
+				p += " [not put back: " + c.Lost + "]"
+			}
+			changed = append(changed, p)
+		}
+		if len(changed) > 0 {
+			kept = r.p.Rel(keep)
+		}
+		return changed, kept, nil
+	}
+	ck := r.ck
+	if cur, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err != nil {
+		return nil, "", err
+	} else if cur != h.branch {
+		if err := ck.repo.UpdateRef(ctx, git.BranchRef(ck.branch), h.branch, cur); err != nil {
+			return nil, "", fmt.Errorf("move the run branch back where the reviewer found it: %w", err)
+		}
+		changed = append(changed, "the run branch "+ck.branch+" (moved to "+short(cur)+")")
+	}
+	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	if err != nil {
+		return nil, "", fmt.Errorf("look for what the reviewer changed: %w", err)
+	}
+	if snap.Tree == h.tree {
+		return changed, "", nil
+	}
+	paths, err := ck.repo.ChangedPaths(ctx, h.tree, snap.Tree)
+	if err != nil {
+		return nil, "", err
+	}
+	changed = append(changed, paths...)
+	ref := reviewChangesPrefix + strconv.Itoa(h.n)
+	m := git.Message{Subject: fmt.Sprintf("what the reviewer of iteration %d changed (reverted)", h.n)}
+	c, err := ck.repo.Commit(ctx, snap.Tree, h.commit, m)
+	if err != nil {
+		return nil, "", fmt.Errorf("keep what the reviewer changed: %w", err)
+	}
+	old, err := ck.repo.RefValue(ctx, ref)
+	if err == nil {
+		err = ck.repo.UpdateRef(ctx, ref, c, old)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("keep what the reviewer changed: %w", err)
+	}
+	if err := ck.repo.ResetWorktree(ctx, h.commit, ck.runtime); err != nil {
+		return nil, "", fmt.Errorf("put back what the reviewer changed: %w", err)
+	}
+	return changed, ref, nil
+}
+
+// release forgets the held work once the verdict is durable: the ref, or
+// the copy. A failure only leaves it behind, and is logged.
+func (h *heldWork) release(ctx context.Context) {
+	var err error
+	if h.snap != nil {
+		err = h.snap.Remove()
+	} else {
+		err = h.r.ck.repo.DeleteRef(ctx, reviewsPrefix+strconv.Itoa(h.n), "")
+	}
+	if err != nil {
+		h.r.log.Warn("could not remove the work held for the review", "iteration", h.n, "err", err)
+	}
+}
+
+// changes returns the attempt's changes for the reviewer, at most limit
+// bytes, and a line saying what they are: with git, the diff from the
+// last checkpoint to the work; without, the files changed since the
+// attempt started, with their content.
+func (h *heldWork) changes(ctx context.Context, since time.Time, limit int) (text, note string, err error) {
+	if h.snap == nil {
+		ck := h.r.ck
+		text, cut, err := ck.repo.Diff(ctx, ck.head, h.tree, limit)
+		if err != nil {
+			return "", "", err
+		}
+		note = fmt.Sprintf("git diff from the last checkpoint (%s) to the work, the runner's own .runner/ left out", short(ck.head))
+		if text == "" {
+			note += ": no change"
+		}
+		if cut {
+			note += " (cut at " + strconv.Itoa(limit) + " bytes)"
+		}
+		return text, note + ":", nil
+	}
+	files := h.snap.Since(since)
+	note = "No git here: the files written since the attempt started, with their content (files it deleted are not seen):"
+	if len(files) == 0 {
+		return "", "No git here, and no file was written since the attempt started.", nil
+	}
+	var b strings.Builder
+	for _, f := range files {
+		if b.Len() >= limit {
+			fmt.Fprintf(&b, "--- %s (%d bytes; left out, over the budget)\n", f.Path, f.Size)
+			continue
+		}
+		data, err := h.snap.Read(f, 16<<10)
+		switch {
+		case err != nil:
+			fmt.Fprintf(&b, "--- %s (%d bytes; not read: %v)\n", f.Path, f.Size, err)
+		case !utf8.Valid(data) || strings.ContainsRune(string(data), 0):
+			fmt.Fprintf(&b, "--- %s (%d bytes, binary)\n", f.Path, f.Size)
+		default:
+			fmt.Fprintf(&b, "--- %s (%d bytes)\n%s\n", f.Path, f.Size, strings.TrimRight(string(data), "\n"))
+			if int64(len(data)) < f.Size {
+				b.WriteString("[... the rest of the file left out]\n")
+			}
+		}
+	}
+	return b.String(), note, nil
+}
+
+// reviewDir is the folder of iteration n's review.
+func (r *Runner) reviewDir(n int) string { return filepath.Join(r.p.RunDir(n), "review") }
