@@ -135,8 +135,14 @@ func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err err
 	if rec != nil {
 		seen = rec.Iteration
 	}
-	in := state.CurrentInFlight(p, rs)
-	if in == nil || !under(ix, in.Node, id) {
+	var in *state.InFlight
+	for _, f := range state.CurrentInFlights(p, rs) { // one per parallel slot
+		if under(ix, f.Node, id) {
+			in = f
+			break
+		}
+	}
+	if in == nil {
 		return seen, nil
 	}
 	held, holder, err := state.LockHolder(p)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/loop"
 )
@@ -16,6 +17,7 @@ type runOptions struct {
 	Once          bool
 	Watch         bool
 	NoPreflight   bool
+	Parallel      int
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -65,11 +67,15 @@ EXIT STATUS
 	cmd.Flags().IntVar(&opts.MaxIterations, "max-iterations", 0, "iterations to run in this invocation (default: loop.max_iterations)")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "run one iteration and exit")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "do not run the guards on the starting checkpoint before the first agent (verify.preflight)")
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", 0, "tasks worked on at once, each in a worktree of its own (default: loop.parallel; needs git checkpoints)")
 	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "when the tree is complete or stuck, wait for .runner/tree.json or config.toml to change instead of exiting")
 	return cmd
 }
 
 func runRun(ctx context.Context, g *globals, opts *runOptions) error {
+	if opts.Parallel < 0 || opts.Parallel > config.MaxParallel {
+		return fmt.Errorf("run: --parallel must be from 1 to %d, got %d", config.MaxParallel, opts.Parallel)
+	}
 	if opts.Once && opts.Watch {
 		return errors.New("run: --once and --watch cannot be used together (--once exits after one iteration; --watch never exits on its own)")
 	}
@@ -85,6 +91,7 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 		Once:          opts.Once,
 		Watch:         opts.Watch,
 		NoPreflight:   opts.NoPreflight,
+		Parallel:      opts.Parallel,
 		Progress:      g.streams.Out,
 		Notices:       g.streams.Err,
 		Log:           g.logger.WithPrefix("run"),

@@ -69,11 +69,19 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 		// meta.json is first written when the iteration's agent is done.
 		var in *state.InFlight
 		if rs, rerr := state.LoadRunState(p.RunState()); rerr == nil {
-			in = state.CurrentInFlight(p, rs)
+			for _, f := range state.CurrentInFlights(p, rs) {
+				if f.Iteration == n {
+					in = f
+				}
+			}
 		}
-		if in != nil && in.Iteration == n {
-			fmt.Fprintf(g.streams.Out, "iteration %d — %s: in flight (phase %s, since %s)\n", n, inert.Line(in.Node), inert.Line(in.Phase),
-				in.StartedAt.Local().Format("2006-01-02 15:04:05"))
+		if in != nil {
+			where := ""
+			if in.Slot > 0 {
+				where = fmt.Sprintf(", slot %d", in.Slot)
+			}
+			fmt.Fprintf(g.streams.Out, "iteration %d — %s: in flight (phase %s, since %s%s)\n", n, inert.Line(in.Node), inert.Line(in.Phase),
+				in.StartedAt.Local().Format("2006-01-02 15:04:05"), where)
 			fmt.Fprintf(g.streams.Out, "its meta.json is written once its agent is done; the prompt is in %s\n", rel(p, filepath.Join(runDir, "prompt.md")))
 			return nil
 		}
@@ -102,6 +110,16 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		fmt.Fprintf(w, ", took %.1fs", float64(m.DurationMS)/1000)
 	}
 	fmt.Fprintf(w, ", phase %s\n", inert.Line(m.Phase))
+	if m.Slot > 0 {
+		fmt.Fprintf(w, "slot:     %d (a worktree of its own; SPEC §14)\n", m.Slot)
+	}
+	if c := m.Conflict; c != nil {
+		what := "the guards failed on the task brought onto the run branch"
+		if c.Kind == "conflict" {
+			what = "conflict in " + inert.Line(strings.Join(c.Files, ", "))
+		}
+		fmt.Fprintf(w, "integration: %s (onto %s); the task went back to work from the new checkpoint\n", what, inert.Line(shortID(c.Onto)))
+	}
 	fmt.Fprintf(w, "prompt:   %d of %d bytes", m.Prompt.Bytes, m.Prompt.Budget)
 	if len(m.Prompt.Dropped) > 0 {
 		fmt.Fprintf(w, "; %s", strings.Join(inert.Lines(m.Prompt.Dropped), ", "))

@@ -148,7 +148,15 @@ func printStatus(w io.Writer, rep *status.Report) {
 		fmt.Fprintf(w, ", %d blocked", rep.Progress.Blocked)
 	}
 	fmt.Fprintln(w)
-	if r := rep.Running; r != nil {
+	for _, s := range rep.Slots {
+		verb := "running:"
+		if !s.Alive {
+			verb = "unfinished:"
+		}
+		fmt.Fprintf(w, "slot %-6d %s iteration %d on %s, phase %s, for %s\n", s.Slot, verb, s.Iteration, inert.Line(s.Node), inert.Line(s.Phase),
+			time.Since(s.StartedAt).Round(time.Second))
+	}
+	if r := rep.Running; r != nil && len(rep.Slots) == 0 {
 		if r.Alive {
 			fmt.Fprintf(w, "running:    iteration %d on %s (phase %s, since %s, %s)\n", r.Iteration, inert.Line(r.Node), inert.Line(r.Phase),
 				r.StartedAt.Local().Format("15:04:05"), inert.Line(r.Holder))

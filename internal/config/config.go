@@ -177,6 +177,10 @@ type Loop struct {
 	// journal, which is rotated into state/journal.1.jsonl past
 	// max(4 MiB, KeepRuns × 4 KiB). Zero keeps them all.
 	KeepRuns int `toml:"keep_runs"`
+	// Parallel is how many tasks are worked on at once, each in a slot of
+	// its own (SPEC §14); 1 works on one at a time. Above 1 it needs git
+	// checkpoints.
+	Parallel int `toml:"parallel"`
 }
 
 // Git configures the checkpoints (SPEC §12): a commit per finished task

@@ -183,7 +183,7 @@ preflight = false
 		Prompt: Prompt{Budget: 64 * KiB},
 		Loop: Loop{MaxIterations: 7, MaxAttempts: 2, OnBlocked: "continue",
 			MaxWait: Duration{time.Hour}, MaxCostUSD: 12.5, MaxTokens: 1000000,
-			MaxConsecutiveErrors: 0, RateLimitBackoff: Duration{10 * time.Second}, RateLimitBackoffMax: Duration{5 * time.Minute},
+			MaxConsecutiveErrors: 0, RateLimitBackoff: Duration{10 * time.Second}, RateLimitBackoffMax: Duration{5 * time.Minute}, Parallel: 1,
 			KeepRuns: 50},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},

@@ -106,6 +106,7 @@ func Default() *Config {
 			MaxWait:       Duration{DefaultMaxWait},
 
 			MaxConsecutiveErrors: DefaultMaxConsecErrors,
+			Parallel:             1,
 			RateLimitBackoff:     Duration{DefaultBackoff},
 			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
@@ -159,3 +160,6 @@ func fillExecutor(e *Executor, set func(field any) bool, args func(string) []str
 		e.Prices.CachedInput = e.Prices.Input
 	}
 }
+
+// MaxParallel bounds loop.parallel: each slot is a worktree and an agent.
+const MaxParallel = 16

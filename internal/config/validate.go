@@ -72,6 +72,9 @@ func (r *report) validate(c *Config) {
 	if l.MaxConsecutiveErrors < 0 {
 		r.addf("loop.max_consecutive_errors", "must be 0 or more (0 = off), got %d", l.MaxConsecutiveErrors)
 	}
+	if l.Parallel < 1 || l.Parallel > MaxParallel {
+		r.addf("loop.parallel", "must be from 1 (one task at a time) to %d, got %d", MaxParallel, l.Parallel)
+	}
 	if l.KeepRuns < 0 {
 		r.addf("loop.keep_runs", "must be 0 or more (0 = keep every run folder), got %d", l.KeepRuns)
 	}

@@ -373,6 +373,15 @@ func statePath(script string) string {
 
 // countAttempt records one more invocation for node and returns its number.
 func countAttempt(path, node string) (int, error) {
+	// Fakes running at once (parallel slots) count one at a time.
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("lock state: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return 0, fmt.Errorf("lock state: %w", err)
+	}
 	counts := map[string]int{}
 	data, err := os.ReadFile(path)
 	switch {

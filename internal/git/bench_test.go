@@ -340,3 +340,87 @@ func BenchmarkStatFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIntegrate10k: a parallel slot's task commit brought onto a run
+// head that another task's commit moved since the slot started (SPEC.md
+// §14): Integrate, that is rev-parse of the commits, merge-base
+// --is-ancestor (before git 2.40), merge-tree --write-tree and Commit.
+// Both commits are a task's change (taskChange) on the same checkpoint,
+// to different files, made outside the timer by another Repo, whose git
+// calls are not counted.
+func BenchmarkIntegrate10k(b *testing.B) {
+	s := benchRepo(b)
+	base := s.git("rev-parse", "HEAD")
+	maker, err := Open(ctx, s.dir, Options{Env: s.env})
+	if err != nil {
+		b.Fatal(err)
+	}
+	commit := func(i int) string {
+		s.taskChange(i)
+		snap, err := maker.Snapshot(ctx, base, runtime)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := maker.Commit(ctx, snap.Tree, base, Message{Subject: fmt.Sprintf("task %d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := maker.ResetWorktree(ctx, base, runtime); err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	ct := traceCalls(s.r)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		onto, task := commit(2*i+1), commit(2*i+2) // never the same files
+		b.StartTimer()
+		c, err := s.r.Integrate(ctx, onto, task, Message{Subject: "task", Trailers: NodeTrailers("n", i)})
+		if err != nil || c == "" {
+			b.Fatal(c, err)
+		}
+	}
+	b.StopTimer()
+	ct.report(b)
+}
+
+// BenchmarkStartDetachedAt10k: a slot's linked worktree put at the run
+// head for its next task, with a task's change left over (three files
+// edited, two added, one of them staged); the run head alternates between
+// the checkpoint and a commit of another task's change.
+func BenchmarkStartDetachedAt10k(b *testing.B) {
+	s := benchRepo(b)
+	base := s.git("rev-parse", "HEAD")
+	s.taskChange(0)
+	s.git("add", "-A")
+	s.git("commit", "-q", "-m", "the next checkpoint")
+	next := s.git("rev-parse", "HEAD")
+	dir, err := os.MkdirTemp(benchDir, "slot-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	slot, _, err := s.r.AddDetachedWorktree(ctx, filepath.Join(dir, "slot"), base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.r.RemoveWorktree(ctx, slot.Top(), true)
+	w := &scratch{t: b, dir: slot.Top(), env: s.env}
+	ct := traceCalls(slot)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		w.taskChange(i + 1)
+		w.git("add", fmt.Sprintf("src/new/task%d_0.go", i+1))
+		at := next
+		if i%2 == 1 {
+			at = base
+		}
+		b.StartTimer()
+		if err := slot.StartDetachedAt(ctx, at, runtime); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	ct.report(b)
+}

@@ -36,5 +36,15 @@
 // SaveAttempt, and ResetWorktree when the next attempt must not start
 // from it.
 //
+// A parallel task (SPEC.md §14) works in a slot: a linked worktree with a
+// detached HEAD (AddDetachedWorktree) at the run branch's checkpoint. Its
+// commit is made there (Snapshot, Commit on that checkpoint), then
+// Integrate replays it onto the run branch's head, which other slots may
+// have moved, without touching any working tree (a *ConflictError when
+// it cannot); the guards run on the result and UpdateRef moves the run
+// branch from the head it was replayed onto. StartDetachedAt puts the
+// slot at the new head for its next task. Integrate needs git 2.38
+// (CheckIntegrate).
+//
 // Git 2.25 or later is needed (Open says so when it finds an older one).
 package git

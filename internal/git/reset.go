@@ -52,3 +52,30 @@ func (r *Repo) ResetWorktree(ctx context.Context, commit string, exclude []strin
 	}
 	return nil
 }
+
+// StartDetachedAt puts a slot's worktree at commit for its next task: its
+// HEAD detached at commit, its files and index as commit has them, by
+// ResetWorktree (excluded paths are never touched, ignored files stay,
+// everything else a previous task left is gone: changed and untracked
+// files, what it staged, a commit it made). A branch that was checked out
+// stays where it is; HEAD no longer follows it.
+//
+// Save what is to be kept first (Snapshot and SaveAttempt, or Commit and
+// Integrate): the previous task's changes are gone afterwards.
+//
+// The files are reset before HEAD moves: when the reset fails, HEAD still
+// names the commit the leftovers were made on. Either way, calling it
+// again finishes the job.
+func (r *Repo) StartDetachedAt(ctx context.Context, commit string, exclude []string) error {
+	id, err := r.ResolveCommit(ctx, commit)
+	if err != nil {
+		return fmt.Errorf("start %s at %s: %w", r.top, commit, err)
+	}
+	if err := r.ResetWorktree(ctx, id, exclude); err != nil {
+		return err
+	}
+	if _, err := r.git(ctx, call{}, "update-ref", "--no-deref", "-m", "runner", "HEAD", id); err != nil {
+		return fmt.Errorf("start %s at %s: %w", r.top, commit, err)
+	}
+	return nil
+}

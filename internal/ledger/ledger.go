@@ -58,7 +58,7 @@ type Ledger struct {
 	stateOnDisk bool
 	// written is the run state as last written to run_state.json, which
 	// an agent must not change (RunStateChanged).
-	written *state.RunState
+	written []byte
 	// resuming is set while an iteration a previous runner left is
 	// resolved: its journal line and notes may be there already.
 	resuming bool
@@ -246,6 +246,7 @@ func (l *Ledger) FlushOrLog() {
 // saveState replaces run_state.json with the run state in memory, as
 // durably as d says.
 func (l *Ledger) saveState(d fsutil.Durability) error {
+	l.background.Wait() // one writer at a time (AgentStarted)
 	if err := state.SaveRunStateAs(l.p.RunState(), l.rs, d); err != nil {
 		return err
 	}
@@ -256,12 +257,7 @@ func (l *Ledger) saveState(d fsutil.Durability) error {
 
 // noteWritten remembers rs as the content of run_state.json.
 func (l *Ledger) noteWritten(rs *state.RunState) {
-	c := *rs
-	if rs.InFlight != nil {
-		f := *rs.InFlight
-		c.InFlight = &f
-	}
-	l.written = &c
+	l.written, _ = json.Marshal(rs)
 }
 
 // RunStateChanged reports whether run_state.json holds something other
@@ -269,6 +265,7 @@ func (l *Ledger) noteWritten(rs *state.RunState) {
 // exited: it returns the file's content then, and writes the run state
 // back from memory.
 func (l *Ledger) RunStateChanged() ([]byte, error) {
+	l.background.Wait()
 	if l.written == nil {
 		return nil, nil
 	}
@@ -280,8 +277,7 @@ func (l *Ledger) RunStateChanged() ([]byte, error) {
 		var onDisk state.RunState
 		if json.Unmarshal(data, &onDisk) == nil {
 			a, _ := json.Marshal(&onDisk)
-			b, _ := json.Marshal(l.written)
-			if bytes.Equal(a, b) {
+			if bytes.Equal(a, l.written) {
 				return nil, nil
 			}
 		}
@@ -303,8 +299,12 @@ func (l *Ledger) cleanTemps() error {
 	if err == nil && last > 0 {
 		dirs = append(dirs, l.p.RunDir(last))
 	}
-	if rs, err := state.LoadRunState(l.p.RunState()); err == nil && rs.InFlight != nil && rs.InFlight.Iteration != last {
-		dirs = append(dirs, l.p.RunDir(rs.InFlight.Iteration))
+	if rs, err := state.LoadRunState(l.p.RunState()); err == nil {
+		for _, f := range rs.Flights() {
+			if f.Iteration != last {
+				dirs = append(dirs, l.p.RunDir(f.Iteration))
+			}
+		}
 	}
 	for _, d := range dirs {
 		removed, err := fsutil.RemoveTemps(d)

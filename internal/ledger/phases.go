@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"os"
 	"time"
 
@@ -21,19 +22,22 @@ import (
 // prompt meanwhile; nothing of the iteration outside context/ may be
 // written before wait returns nil. When wait returns an error the
 // iteration is not under way: the record did not reach the disk.
-func (l *Ledger) Begin(n int, node string, attempts int) (startedAt time.Time, wait func() error) {
+//
+// slot is the parallel slot the iteration works in (SPEC §14), 0 without
+// slots; several iterations may be under way at once, one per slot.
+func (l *Ledger) Begin(n int, node string, attempts, slot int) (startedAt time.Time, wait func() error) {
 	if err := l.rotateJournal(); err != nil {
 		return time.Time{}, func() error { return err }
 	}
 	start := time.Now().UTC()
-	l.rs.InFlight = &state.InFlight{Iteration: n, Node: node, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start}
+	l.rs.AddFlight(&state.InFlight{Iteration: n, Node: node, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start, Slot: slot})
 	l.stateDirty = true
-	rec := state.Record{Time: start, Iteration: n, Node: node, Event: state.EventStarted, Attempts: attempts, RunnerPID: os.Getpid(), Executor: l.rs.Executor}
+	rec := state.Record{Time: start, Iteration: n, Node: node, Event: state.EventStarted, Attempts: attempts, RunnerPID: os.Getpid(), Executor: l.rs.Executor, Slot: slot}
 	done := make(chan error, 1)
 	go func() { done <- state.AppendJournal(l.p.Journal(), rec) }()
 	return start, func() error {
 		if err := <-done; err != nil {
-			l.rs.InFlight = nil
+			l.rs.EndFlight(n)
 			return err
 		}
 		l.journalDirty = false
@@ -54,11 +58,20 @@ func (l *Ledger) Begin(n int, node string, attempts int) (startedAt time.Time, w
 //     before meta.json is first made durable in it.
 //   - the keep in the git directory, brought up to date: the agent may
 //     remove what it does not hold yet.
+//
+// With parallel slots, the writes another slot's agent started are waited
+// for first: run_state.json and the keep have one writer at a time.
 func (l *Ledger) AgentStarted(n, pgid int) {
-	l.rs.InFlight.AgentPGID = pgid
-	snap := *l.rs
-	inFlight := *l.rs.InFlight
-	snap.InFlight = &inFlight
+	l.background.Wait()
+	if f := l.rs.Flight(n); f != nil {
+		f.AgentPGID = pgid
+	}
+	// A deep copy: with parallel slots the run state changes while it is
+	// written.
+	var snap state.RunState
+	if data, err := json.Marshal(l.rs); err == nil {
+		json.Unmarshal(data, &snap)
+	}
 	if l.syncedRun != n {
 		l.background.Go(func() {
 			if err := fsutil.SyncDir(l.p.RunsDir()); err != nil {
@@ -132,7 +145,10 @@ func (l *Ledger) AgentDone(meta *state.Meta, guardsNext bool) error {
 // GuardsStarting brings the keep up to date before the guards run: they
 // run in the repository too (a `make clean` may remove what the runner
 // holds).
-func (l *Ledger) GuardsStarting() { l.syncKeep(l.rs.Iteration) }
+func (l *Ledger) GuardsStarting() {
+	l.background.Wait()
+	l.syncKeep(l.rs.Iteration)
+}
 
 // GuardsEnded puts back what the guards removed of the runner's files.
 func (l *Ledger) GuardsEnded(n int) error { return l.checkIntact(n) }
@@ -165,7 +181,7 @@ func (l *Ledger) SetAside(meta *state.Meta, note string, cause error) error {
 	if err := state.SaveMeta(l.p.RunDir(meta.Iteration), meta); err != nil {
 		return err
 	}
-	l.rs.InFlight = nil
+	l.rs.EndFlight(meta.Iteration)
 	l.AddUsage(meta.Executor, meta.Usage)
 	if err := l.saveState(fsutil.Durable); err != nil {
 		return err
@@ -187,7 +203,7 @@ func (l *Ledger) EndResumed(meta *state.Meta, note string) error {
 	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: note, Executor: meta.Executor}); err != nil {
 		return err
 	}
-	l.rs.InFlight = nil
+	l.rs.EndFlight(meta.Iteration)
 	return l.saveState(fsutil.Durable)
 }
 
@@ -206,8 +222,8 @@ func (l *Ledger) commitPhase(meta *state.Meta) error {
 	if err := l.saveMetaDurably(meta); err != nil {
 		return err
 	}
-	if l.rs.InFlight != nil && l.rs.InFlight.Iteration == meta.Iteration {
-		l.rs.InFlight.Phase = meta.Phase
+	if f := l.rs.Flight(meta.Iteration); f != nil {
+		f.Phase = meta.Phase
 	}
 	return l.saveState(fsutil.Durable)
 }

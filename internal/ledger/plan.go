@@ -24,7 +24,7 @@ func (l *Ledger) SavePlan(meta *state.Meta) error {
 
 // PlanAgentStarting brings the keep up to date before a planning agent
 // runs in the repository.
-func (l *Ledger) PlanAgentStarting() { l.syncKeep(l.rs.Iteration) }
+func (l *Ledger) PlanAgentStarting() { l.GuardsStarting() }
 
 // PlanAgentExited puts back what planning run n's agent removed of the
 // runner's files (checkIntact).

@@ -124,7 +124,10 @@ type TreeWrite interface {
 // write and why it is, or is not, fsynced.
 func (l *Ledger) Record(o Outcome) error {
 	meta := o.Meta
-	l.rs.Iteration = meta.Iteration
+	// With parallel slots iterations end out of order: iteration stays
+	// the highest finished.
+	l.rs.Iteration = max(l.rs.Iteration, meta.Iteration)
+	l.rs.LastIteration = meta.Iteration
 	l.rs.LastNode = meta.Node
 	l.rs.LastGuard = meta.Guard
 	if o.LastGuard != "" {
@@ -134,6 +137,18 @@ func (l *Ledger) Record(o Outcome) error {
 		l.rs.LastGuard = state.GuardSkipped
 	}
 	l.rs.LastStatus, l.rs.LastSummary = o.LastStatus, o.LastSummary
+	if meta.Slot > 0 {
+		// Each slot's next attempt at a task is told of that task's last
+		// iteration, whatever other slots recorded since.
+		if l.rs.LastOf == nil {
+			l.rs.LastOf = map[string]state.Last{}
+		}
+		if meta.NodeStatus == "done" || meta.NodeStatus == "" {
+			delete(l.rs.LastOf, meta.Node)
+		} else {
+			l.rs.LastOf[meta.Node] = state.Last{Iteration: meta.Iteration, Status: l.rs.LastStatus, Summary: l.rs.LastSummary, Guard: l.rs.LastGuard}
+		}
+	}
 
 	if meta.FinishedAt == nil {
 		finished := time.Now().UTC()
@@ -190,7 +205,7 @@ func (l *Ledger) Record(o Outcome) error {
 		Summary: o.JournalSummary, Executor: meta.Executor}); err != nil {
 		return err
 	}
-	l.rs.InFlight = nil
+	l.rs.EndFlight(meta.Iteration)
 	l.stateDirty = true
 	l.pruneRuns(meta.Iteration)
 	return nil

@@ -9,26 +9,28 @@ import (
 	"github.com/runner-cli/runner/internal/state"
 )
 
-// Left returns the iteration a previous runner left in flight, nil when
-// there is none: the one run_state.json names, else one only the journal
-// knows of — the last started record with nothing ending it, for an
-// iteration after the last recorded one (the runner died after making the
-// record durable and before run_state.json got the marker). Resolve it,
-// Flush, and ask again until nil: an older marker is never resolved after
-// a newer iteration was recorded.
+// Left returns an iteration a previous runner left in flight, nil when
+// there is none: the earliest run_state.json names, else one only the
+// journal knows of — a started record with nothing ending it, for an
+// iteration after every one the run state knows (the runner died after
+// making the record durable and before run_state.json got the marker;
+// with parallel slots there may be several). Resolve it, Flush, and ask
+// again until nil.
 func (l *Ledger) Left() (*state.InFlight, error) {
-	if l.rs.InFlight != nil {
-		return l.rs.InFlight, nil
+	if f := l.rs.Flights(); len(f) > 0 {
+		return f[0], nil
 	}
-	rec, err := state.UnfinishedStart(l.p.Journal())
+	recs, err := state.UnfinishedStarts(l.p.Journal(), l.rs.LastKnown())
 	if err != nil {
 		return nil, fmt.Errorf("look for an unfinished iteration: %w", err)
 	}
-	if rec == nil || rec.Iteration <= l.rs.Iteration {
-		return nil, nil
+	for _, rec := range recs {
+		l.rs.AddFlight(&state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time, Slot: rec.Slot})
 	}
-	l.rs.InFlight = &state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time}
-	return l.rs.InFlight, nil
+	if f := l.rs.Flights(); len(f) > 0 {
+		return f[0], nil
+	}
+	return nil, nil
 }
 
 // Resume marks the start (true) and the end (false) of resolving an

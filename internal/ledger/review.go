@@ -24,10 +24,11 @@ import (
 // names the group, written in the background as AgentStarted writes it
 // (AgentExited waits for it).
 func (l *Ledger) ReviewStarted(n, pgid int) {
-	if l.rs.InFlight == nil || l.rs.InFlight.Iteration != n {
+	f := l.rs.Flight(n)
+	if f == nil {
 		return
 	}
-	l.rs.InFlight.Phase = state.PhaseReviewing
+	f.Phase = state.PhaseReviewing
 	l.AgentStarted(n, pgid)
 }
 

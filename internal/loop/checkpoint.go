@@ -221,6 +221,9 @@ func (r *Runner) checkpoint(ctx context.Context, meta *state.Meta, title string)
 		}
 		meta.AttemptRef = git.AttemptRef(meta.Iteration)
 		ck.dirty = meta.Node
+		if meta.Conflict != nil {
+			ck.dirty = "?" // the next attempt starts from the new checkpoint
+		}
 	}
 	if meta.NodeStatus == string(tree.StatusBlocked) || meta.NodeStatus == "" {
 		// Blocked, or removed: nothing goes on from this attempt.
@@ -245,6 +248,13 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 		return fmt.Errorf("commit task %s: %w", meta.Node, err)
 	}
 	commit, parent := found, ck.head
+	if r.slot > 0 && found == "" {
+		// In a slot, the task's commit is made and brought onto the run
+		// branch by integrate, before the outcome is recorded: none was
+		// needed, the slot holding nothing new.
+		meta.Note = strings.TrimSpace(meta.Note + " no change to commit")
+		return r.restartSlot(ctx, r.main.head)
+	}
 	if found == "" {
 		snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
 		if err != nil {
@@ -278,6 +288,26 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 	}
 	stat, _ := ck.repo.DiffStat(ctx, parent, commit)
 	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
+	if r.slot > 0 {
+		// Integrated (integrate.go); the run branch may have moved on
+		// since, by other slots' tasks. A runner that died before it
+		// recorded the task had not brought the checkout and the slot
+		// along: done here. The checkout may lag behind the run branch
+		// although the run's head is its tip: a runner that died between
+		// moving the branch and resetting the checkout, read by this one
+		// at start (the checkout then had changes, main.dirty).
+		tip, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch))
+		if err != nil {
+			return fmt.Errorf("commit task %s: %w", meta.Node, err)
+		}
+		if tip != r.main.head || r.main.dirty != "" {
+			return r.landed(ctx, tip)
+		}
+		if ck.head != tip || ck.dirty != "" {
+			return r.restartSlot(ctx, tip)
+		}
+		return nil
+	}
 	ck.head, ck.dirty = commit, ""
 	r.ledger.Checkpoint(ck.branch, commit)
 	r.followPreflight(meta, parent, commit)

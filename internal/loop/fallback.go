@@ -182,7 +182,9 @@ func (r *Runner) chooseExecutor(ctx context.Context) (*link, error) {
 		r.noteExecutors()
 		fmt.Fprintf(r.opts.Progress, "every executor is limited: waiting %s (until %s) for %s: %s\n",
 			ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), inert.Line(e.name()), inert.Line(e.why))
-		if ratelimit.Sleep(ctx, wait, r.p.StopRequest()) != ratelimit.Slept {
+		var slept ratelimit.End
+		r.outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
+		if slept != ratelimit.Slept {
 			return nil, errNoIteration
 		}
 		waited += wait

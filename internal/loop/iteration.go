@@ -37,17 +37,28 @@ type iteration struct {
 // and rate limits), the guards check its work when it says done, and the
 // outcome is decided and recorded.
 func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) error {
-	if err := r.startTask(ctx, node.ID); err != nil {
+	it, err := r.open(ctx, t, ix, node)
+	if err != nil {
 		return err
+	}
+	return r.work(ctx, it)
+}
+
+// open puts the working tree where node's iteration starts, chooses its
+// executor, and begins it.
+func (r *Runner) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteration, error) {
+	if err := r.startTask(ctx, node.ID); err != nil {
+		return nil, err
 	}
 	ex, err := r.chooseExecutor(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	it, err := r.begin(t, ix, node, ex)
-	if err != nil {
-		return err
-	}
+	return r.begin(t, ix, node, ex)
+}
+
+// work carries a begun iteration on: its agent, then what follows.
+func (r *Runner) work(ctx context.Context, it *iteration) error {
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
 		return err // set aside without an attempt, or a failure of the runner's own
@@ -60,7 +71,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node
 // folder with the prompt sent.
 func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*iteration, error) {
 	n := r.ledger.NextIteration()
-	start, started := r.ledger.Begin(n, node.ID, node.Attempts)
+	start, started := r.ledger.Begin(n, node.ID, node.Attempts, r.slot)
 	prep, err := r.prepareIteration(t, ix, node)
 	if serr := started(); serr != nil {
 		// Not under way: the started record did not reach the disk.
@@ -69,7 +80,7 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 	it := &iteration{n: n, node: node, prep: prep, link: ex, meta: &state.Meta{
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
-		Phase: state.PhaseStarted, StartedAt: start, Executor: ex.name(),
+		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
 	}}
 	runDir := r.p.RunDir(n)
 	if err == nil {
@@ -94,12 +105,14 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		PromptFile: filepath.Join(runDir, "prompt.md"),
 		SchemaFile: r.p.Schema(),
 		OnStart: func(pid, pgid int) {
-			if r.cache.agentIteration != n {
-				// The first agent run of the iteration: whatever it and
-				// later runs leave behind has a later process id.
-				r.cache.agentIteration, r.cache.agentMark = n, proc.MarkPIDs(pid)
-			}
-			r.ledger.AgentStarted(n, pgid)
+			r.inside(func() {
+				if r.cache.agentIteration != n {
+					// The first agent run of the iteration: whatever it and
+					// later runs leave behind has a later process id.
+					r.cache.agentIteration, r.cache.agentMark = n, proc.MarkPIDs(pid)
+				}
+				r.ledger.AgentStarted(n, pgid)
+			})
 		},
 	}
 	return it, nil
@@ -124,7 +137,8 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 		if err != nil {
 			return nil, r.failedBeforeAgent(meta, err)
 		}
-		res, err := executor.Run(ctx, opts, it.req)
+		var res *executor.Result
+		r.outside(func() { res, err = executor.Run(ctx, opts, it.req) })
 		// What the agent removed of the runner's files is put back
 		// before anything is written, and what it changed of its judges.
 		if serr := r.ledger.AgentExited(it.n); serr != nil {
@@ -236,8 +250,13 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 	runDir := r.p.RunDir(meta.Iteration)
 	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
 	r.ledger.GuardsStarting()
-	results, verdict, err := guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(runDir, "guard.log"),
-		filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
+	var results []guard.Result
+	var verdict string
+	var err error
+	r.outside(func() {
+		results, verdict, err = guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(runDir, "guard.log"),
+			filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
+	})
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr
 	}

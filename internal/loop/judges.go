@@ -24,6 +24,12 @@ const tamperGuard = "protected paths"
 // linked worktree they are out of the agent's tree, and the person's.
 func (r *Runner) judged() verify.Judged {
 	globs, _ := verify.ParseGlobs(r.cfg.Verify.Protect) // checked when the config loaded
+	if r.slot > 0 {
+		// A slot's worktree is beside the checkout, like git.worktree's:
+		// the runner's files are out of its tree, and other slots write
+		// its state meanwhile.
+		return verify.Judged{Root: r.workDir, Protect: globs}
+	}
 	return verify.Judged{
 		Root: r.workDir, RunnerDir: r.p.Dir,
 		Inputs:    r.ck == nil || !r.cfg.Git.Worktree,

@@ -63,6 +63,9 @@ type Options struct {
 	Log     *log.Logger
 	// NoPreflight skips the preflight (preflight.go) of this run.
 	NoPreflight bool
+	// Parallel overrides loop.parallel when above 0 (SPEC §14). Once
+	// works on one task whatever it says.
+	Parallel int
 }
 
 // Runner is one run of the loop over one repository.
@@ -96,6 +99,16 @@ type Runner struct {
 	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
 
 	hooks webhooks // the [[notify]] webhooks (notify.go)
+
+	// par is the run's parallel slots (slots.go), nil when it works on one
+	// task at a time; main is then the run branch's checkpoints, and slot
+	// the slot whose goroutine holds the run's lock (0: the loop's own).
+	par  *parallel
+	main *checkpoints
+	slot int
+	// progressOut is opts.Progress as given: a slot's lines go through a
+	// writer that names the slot.
+	progressOut io.Writer
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -123,7 +136,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if opts.Notices == nil {
 		opts.Notices = opts.Progress
 	}
-	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
+	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log, progressOut: opts.Progress}
 	defer r.closeNotify()
 	defer func() { r.notifyEnd(ctx, res, err) }()
 
@@ -147,6 +160,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.openCheckpoints(ctx, t); err != nil {
 		return nil, err
 	}
+	if err := r.openSlots(); err != nil {
+		return nil, err
+	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
 	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
 		return nil, err
@@ -160,6 +176,10 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if ctx.Err() != nil {
 		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}
+	if r.par != nil && r.parallelism() > 1 && !opts.Once {
+		return r.runSlots(ctx)
+	}
+	r.leaveSlots()
 
 	for {
 		if ctx.Err() != nil {

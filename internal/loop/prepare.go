@@ -36,11 +36,15 @@ func Prepare(p state.Paths, cfg *config.Config, t *tree.Tree, ix *tree.Index, no
 	if err != nil {
 		return nil, err
 	}
-	return prepare(p, cfg, scrubber, t, ix, node, rs)
+	return prepare(p, cfg, scrubber, t, ix, node, rs, cfg.Loop.Parallel > 1)
 }
 
 // prepare is Prepare with the scrubber built from cfg.
-func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState) (*Prepared, error) {
+//
+// slotted says the iteration works in a parallel slot: the previous
+// iteration it is told of is its task's last (RunState.LastOf), not the
+// run's.
+func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tree.Tree, ix *tree.Index, node *tree.Node, rs *state.RunState, slotted bool) (*Prepared, error) {
 	prev := contextfiles.Previous{
 		Iteration: rs.Iteration,
 		Node:      rs.LastNode,
@@ -48,8 +52,11 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 		Summary:   rs.LastSummary,
 		Guard:     rs.LastGuard,
 	}
-	if rs.Iteration > 0 {
-		prev.RunDir = p.RunDir(rs.Iteration)
+	if last, ok := rs.LastOf[node.ID]; ok && slotted {
+		prev = contextfiles.Previous{Iteration: last.Iteration, Node: node.ID, Status: last.Status, Summary: last.Summary, Guard: last.Guard}
+	}
+	if prev.Iteration > 0 {
+		prev.RunDir = p.RunDir(prev.Iteration)
 	}
 	files, err := contextfiles.Render(node, prev, failureLimit)
 	if err != nil {
@@ -105,7 +112,7 @@ func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node)
 	if err != nil {
 		return nil, err
 	}
-	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.ledger.State())
+	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.ledger.State(), r.slot > 0)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,9 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *execu
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node, "executor", cur.name(),
 		"wait", ratelimit.Round(wait), "waited_so_far", ratelimit.Round(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 
-	switch ratelimit.Sleep(ctx, wait, r.p.StopRequest()) {
+	var slept ratelimit.End
+	r.outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
+	switch slept {
 	case ratelimit.Interrupted:
 		return true, r.endWait(meta, "the run was interrupted while it waited out a usage or rate limit")
 	case ratelimit.Stopped:

@@ -23,13 +23,7 @@ import (
 // twice (after a crash in the middle of recording) gives the same result.
 func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 	r.stopEscapedAgent(meta.Iteration)
-	meta.Outcome = outcome.Of(outcome.Iteration{
-		AgentOK:     meta.Agent != nil && meta.Agent.Class == executor.ClassOK,
-		AgentStatus: meta.AgentStatus, Guard: meta.Guard,
-		Interrupted: meta.Outcome == state.OutcomeInterrupted,
-		Review:      reviewVerdict(meta),
-		Tampered:    len(meta.Tamper) > 0,
-	})
+	meta.Outcome = outcomeOf(meta)
 	var msg *executor.Message
 	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted {
 		m, err := readMessage(r.p.RunDir(meta.Iteration), meta)
@@ -76,6 +70,9 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 			rec.Questions = append([]string{"blocked: " + msg.Summary}, msg.Questions...)
 		}
 	}
+	if meta.Conflict != nil && meta.Outcome == state.OutcomeGuardFailed {
+		rec.LastGuard = state.GuardFail // failure.md: what the integration met
+	}
 	if meta.Outcome == state.OutcomeRejected {
 		rec.LastGuard = state.GuardFail // failure.md: the reviewer's reasons
 		if node != nil && node.Status == tree.StatusBlocked && node.BlockedReason != outcome.ReasonExhausted {
@@ -88,6 +85,19 @@ func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
 	r.progress(meta)
 	r.notifyBlocked(meta, node, msg)
 	return nil
+}
+
+// outcomeOf is the outcome of the iteration meta describes (package
+// outcome).
+func outcomeOf(meta *state.Meta) string {
+	return outcome.Of(outcome.Iteration{
+		AgentOK:     meta.Agent != nil && meta.Agent.Class == executor.ClassOK,
+		AgentStatus: meta.AgentStatus, Guard: meta.Guard,
+		Interrupted: meta.Outcome == state.OutcomeInterrupted,
+		Review:      reviewVerdict(meta),
+		Tampered:    len(meta.Tamper) > 0,
+		Conflicted:  meta.Conflict != nil,
+	})
 }
 
 // recordInterrupted records an iteration whose agent was working when it

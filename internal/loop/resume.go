@@ -41,6 +41,15 @@ func (r *Runner) resumeLeft(ctx context.Context) error {
 func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 	r.ledger.Resume(true)
 	defer r.ledger.Resume(false)
+	if in.Slot > 0 && r.par != nil {
+		// Resolved in the slot it worked in: its work is there.
+		s, err := r.slotFor(ctx, in.Slot)
+		if err != nil {
+			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+		}
+		r.setRegs(r.slotRegs(s))
+		defer r.setRegs(r.mainRegs())
+	}
 	r.killLeftoverAgent(in)
 	meta, err := r.ledger.LoadMeta(in.Iteration)
 	if err != nil {

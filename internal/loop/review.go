@@ -57,6 +57,11 @@ func (r *Runner) afterGuards(ctx context.Context, meta *state.Meta) error {
 	if err := r.noteRejection(meta); err != nil {
 		return err
 	}
+	if r.slot > 0 && outcomeOf(meta) == state.OutcomeDone {
+		if err := r.integrate(ctx, meta, r.titleOf(meta.Node)); err != nil || ctx.Err() != nil {
+			return err // interrupted: the guards run again on resume
+		}
+	}
 	return r.record(ctx, meta)
 }
 
@@ -202,7 +207,7 @@ func (r *Runner) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 	req := executor.Request{
 		Root: r.workDir, RunnerDir: r.p.Dir, RunDir: dir, Iteration: n, NodeID: meta.Node,
 		Prompt: []byte(pack.Text), PromptFile: filepath.Join(dir, "prompt.md"), SchemaFile: r.p.ReviewSchema(),
-		OnStart: func(_, pgid int) { r.ledger.ReviewStarted(n, pgid) },
+		OnStart: func(_, pgid int) { r.inside(func() { r.ledger.ReviewStarted(n, pgid) }) },
 	}
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s review: asking %s\n", n, inert.Line(meta.NodePath), inert.Line(rv.Executor))
 	// The judges as they are before the reviewer starts: it may change
@@ -211,7 +216,9 @@ func (r *Runner) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 	if err != nil {
 		return reviewAnswer{}, err
 	}
-	res, runErr := executor.Run(ctx, opts, req)
+	var res *executor.Result
+	var runErr error
+	r.outside(func() { res, runErr = executor.Run(ctx, opts, req) })
 	if err := r.ledger.AgentExited(n); err != nil {
 		return reviewAnswer{}, err
 	}
@@ -330,7 +337,9 @@ func (r *Runner) reviewFailed(meta *state.Meta, ans reviewAnswer) error {
 func (r *Runner) reviewPause(ctx context.Context, meta *state.Meta, wait time.Duration, why string) error {
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s review: waiting %s (until %s) for %s\n", meta.Iteration, inert.Line(meta.NodePath),
 		ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), why)
-	switch ratelimit.Sleep(ctx, wait, r.p.StopRequest()) {
+	var slept ratelimit.End
+	r.outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
+	switch slept {
 	case ratelimit.Stopped:
 		return fmt.Errorf("the review of iteration %d is asked again by the next run (%w)", meta.Iteration, errStopWhileWaiting)
 	}

@@ -44,6 +44,10 @@ type Iteration struct {
 	// config, tree, the runner's state or a verify.protect path): the
 	// attempt fails as a guard failure, whatever the agent said.
 	Tampered bool
+	// Conflicted is set when a task finished in a parallel slot could not
+	// be brought onto the run branch (a conflict, or guards failing on the
+	// result): the attempt fails as a guard failure.
+	Conflicted bool
 }
 
 // Of returns the outcome of an iteration (state.Outcome*): an agent that
@@ -60,7 +64,7 @@ func Of(it Iteration) string {
 	}
 	switch it.AgentStatus {
 	case "done":
-		if it.Guard == state.GuardFail {
+		if it.Guard == state.GuardFail || it.Conflicted {
 			return state.OutcomeGuardFailed
 		}
 		if it.Review == state.VerdictReject {

@@ -31,6 +31,8 @@ func TestOf(t *testing.T) {
 		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardPass, Review: state.VerdictSkipped}, state.OutcomeDone},
 		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardFail, Review: state.VerdictReject}, state.OutcomeGuardFailed},
 		{Iteration{AgentOK: true, AgentStatus: "retry", Tampered: true}, state.OutcomeGuardFailed},
+		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardPass, Review: state.VerdictApprove, Conflicted: true}, state.OutcomeGuardFailed},
+		{Iteration{AgentOK: true, AgentStatus: "done", Guard: state.GuardPass, Conflicted: false}, state.OutcomeDone},
 		{Iteration{AgentOK: true, AgentStatus: "blocked", Guard: state.GuardSkipped, Tampered: true}, state.OutcomeGuardFailed},
 		{Iteration{AgentOK: false, Tampered: true}, state.OutcomeGuardFailed},
 		{Iteration{AgentOK: true, AgentStatus: "done", Tampered: true, Interrupted: true}, state.OutcomeInterrupted},

@@ -60,6 +60,7 @@ type Record struct {
 	Time        time.Time `json:"time"`
 	Iteration   int       `json:"iteration,omitempty"`
 	Node        string    `json:"node,omitempty"`
+	Slot        int       `json:"slot,omitempty"` // the parallel slot (SPEC §14)
 	Event       string    `json:"event"`
 	Phase       string    `json:"phase,omitempty"`
 	AgentClass  string    `json:"agent_class,omitempty"`
@@ -159,6 +160,25 @@ func UnfinishedStart(path string) (*Record, error) {
 	return rec, nil
 }
 
+// UnfinishedStarts returns, earliest first, the started records of the
+// journal's end for iterations after after that no record ends
+// (recorded, interrupted, aborted): with parallel slots, several
+// iterations may have begun since run_state.json was last written.
+func UnfinishedStarts(path string, after int) ([]Record, error) {
+	starts, ended, err := journalStarts(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, r := range starts {
+		if r.Iteration > after && !ended[r.Iteration] {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b Record) int { return a.Iteration - b.Iteration })
+	return out, nil
+}
+
 // The events LastStart looks for, as the runner writes them (compact JSON).
 var (
 	eventStarted     = []byte(`"event":"` + EventStarted + `"`)
@@ -172,17 +192,28 @@ var (
 // aborted) follows it. Only the end of the journal is read; lines that do
 // not decode are skipped.
 func LastStart(path string) (*Record, bool, error) {
+	starts, ended, err := journalStarts(path)
+	if err != nil || len(starts) == 0 {
+		return nil, false, err
+	}
+	last := starts[len(starts)-1]
+	return &last, ended[last.Iteration], nil
+}
+
+// journalStarts reads the end of the journal: its started records in
+// the order written, and the iterations a record ended after their start.
+func journalStarts(path string) (starts []Record, ended map[int]bool, err error) {
 	f, err := fsutil.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	off := st.Size() - journalTail
 	if off < 0 {
@@ -191,27 +222,24 @@ func LastStart(path string) (*Record, bool, error) {
 	buf := make([]byte, st.Size()-off)
 	n, err := f.ReadAt(buf, off)
 	if err != nil && n < len(buf) {
-		return nil, false, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	buf = buf[:n]
 	if off > 0 {
 		// The first line is cut by the window.
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
-			return nil, false, nil
+			return nil, nil, nil
 		}
 		buf = buf[i+1:]
 	}
 	i := bytes.LastIndexByte(buf, '\n')
 	if i < 0 {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	buf = buf[:i+1] // a torn last line is ignored
-	// From the end: the records after the last started one are few.
-	lines := bytes.Split(buf, []byte{'\n'})
-	var ended []int // iterations of the ending records after it
-	for i := len(lines) - 1; i >= 0; i-- {
-		line := lines[i]
+	ended = map[int]bool{}
+	for _, line := range bytes.Split(buf, []byte{'\n'}) {
 		isStart := bytes.Contains(line, eventStarted)
 		if !isStart && !bytes.Contains(line, eventRecorded) &&
 			!bytes.Contains(line, eventInterrupted) && !bytes.Contains(line, eventAborted) {
@@ -223,34 +251,48 @@ func LastStart(path string) (*Record, bool, error) {
 		}
 		switch r.Event {
 		case EventStarted:
-			return &r, slices.Contains(ended, r.Iteration), nil
+			starts = append(starts, r)
+			delete(ended, r.Iteration) // a number is started once; be safe
 		case EventRecorded, EventInterrupted, EventAborted:
-			ended = append(ended, r.Iteration)
+			ended[r.Iteration] = true
 		}
 	}
-	return nil, false, nil
+	return starts, ended, nil
 }
 
 // CurrentInFlight returns the iteration under way as the files tell it,
-// or nil: run_state.json's in_flight, unless the journal says more. The
-// journal's last started record is newer when run_state.json has not got
-// that iteration's marker yet (a runner writes it while the agent works,
-// or died before), and the journal says when the marker's iteration is
-// already recorded (its cleared marker is written with the next one).
+// or nil: the earliest of CurrentInFlights.
 func CurrentInFlight(p Paths, rs *RunState) *InFlight {
-	rec, finished, err := LastStart(p.Journal())
-	if err != nil || rec == nil {
-		return rs.InFlight
+	if all := CurrentInFlights(p, rs); len(all) > 0 {
+		return all[0]
 	}
-	known := rs.Iteration
-	if rs.InFlight != nil {
-		known = max(known, rs.InFlight.Iteration)
+	return nil
+}
+
+// CurrentInFlights returns the iterations under way as the files tell
+// them, earliest first: run_state.json's markers, unless the journal says
+// more. The journal's started records are newer when run_state.json has
+// not got those iterations' markers yet (a runner writes them while the
+// agents work, or died before), and the journal says when a marker's
+// iteration is already recorded (its cleared marker is written with the
+// next save).
+func CurrentInFlights(p Paths, rs *RunState) []*InFlight {
+	starts, ended, err := journalStarts(p.Journal())
+	if err != nil {
+		return rs.Flights()
 	}
-	switch {
-	case rec.Iteration > known && !finished:
-		return &InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time}
-	case rec.Iteration >= known && finished:
-		return nil
+	var out []*InFlight
+	for _, f := range rs.Flights() {
+		if !ended[f.Iteration] {
+			out = append(out, f)
+		}
 	}
-	return rs.InFlight
+	known := rs.LastKnown()
+	for _, rec := range starts {
+		if rec.Iteration > known && !ended[rec.Iteration] {
+			out = append(out, &InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time, Slot: rec.Slot})
+		}
+	}
+	slices.SortFunc(out, func(a, b *InFlight) int { return a.Iteration - b.Iteration })
+	return out
 }

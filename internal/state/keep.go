@@ -323,10 +323,7 @@ func (k *Keep) Restore() (Restored, error) {
 func (k *Keep) LastIteration() int {
 	n := k.lastRun()
 	if rs, err := LoadRunState(filepath.Join(k.dir, "state", "run_state.json")); err == nil {
-		n = max(n, rs.Iteration)
-		if rs.InFlight != nil {
-			n = max(n, rs.InFlight.Iteration)
-		}
+		n = max(n, rs.LastKnown())
 	}
 	if rec, _, err := LastStart(filepath.Join(k.dir, "state", "journal.jsonl")); err == nil && rec != nil {
 		n = max(n, rec.Iteration)

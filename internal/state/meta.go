@@ -47,12 +47,14 @@ const (
 
 // Meta is runs/NNNNNN/meta.json: everything about one iteration.
 type Meta struct {
-	Iteration   int         `json:"iteration"`
-	Node        string      `json:"node"`
-	NodePath    string      `json:"node_path"`
-	Attempt     int         `json:"attempt"`
-	MaxAttempts int         `json:"max_attempts"`
-	Phase       string      `json:"phase"`
+	Iteration   int    `json:"iteration"`
+	Node        string `json:"node"`
+	NodePath    string `json:"node_path"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	Phase       string `json:"phase"`
+	// Slot is the parallel slot it worked in (SPEC §14), 0 without.
+	Slot        int         `json:"slot,omitempty"`
 	StartedAt   time.Time   `json:"started_at"`
 	FinishedAt  *time.Time  `json:"finished_at,omitempty"`
 	DurationMS  int64       `json:"duration_ms"`
@@ -261,10 +263,7 @@ func LatestRun(p Paths) (int, error) {
 	if err != nil {
 		return LastRun(p)
 	}
-	n := rs.Iteration
-	if rs.InFlight != nil && rs.InFlight.Iteration > n {
-		n = rs.InFlight.Iteration
-	}
+	n := rs.LastKnown()
 	if n == 0 {
 		return LastRun(p)
 	}

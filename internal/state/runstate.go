@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -45,14 +46,26 @@ const (
 
 // RunState is .runner/state/run_state.json: where the loop stands.
 type RunState struct {
-	Version     int       `json:"version"`
-	Iteration   int       `json:"iteration"` // last finished iteration
-	LastNode    string    `json:"last_node"`
-	LastStatus  string    `json:"last_status"`
-	LastSummary string    `json:"last_summary"`
-	LastGuard   string    `json:"last_guard"`
-	InFlight    *InFlight `json:"in_flight"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	Version   int    `json:"version"`
+	Iteration int    `json:"iteration"` // last finished iteration
+	LastNode  string `json:"last_node"`
+	// LastIteration is the iteration the Last* fields tell of, when it is
+	// not Iteration (parallel slots record out of order); 0: Iteration.
+	LastIteration int       `json:"last_iteration,omitempty"`
+	LastStatus    string    `json:"last_status"`
+	LastSummary   string    `json:"last_summary"`
+	LastGuard     string    `json:"last_guard"`
+	InFlight      *InFlight `json:"in_flight"`
+	// MoreInFlight are the other iterations under way when parallel slots
+	// work at once (SPEC §14): InFlight is the earliest of them all.
+	// Read them all with Flights.
+	MoreInFlight []*InFlight `json:"in_flight_more,omitempty"`
+	UpdatedAt    time.Time   `json:"updated_at"`
+
+	// LastOf is, with parallel slots (SPEC §14), how the last iteration of
+	// each task not done ended: the Last* fields above tell of whichever
+	// slot recorded last.
+	LastOf map[string]Last `json:"last_of,omitempty"`
 
 	// Usage sums what every agent run reported since the state began;
 	// loop.max_cost_usd and loop.max_tokens are checked against it.
@@ -92,6 +105,15 @@ type RunState struct {
 	Preflight *Preflight `json:"preflight,omitempty"`
 }
 
+// Last is how a task's last iteration ended, as the Last* fields of
+// RunState say it of the run's.
+type Last struct {
+	Iteration int    `json:"iteration"`
+	Status    string `json:"status"`
+	Summary   string `json:"summary"`
+	Guard     string `json:"guard"`
+}
+
 // ExecutorNote is an executor of the chain that cannot be used now.
 type ExecutorNote struct {
 	Name   string    `json:"name"`
@@ -128,16 +150,88 @@ type InFlight struct {
 	RunnerPID int       `json:"runner_pid"`
 	AgentPGID int       `json:"agent_pgid"`
 	StartedAt time.Time `json:"started_at"`
+	// Slot is the parallel slot the iteration works in (1 to
+	// loop.parallel), 0 without slots.
+	Slot int `json:"slot,omitempty"`
 }
 
 // NextIteration is the number the next iteration gets. Numbers are never
 // reused: an interrupted iteration keeps its number.
 func (s *RunState) NextIteration() int {
+	return s.LastKnown() + 1
+}
+
+// LastKnown is the highest iteration number the run state knows of: the
+// last finished one, or one under way.
+func (s *RunState) LastKnown() int {
 	n := s.Iteration
-	if s.InFlight != nil && s.InFlight.Iteration > n {
-		n = s.InFlight.Iteration
+	for _, f := range s.Flights() {
+		n = max(n, f.Iteration)
 	}
-	return n + 1
+	return n
+}
+
+// Flights lists the iterations under way, earliest first.
+func (s *RunState) Flights() []*InFlight {
+	if s.InFlight == nil {
+		return nil
+	}
+	return append([]*InFlight{s.InFlight}, s.MoreInFlight...)
+}
+
+// Flight returns the iteration n under way, nil when it is not.
+func (s *RunState) Flight(n int) *InFlight {
+	for _, f := range s.Flights() {
+		if f.Iteration == n {
+			return f
+		}
+	}
+	return nil
+}
+
+// AddFlight marks f under way, replacing a marker of the same iteration.
+func (s *RunState) AddFlight(f *InFlight) {
+	all := s.Flights()
+	for i, g := range all {
+		if g.Iteration == f.Iteration {
+			all[i] = f
+			s.setFlights(all)
+			return
+		}
+	}
+	s.setFlights(append(all, f))
+}
+
+// EndFlight clears the marker of iteration n, if any.
+func (s *RunState) EndFlight(n int) {
+	all := s.Flights()
+	s.setFlights(slices.DeleteFunc(all, func(f *InFlight) bool { return f.Iteration == n }))
+}
+
+// setFlights stores the markers, the earliest in InFlight.
+func (s *RunState) setFlights(all []*InFlight) {
+	slices.SortFunc(all, func(a, b *InFlight) int { return a.Iteration - b.Iteration })
+	s.InFlight, s.MoreInFlight = nil, nil
+	if len(all) > 0 {
+		s.InFlight = all[0]
+	}
+	if len(all) > 1 {
+		s.MoreInFlight = slices.Clone(all[1:])
+	}
+}
+
+// CloneFlights returns s with copies of its in-flight markers, which the
+// copy may change without changing s's.
+func (s *RunState) CloneFlights() RunState {
+	c := *s
+	c.InFlight, c.MoreInFlight = nil, nil
+	var all []*InFlight
+	for _, f := range s.Flights() {
+		g := *f
+		all = append(all, &g)
+	}
+	c.setFlights(all)
+	return c
 }
 
 // LoadRunState reads run_state.json. A missing file is a fresh state.
@@ -156,8 +250,13 @@ func LoadRunState(path string) (*RunState, error) {
 	if s.Version != RunStateVersion {
 		return nil, fmt.Errorf("parse %s: version %d is not supported (want %d)", path, s.Version, RunStateVersion)
 	}
-	if s.Iteration < 0 || (s.InFlight != nil && s.InFlight.Iteration < 1) {
-		return nil, fmt.Errorf("parse %s: negative or zero iteration number", path)
+	if s.Iteration < 0 || (s.InFlight == nil && len(s.MoreInFlight) > 0) {
+		return nil, fmt.Errorf("parse %s: negative iteration number, or in_flight_more without in_flight", path)
+	}
+	for _, f := range s.Flights() {
+		if f == nil || f.Iteration < 1 || f.Slot < 0 {
+			return nil, fmt.Errorf("parse %s: an iteration in flight with a zero or negative number or slot", path)
+		}
 	}
 	return &s, nil
 }

@@ -343,3 +343,76 @@ func TestNotesRotate(t *testing.T) {
 		t.Errorf("ReadNotesTail of a missing file = %q, %v", got, err)
 	}
 }
+
+// TestFlights: with parallel slots several iterations are in flight; the
+// earliest is in_flight, the others in_flight_more, whatever the order
+// they were added and ended in, and they survive a save and a load.
+func TestFlights(t *testing.T) {
+	var s RunState
+	for _, n := range []int{7, 5, 6} {
+		s.AddFlight(&InFlight{Iteration: n, Node: fmt.Sprint("n", n), Phase: PhaseStarted, Slot: n - 4})
+	}
+	if s.InFlight.Iteration != 5 || len(s.MoreInFlight) != 2 || s.NextIteration() != 8 {
+		t.Fatalf("flights %+v %+v, next %d", s.InFlight, s.MoreInFlight, s.NextIteration())
+	}
+	s.EndFlight(5)
+	if s.InFlight.Iteration != 6 || len(s.MoreInFlight) != 1 || s.Flight(7) == nil || s.Flight(5) != nil {
+		t.Fatalf("after ending 5: %+v %+v", s.InFlight, s.MoreInFlight)
+	}
+	c := s.CloneFlights()
+	c.Flight(6).Phase = PhaseAgentDone
+	if s.Flight(6).Phase != PhaseStarted {
+		t.Error("CloneFlights shares its markers")
+	}
+	path := filepath.Join(t.TempDir(), "run_state.json")
+	s.Version = RunStateVersion
+	if err := SaveRunState(path, &s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadRunState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Flights()) != 2 || got.Flights()[1].Slot != 3 {
+		t.Fatalf("loaded %+v", got.Flights())
+	}
+	s.EndFlight(6)
+	s.EndFlight(7)
+	if s.InFlight != nil || s.MoreInFlight != nil {
+		t.Fatalf("all ended: %+v %+v", s.InFlight, s.MoreInFlight)
+	}
+	// in_flight_more without in_flight is refused.
+	os.WriteFile(path, []byte(`{"version":1,"iteration":2,"in_flight":null,"in_flight_more":[{"iteration":3,"node":"a","phase":"started"}]}`), 0o644)
+	if _, err := LoadRunState(path); err == nil {
+		t.Error("in_flight_more without in_flight was accepted")
+	}
+}
+
+// TestUnfinishedStarts: the journal's started records that nothing ended,
+// after the iterations the run state knows of, earliest first.
+func TestUnfinishedStarts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.jsonl")
+	for _, rec := range []Record{
+		{Iteration: 4, Event: EventStarted}, {Iteration: 5, Event: EventStarted, Slot: 2},
+		{Iteration: 4, Event: EventRecorded}, {Iteration: 7, Event: EventStarted, Slot: 1},
+		{Iteration: 6, Event: EventStarted, Slot: 3}, {Iteration: 6, Event: EventAborted},
+	} {
+		if err := AppendJournal(path, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := UnfinishedStarts(path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, r := range recs {
+		got = append(got, r.Iteration)
+	}
+	if fmt.Sprint(got) != "[5 7]" || recs[0].Slot != 2 {
+		t.Fatalf("unfinished %v (%+v), want [5 7]", got, recs)
+	}
+	if recs, _ := UnfinishedStarts(path, 5); len(recs) != 1 || recs[0].Iteration != 7 {
+		t.Fatalf("after 5: %+v", recs)
+	}
+}

@@ -45,6 +45,9 @@ type Report struct {
 	// the iteration under way (Running), then starts none until `runner
 	// resume`; a runner started meanwhile holds before its first.
 	Paused bool `json:"paused"`
+	// Slots are the iterations under way in parallel slots (SPEC §14),
+	// earliest first; Running is the first of them.
+	Slots []Running `json:"slots,omitempty"`
 }
 
 // Progress counts tasks (leaves).
@@ -61,7 +64,8 @@ type Running struct {
 	Phase     string    `json:"phase"`
 	StartedAt time.Time `json:"started_at"`
 	Holder    string    `json:"holder,omitempty"`
-	Alive     bool      `json:"alive"` // a runner holds the lock
+	Alive     bool      `json:"alive"`          // a runner holds the lock
+	Slot      int       `json:"slot,omitempty"` // its parallel slot (SPEC §14)
 }
 
 // Last is the last recorded iteration.
@@ -126,18 +130,30 @@ func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) 
 	if sel.State == tree.Selectable {
 		rep.Next = sel.Node.ID
 	}
-	if in := state.CurrentInFlight(p, rs); in != nil {
+	if all := state.CurrentInFlights(p, rs); len(all) > 0 {
 		held, holder, _ := state.LockHolder(p)
-		rep.Running = &Running{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
-			StartedAt: in.StartedAt, Holder: holder, Alive: held}
+		for _, in := range all {
+			run := Running{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
+				StartedAt: in.StartedAt, Holder: holder, Alive: held, Slot: in.Slot}
+			if rep.Running == nil {
+				rep.Running = &run
+			}
+			if in.Slot > 0 {
+				rep.Slots = append(rep.Slots, run)
+			}
+		}
 	}
 	rep.Branch, rep.Checkpoint = rs.Branch, rs.Checkpoint
 	if _, err := os.Lstat(p.PauseRequest()); err == nil {
 		rep.Paused = true
 	}
 	if rs.Iteration > 0 {
-		rep.Last = &Last{Iteration: rs.Iteration, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
-		if m, err := state.LoadMeta(p.RunDir(rs.Iteration)); err == nil {
+		last := rs.Iteration
+		if rs.LastIteration > 0 {
+			last = rs.LastIteration
+		}
+		rep.Last = &Last{Iteration: last, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
+		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
 			rep.Last.Outcome = m.Outcome
 		}
 	}

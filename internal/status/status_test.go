@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,5 +65,51 @@ func TestLoadNamesTheBrokenFile(t *testing.T) {
 	write(t, p.Tree(), `{"version": 1, "root": {"id": "app"`)
 	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "tree.json") {
 		t.Fatalf("Load of a torn tree: err = %v", err)
+	}
+}
+
+// TestSlotsListEveryIterationInFlight: with parallel slots, the report
+// names every iteration under way with its slot, the earliest as Running;
+// one the journal says is recorded is not listed, and one only the
+// journal knows of is.
+func TestSlotsListEveryIterationInFlight(t *testing.T) {
+	p := state.NewPaths(t.TempDir())
+	write(t, p.Config(), "[executor]\npreset = \"command\"\ncommand = [\"true\"]\n")
+	write(t, p.Tree(), `{"version": 1, "root": {"id": "app", "title": "App", "children": [
+  {"id": "a", "title": "A"}, {"id": "b", "title": "B"}, {"id": "c", "title": "C"}, {"id": "d", "title": "D"}]}}`)
+	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rs := &state.RunState{Version: state.RunStateVersion}
+	rs.AddFlight(&state.InFlight{Iteration: 4, Node: "b", Phase: state.PhaseAgentDone, Slot: 2})
+	rs.AddFlight(&state.InFlight{Iteration: 3, Node: "a", Phase: state.PhaseStarted, Slot: 1})
+	rs.AddFlight(&state.InFlight{Iteration: 5, Node: "c", Phase: state.PhaseStarted, Slot: 3})
+	if err := state.SaveRunState(p.RunState(), rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []state.Record{
+		{Iteration: 3, Node: "a", Event: state.EventStarted, Slot: 1},
+		{Iteration: 4, Node: "b", Event: state.EventStarted, Slot: 2},
+		{Iteration: 5, Node: "c", Event: state.EventStarted, Slot: 3},
+		{Iteration: 5, Node: "c", Event: state.EventRecorded},
+		{Iteration: 6, Node: "d", Event: state.EventStarted, Slot: 3},
+	} {
+		if err := state.AppendJournal(p.Journal(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range rep.Slots {
+		got = append(got, fmt.Sprintf("%d:%s@%d", s.Iteration, s.Node, s.Slot))
+	}
+	if want := []string{"3:a@1", "4:b@2", "6:d@3"}; !slices.Equal(got, want) {
+		t.Errorf("slots %v, want %v", got, want)
+	}
+	if rep.Running == nil || rep.Running.Iteration != 3 {
+		t.Errorf("running %+v, want iteration 3", rep.Running)
 	}
 }

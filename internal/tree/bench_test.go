@@ -73,6 +73,26 @@ func BenchmarkSelect(b *testing.B) {
 	}
 }
 
+// BenchmarkSelectN selects four leaves while the leaf Select would pick
+// is in flight (in the generated tree the others wait for it): the cost
+// of a selection for parallel slots, to compare with BenchmarkSelect.
+func BenchmarkSelectN(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			tr := genTree(n)
+			ix := NewIndex(tr)
+			inFlight := []string{Select(tr, ix, 3).Node.ID}
+			if _, sel := SelectN(tr, ix, 3, 4, inFlight); sel.State != Busy {
+				b.Fatalf("generated tree is %v", sel.State)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				SelectN(tr, ix, 3, 4, inFlight)
+			}
+		})
+	}
+}
+
 // BenchmarkNext is what `runner next` does: load, index, select.
 func BenchmarkNext(b *testing.B) {
 	for _, n := range benchSizes {

@@ -74,3 +74,7 @@ func (ix *Index) Path(id string) string {
 	}
 	return ""
 }
+
+// deps returns node i's depends_on entries as node indexes (-1 for an
+// unknown id).
+func (ix *Index) deps(i int32) []int32 { return ix.depTo[ix.depStart[i]:ix.depStart[i+1]] }

@@ -121,7 +121,7 @@ func TestSelectBuildsMissingOrStaleIndex(t *testing.T) {
 }
 
 func TestStateString(t *testing.T) {
-	for s, want := range map[State]string{Selectable: "selectable", Complete: "complete", Stuck: "stuck", State(9): "State(9)"} {
+	for s, want := range map[State]string{Selectable: "selectable", Complete: "complete", Stuck: "stuck", Busy: "busy", State(9): "State(9)"} {
 		if got := s.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int(s), got, want)
 		}

@@ -19,7 +19,9 @@ type Judged struct {
 	// Root is the working tree the agent works in; Protect is matched
 	// against paths relative to it.
 	Root string
-	// RunnerDir is the .runner folder of the runner's state. Inputs says
+	// RunnerDir is the .runner folder of the runner's state, "" when it
+	// is out of the agent's tree and not judged (a parallel slot's agent
+	// works beside the checkout while other slots write there). Inputs says
 	// whether its config.toml and tree.json are judged: in place they are
 	// within the agent's reach; beside a linked worktree they are the
 	// person's, out of it.
@@ -217,10 +219,14 @@ func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
 			}
 		}
 	}
+	var entries []fs.DirEntry
 	stateDir := filepath.Join(j.RunnerDir, "state")
-	entries, err := fsutil.ReadDir(stateDir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("list %s: %w", stateDir, err)
+	if j.RunnerDir != "" {
+		var err error
+		entries, err = fsutil.ReadDir(stateDir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("list %s: %w", stateDir, err)
+		}
 	}
 	for _, e := range entries {
 		if slices.Contains(j.SkipState, e.Name()) || strings.HasPrefix(e.Name(), fsutil.TempPrefix) {

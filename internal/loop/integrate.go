@@ -1,0 +1,225 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// Integration (SPEC §14): a task finished in a slot (its agent said done,
+// its guards passed there, its reviewer approved) becomes one commit on
+// the slot's checkpoint, which is then replayed onto the run branch's
+// latest checkpoint (git.Integrate, a rebase of one commit: the run
+// branch's history stays linear). When the run branch moved since the
+// task started, the guards run again on the result, in the slot, before
+// the run branch moves: the run branch always passes its guards. One
+// task is integrated at a time.
+//
+// A conflict, or guards that fail only on the result, fail the attempt
+// like a failing guard (+1 attempt: a task that conflicts every time is
+// blocked after its max_attempts), with what happened in failure.log and
+// so in the next attempt's failure.md, meta.json's conflict and the
+// journal's conflict record; the next attempt starts from the new
+// checkpoint. Its work is kept under its attempt ref.
+//
+// Crash safety: nothing of an integration is recorded before the run
+// branch moves, and the commit on it carries the task's trailers, so a
+// runner resuming the iteration finds it there (commitTask) or integrates
+// again, which gives the same result.
+
+// integrationGuard names the integration in failure.log and progress.
+const integrationGuard = "integration"
+
+// integrate brings the finished task of the slot at work onto the run
+// branch. It returns nil both when the task landed and when it could not
+// (meta.Conflict says so); an error is a failure of the runner's own.
+func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) error {
+	ck := r.ck
+	if found, err := r.integrated(ctx, meta); err != nil || found != "" {
+		return err
+	}
+	r.outside(func() { r.par.integ.Lock() })
+	defer r.par.integ.Unlock()
+	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	if err != nil {
+		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
+	}
+	if len(snap.Paths) == 0 {
+		return nil // nothing to bring: recorded done with no commit (commitTask)
+	}
+	m := git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
+		Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
+	task, err := ck.repo.Commit(ctx, snap.Tree, ck.head, m)
+	if err != nil {
+		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
+	}
+	ref := git.BranchRef(r.main.branch)
+	onto, err := ck.repo.RefValue(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
+	}
+	commit, err := ck.repo.Integrate(ctx, onto, task, m)
+	var conflict *git.ConflictError
+	switch {
+	case errors.As(err, &conflict):
+		return r.integrationFailed(ctx, meta, &state.ConflictMeta{Kind: "conflict", Files: conflict.Files, Onto: onto}, task,
+			fmt.Sprintf("The work of this task could not be brought onto the run branch: while it was worked on, other tasks landed there and changed the same lines. Nothing of it was lost (it is kept under %s), but the next attempt starts from the new checkpoint %s, which holds the other tasks' work: do the task again on top of it, keeping their changes.\n\nConflicted files: %s\n\n%s",
+				git.AttemptRef(meta.Iteration), short(onto), strings.Join(conflict.Files, ", "), conflict.Hunks))
+	case errors.Is(err, git.ErrNoChange):
+		meta.Note = strings.TrimSpace(meta.Note + " its changes were on the run branch already")
+		if err := r.restartSlot(ctx, onto); err != nil {
+			return err
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("integrate task %s onto %s: %w", meta.Node, short(onto), err)
+	}
+	if commit != task {
+		// The run branch moved: the guards judge the result before it
+		// moves again.
+		if ok, err := r.guardsOnIntegrated(ctx, meta, commit); err != nil {
+			return err
+		} else if !ok {
+			return r.integrationFailed(ctx, meta, &state.ConflictMeta{Kind: "guards", Onto: onto}, task,
+				fmt.Sprintf("The work of this task passed the guards on its own, but not once brought onto the run branch, where other tasks landed meanwhile (checkpoint %s). Nothing of it was lost (it is kept under %s); the next attempt starts from the new checkpoint: make the task work together with what is there.\n\nWhat failed, on the result:\n\n%s",
+					short(onto), git.AttemptRef(meta.Iteration), r.integrationFailure(meta.Iteration)))
+		}
+	}
+	fsutil.FailAt(fsutil.FailGit, "commit")
+	if err := ck.repo.UpdateRef(ctx, ref, commit, onto); err != nil {
+		return fmt.Errorf("move the run branch %s to task %s's commit: %w", r.main.branch, meta.Node, err)
+	}
+	fsutil.FailAt(fsutil.FailGit, "advance")
+	r.followPreflight(meta, onto, commit)
+	return r.landed(ctx, commit)
+}
+
+// integrated returns the commit of the iteration's task on the run branch
+// when a runner that died after moving the run branch made it, "" when
+// there is none.
+func (r *Runner) integrated(ctx context.Context, meta *state.Meta) (string, error) {
+	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
+	found, err := r.ck.repo.FindByTrailers(ctx, git.BranchRef(r.main.branch), 20, trailers)
+	if err != nil {
+		return "", fmt.Errorf("integrate task %s: %w", meta.Node, err)
+	}
+	return found, nil
+}
+
+// landed brings the run branch's working tree (the checkout, or its
+// worktree) and the slot at work to commit, the run branch's new head.
+// Neither holds work of its own: agents work in the slots.
+func (r *Runner) landed(ctx context.Context, commit string) error {
+	if err := r.main.repo.ResetWorktree(ctx, commit, r.main.runtime); err != nil {
+		return fmt.Errorf("bring %s to the run branch's new checkpoint %s: %w", r.main.repo.Top(), short(commit), err)
+	}
+	r.main.head, r.main.dirty = commit, ""
+	r.ledger.Checkpoint(r.main.branch, commit)
+	return r.restartSlot(ctx, commit)
+}
+
+// restartSlot puts the slot at work at commit, with nothing left of its
+// task: the next task starts there.
+func (r *Runner) restartSlot(ctx context.Context, commit string) error {
+	ck := r.ck
+	if err := ck.repo.StartDetachedAt(ctx, commit, ck.runtime); err != nil {
+		return fmt.Errorf("slot %d: put its worktree at %s: %w", r.slot, short(commit), err)
+	}
+	ck.head, ck.dirty = commit, ""
+	return nil
+}
+
+// guardsOnIntegrated runs the guards on commit, the task's work on the
+// run branch's latest checkpoint, in the slot at work, whose files it
+// leaves as commit has them; their logs are in runs/N/integration/. It
+// reports whether they passed.
+//
+// The slot's HEAD stays at the checkpoint the task started from (ck.head)
+// until the run branch moves: a runner that dies before then leaves the
+// slot as its successor reads it, the task's work (and what landed
+// meanwhile) changes from HEAD, which it integrates again. Were HEAD at
+// commit, which is on no branch, the slot would hold no change, and the
+// task would be recorded done with its work on no branch.
+func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, commit string) (bool, error) {
+	ck := r.ck
+	if len(r.cfg.Guards) == 0 {
+		return true, nil
+	}
+	if err := ck.repo.ResetWorktree(ctx, commit, ck.runtime); err != nil {
+		return false, fmt.Errorf("slot %d: put the integrated result %s in its worktree: %w", r.slot, short(commit), err)
+	}
+	dir := filepath.Join(r.p.RunDir(meta.Iteration), integrationGuard)
+	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(r.opts.Progress, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
+	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+	var verdict string
+	var err error
+	r.outside(func() {
+		_, verdict, err = guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(dir, "guard.log"),
+			filepath.Join(dir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
+	})
+	if err != nil {
+		return false, err
+	}
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	return verdict == state.GuardPass, nil
+}
+
+// integrationFailure is the failing guards' output on the integrated
+// result, for failure.log.
+func (r *Runner) integrationFailure(n int) string {
+	data, err := fsutil.ReadLimited(filepath.Join(r.p.RunDir(n), integrationGuard, "failure.log"), 64<<10, false)
+	if err != nil {
+		return "(the guards' output is in " + r.p.Rel(filepath.Join(r.p.RunDir(n), integrationGuard)) + ")"
+	}
+	return string(data)
+}
+
+// integrationFailed records that the task could not be integrated: in
+// meta (Conflict, which fails the attempt), failure.log (what the next
+// attempt is told), the journal's conflict record and the progress. The
+// slot keeps the attempt's files for checkpoint to keep under its attempt
+// ref; the next task in it starts from the new checkpoint.
+func (r *Runner) integrationFailed(ctx context.Context, meta *state.Meta, c *state.ConflictMeta, task, why string) error {
+	meta.Conflict = c
+	log := filepath.Join(r.p.RunDir(meta.Iteration), "failure.log")
+	if err := fsutil.WriteFileAtomic(log, []byte(why+"\n"), 0o644); err != nil {
+		return err
+	}
+	what := "guards failed on the result"
+	if c.Kind == "conflict" {
+		what = "conflict in " + strings.Join(c.Files, ", ")
+	}
+	fmt.Fprintf(r.opts.Progress, "#%d %-24s integration: %s; the task goes back to work from %s\n",
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(what), short(r.main.head))
+	r.log.Warn("a finished task could not be integrated onto the run branch", "iteration", meta.Iteration, "node", meta.Node,
+		"kind", c.Kind, "files", strings.Join(c.Files, ", "), "onto", short(c.Onto), "task", short(task))
+	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Slot: meta.Slot, Event: state.EventConflict,
+		Paths: c.Files, Summary: what})
+}
+
+// titleOf is the title of task id as tree.json has it now, "" when it
+// cannot be read or the task is gone.
+func (r *Runner) titleOf(id string) string {
+	t, err := r.loadTree()
+	if err != nil {
+		return ""
+	}
+	if n := t.Find(id); n != nil {
+		return n.Title
+	}
+	return ""
+}

@@ -1,0 +1,173 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// Parallel slots (SPEC §14): with loop.parallel = N above 1, up to N
+// tasks are worked on at once, each in a slot: a linked worktree beside
+// the checkout, its HEAD detached at the run branch's checkpoint the task
+// started from, reused from task to task. The run's code is not made
+// concurrent: one goroutine per busy slot runs the same iteration code as
+// without slots, under the run's lock, which it gives up only while a
+// process works (the agent, the reviewer, the guards) or a wait lasts.
+// The ledger, the tree and the run branch thus have one writer at a
+// time, and the lock's holder works in its own slot's worktree: the
+// per-slot fields of the Runner (its registers) are set each time a
+// goroutine takes the lock.
+
+// parallel is a run's slots and the lock their goroutines share.
+type parallel struct {
+	mu    sync.Mutex
+	slots map[int]*slot
+	// integ makes integrations one at a time (integrate.go); taken
+	// without the run's lock, which its holder gives up while guards run.
+	integ sync.Mutex
+}
+
+// slot is one worktree tasks are worked on in.
+type slot struct {
+	id   int
+	ck   *checkpoints // its worktree, the checkpoint its task started from, its leftovers
+	busy string       // the task worked on, "" when free
+	out  io.Writer    // the progress output, its lines naming the slot
+}
+
+// regs are the Runner's fields that belong to the slot at work.
+type regs struct {
+	workDir  string
+	ck       *checkpoints
+	slot     int
+	progress io.Writer
+}
+
+func (r *Runner) regs() regs {
+	return regs{workDir: r.workDir, ck: r.ck, slot: r.slot, progress: r.opts.Progress}
+}
+
+func (r *Runner) setRegs(g regs) {
+	r.workDir, r.ck, r.slot, r.opts.Progress = g.workDir, g.ck, g.slot, g.progress
+}
+
+// slotRegs are the registers of slot s.
+func (r *Runner) slotRegs(s *slot) regs {
+	return regs{workDir: s.ck.repo.Top(), ck: s.ck, slot: s.id, progress: s.out}
+}
+
+// outside runs f without the run's lock, so that other slots go on while
+// it waits for a process or a timer; the registers are set back when it
+// has the lock again. Without slots it just runs f.
+func (r *Runner) outside(f func()) {
+	if r.par == nil {
+		f()
+		return
+	}
+	g := r.regs()
+	r.par.mu.Unlock()
+	defer func() {
+		r.par.mu.Lock()
+		r.setRegs(g)
+	}()
+	f()
+}
+
+// inside runs f under the run's lock from code that runs outside it (a
+// process's start callback), keeping the registers of whoever holds it
+// between.
+func (r *Runner) inside(f func()) {
+	if r.par == nil {
+		f()
+		return
+	}
+	r.par.mu.Lock()
+	defer r.par.mu.Unlock()
+	g := r.regs()
+	defer r.setRegs(g)
+	f()
+}
+
+// slotFor returns slot id, opening its worktree when the run has not yet:
+// created beside the checkout (git.DefaultWorktreePath), detached at the
+// run branch's checkpoint, with git.setup run once when it is created.
+func (r *Runner) slotFor(ctx context.Context, id int) (*slot, error) {
+	if s := r.par.slots[id]; s != nil {
+		return s, nil
+	}
+	main := r.main
+	path, err := main.repo.DefaultWorktreePath(main.branch + "-slot-" + strconv.Itoa(id))
+	if err != nil {
+		return nil, fmt.Errorf("slot %d: %w", id, err)
+	}
+	wt, created, err := main.repo.DetachedWorktree(ctx, path, main.head)
+	if err != nil {
+		return nil, fmt.Errorf("slot %d: the worktree at %s: %w", id, path, err)
+	}
+	if created {
+		fmt.Fprintf(r.opts.Notices, "runner: slot %d works in the worktree %s\n", id, path)
+	}
+	log := filepath.Join(r.p.StateDir(), "setup-slot-"+strconv.Itoa(id)+".log")
+	if ran, err := wt.RunSetup(ctx, r.cfg.Git.Setup, log, r.cfg.Git.SetupTimeout.Duration); err != nil {
+		return nil, fmt.Errorf("git.setup in %s (its output is in %s): %w", path, r.p.Rel(log), err)
+	} else if ran {
+		fmt.Fprintf(r.opts.Notices, "runner: ran git.setup in slot %d's worktree (output in %s)\n", id, r.p.Rel(log))
+	}
+	head, err := wt.HeadCommit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("slot %d: %w", id, err)
+	}
+	ck := &checkpoints{repo: wt, branch: main.branch, head: head, runtime: main.runtime}
+	changes, err := wt.Changes(ctx, ck.runtime)
+	if err != nil {
+		return nil, fmt.Errorf("slot %d: %w", id, err)
+	}
+	if len(changes) > 0 {
+		ck.dirty = "?" // a previous run's attempt, kept under its attempt ref when it was recorded
+	}
+	s := &slot{id: id, ck: ck, out: &prefixWriter{w: r.opts.Progress, prefix: fmt.Sprintf("[slot %d] ", id)}}
+	r.par.slots[id] = s
+	return s, nil
+}
+
+// startSlot puts slot s at the run branch's checkpoint before task node,
+// unless it holds the same task's last attempt, which the next one
+// continues; whatever it held is kept under its attempt ref already.
+func (r *Runner) startSlot(ctx context.Context, s *slot, node string) error {
+	if s.ck.dirty == node && s.ck.head != "" {
+		return nil
+	}
+	if s.ck.dirty == "" && s.ck.head == r.main.head {
+		return nil
+	}
+	if err := s.ck.repo.StartDetachedAt(ctx, r.main.head, s.ck.runtime); err != nil {
+		return fmt.Errorf("slot %d: put its worktree at the checkpoint %s before task %s: %w", s.id, short(r.main.head), node, err)
+	}
+	s.ck.head, s.ck.dirty = r.main.head, ""
+	return nil
+}
+
+// prefixWriter starts every line written to w with prefix. Each Write is
+// expected to hold whole lines, as the progress output's do.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(b, []byte{'\n'}) {
+		if len(line) > 0 {
+			out.WriteString(p.prefix)
+			out.Write(line)
+		}
+	}
+	if _, err := p.w.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
