@@ -45,6 +45,22 @@ const (
 	// a rate limit (it prints a 429 and exits 1 at once; role "limited"
 	// in agents.txt), so that the runner waits and runs it again.
 	crashLimitsEnv = "CRASH_LIMITS"
+	// crashSlotsEnv=N: the runner works on up to N tasks at once (SPEC
+	// §14), so agents of other tasks may be alive when one starts. Then
+	// an overlap is an agent process of another `runner` invocation (its
+	// crashRunEnv differs: a killed runner's agent its successor did not
+	// stop), one of the same task, or more than N agents at once.
+	crashSlotsEnv = "CRASH_SLOTS"
+	// crashRunEnv is set by the test in the environment of each runner
+	// process it starts, to a value of its own; agents inherit it.
+	crashRunEnv = "CRASH_RUN"
+	// crashSlowEnv=MS makes the agent work for MS/2 to MS milliseconds
+	// instead of a few, so that several are at work when a kill comes.
+	crashSlowEnv = "CRASH_SLOW"
+	// crashSharedEnv=FILE: the agent of a task whose id ends in "-s"
+	// also appends its line to FILE (relative to where it works), so that
+	// such tasks worked on at once conflict.
+	crashSharedEnv = "CRASH_SHARED"
 )
 
 func init() {
@@ -62,7 +78,7 @@ func crashAgent() int {
 		fmt.Fprintln(os.Stderr, "crash agent: missing environment")
 		return 125
 	}
-	if others := liveWithEnv(crashTokenEnv + "=" + token); len(others) > 0 {
+	if others := overlapping(liveWithEnv(crashTokenEnv+"="+token), node); len(others) > 0 {
 		appendLine(filepath.Join(logDir, "overlap.txt"),
 			fmt.Sprintf("iteration %s (node %s, pid %d) started while these agent processes were alive: %v", iteration, node, os.Getpid(), others))
 	}
@@ -101,10 +117,15 @@ func crashAgent() int {
 		}
 	}
 	fmt.Printf("crash agent working on %s in iteration %s\n%s\n", node, iteration, strings.Repeat("busy ", 200))
-	if !steady {
+	if ms, _ := strconv.Atoi(os.Getenv(crashSlowEnv)); ms > 1 {
+		time.Sleep(time.Duration(ms/2+rand.IntN(ms/2)) * time.Millisecond)
+	} else if !steady {
 		time.Sleep(time.Duration(rand.IntN(60)) * time.Millisecond)
 	}
 	appendLine(filepath.Join("work", node+".txt"), "iteration "+iteration)
+	if shared := os.Getenv(crashSharedEnv); shared != "" && strings.HasSuffix(node, "-s") {
+		appendLine(shared, "iteration "+iteration+" of "+node)
+	}
 
 	status := "done"
 	if !steady && rand.IntN(5) == 0 {
@@ -120,6 +141,41 @@ func crashAgent() int {
 		return 1
 	}
 	return 0
+}
+
+// overlapping returns, of the live agent processes others (the test's
+// token), those that may not be alive when an agent of node starts: all
+// of them when tasks are worked on one at a time; with crashSlotsEnv=N,
+// those of another runner invocation or of the same task, or all of them
+// when N other iterations (an agent and its grandchildren are one) are
+// at work already.
+func overlapping(others []int, node string) []int {
+	slots, _ := strconv.Atoi(os.Getenv(crashSlotsEnv))
+	if slots < 1 || len(others) == 0 {
+		return others
+	}
+	run := os.Getenv(crashRunEnv)
+	var bad []int
+	iterations := map[string]bool{}
+	for _, pid := range others {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			continue // ended meanwhile
+		}
+		if !containsEntry(env, crashRunEnv+"="+run) || containsEntry(env, "RUNNER_NODE_ID="+node) {
+			bad = append(bad, pid)
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if n, ok := strings.CutPrefix(kv, "RUNNER_ITERATION="); ok {
+				iterations[n] = true
+			}
+		}
+	}
+	if len(iterations) >= slots {
+		return others
+	}
+	return bad
 }
 
 func appendLine(path, line string) {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -306,17 +307,18 @@ func (r *crashRepo) checkState(when string) *stateSnapshot {
 		}
 		return nil
 	})
-	// Only an iteration in flight may lack its meta.json: the one in
-	// run_state.json's in_flight, or the one whose started record ends
-	// the journal unanswered (it reaches run_state.json moments later).
-	unfinished, err := state.UnfinishedStart(r.p.Journal())
+	// Only an iteration in flight may lack its meta.json: one of
+	// run_state.json's in-flight markers, or one whose started record the
+	// journal holds unanswered (it reaches run_state.json moments later;
+	// with parallel slots there may be several of each).
+	unfinished, err := state.UnfinishedStarts(r.p.Journal(), 0)
 	if err != nil {
 		fail("%v", err)
 	}
 	for n, m := range s.metas {
-		inFlight := (s.rs.InFlight != nil && s.rs.InFlight.Iteration == n) || (unfinished != nil && unfinished.Iteration == n)
+		inFlight := s.rs.Flight(n) != nil || slices.ContainsFunc(unfinished, func(rec state.Record) bool { return rec.Iteration == n })
 		if m == nil && !inFlight {
-			fail("run %d has no meta.json and is not in flight (in_flight %+v, unfinished started record %+v)", n, s.rs.InFlight, unfinished)
+			fail("run %d has no meta.json and is not in flight (in flight %v, unfinished started records %+v)", n, flightNumbers(s.rs), unfinished)
 		}
 	}
 	return s
@@ -330,8 +332,8 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 	r.t.Helper()
 	s := r.checkState("after the last run")
 	t := r.t
-	if s.rs.InFlight != nil {
-		t.Errorf("in_flight = %+v after a complete run, want null", s.rs.InFlight)
+	if s.rs.InFlight != nil || len(s.rs.MoreInFlight) > 0 {
+		t.Errorf("iterations %v in flight after a complete run, want in_flight null and no in_flight_more", flightNumbers(s.rs))
 	}
 	if len(s.temps) > 0 {
 		t.Errorf("temporary files left: %v", s.temps)
@@ -492,6 +494,15 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 		t.Errorf("agent processes survived: %v", left)
 	}
 	return len(iters), interrupted
+}
+
+// flightNumbers are the iterations run_state.json marks in flight.
+func flightNumbers(rs *state.RunState) []int {
+	var ns []int
+	for _, f := range rs.Flights() {
+		ns = append(ns, f.Iteration)
+	}
+	return ns
 }
 
 func maxKey[V any](m map[int]V) int {

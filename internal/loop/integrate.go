@@ -165,9 +165,12 @@ func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, commi
 	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
 	var verdict string
 	var err error
+	// Read under the run's lock: the registers are another slot's once
+	// it is given up.
+	work, guards, grace := r.workDir, r.cfg.Guards, r.cfg.Executor.KillGrace.Duration
 	r.outside(func() {
-		_, verdict, err = guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(dir, "guard.log"),
-			filepath.Join(dir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
+		_, verdict, err = guard.Run(ctx, work, guards, filepath.Join(dir, "guard.log"),
+			filepath.Join(dir, "failure.log"), grace, env)
 	})
 	if err != nil {
 		return false, err

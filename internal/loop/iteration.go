@@ -253,9 +253,12 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 	var results []guard.Result
 	var verdict string
 	var err error
+	// Read under the run's lock: with parallel slots, the registers are
+	// another slot's once it is given up.
+	dir, guards, grace := r.workDir, r.cfg.Guards, r.cfg.Executor.KillGrace.Duration
 	r.outside(func() {
-		results, verdict, err = guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(runDir, "guard.log"),
-			filepath.Join(runDir, "failure.log"), r.cfg.Executor.KillGrace.Duration, env)
+		results, verdict, err = guard.Run(ctx, dir, guards, filepath.Join(runDir, "guard.log"),
+			filepath.Join(runDir, "failure.log"), grace, env)
 	})
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr

@@ -90,6 +90,9 @@ func (r *Runner) runSlots(ctx context.Context) (*Result, error) {
 	var failure error
 	for {
 		if running == 0 && (end != nil || failure != nil) {
+			if err := r.tidySlots(ctx); err != nil && failure == nil {
+				failure = err
+			}
 			if failure != nil {
 				return r.failed(ctx, failure)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -100,7 +101,7 @@ func (r *Runner) slotFor(ctx context.Context, id int) (*slot, error) {
 		return s, nil
 	}
 	main := r.main
-	path, err := main.repo.DefaultWorktreePath(main.branch + "-slot-" + strconv.Itoa(id))
+	path, err := r.slotPath(id)
 	if err != nil {
 		return nil, fmt.Errorf("slot %d: %w", id, err)
 	}
@@ -134,6 +135,11 @@ func (r *Runner) slotFor(ctx context.Context, id int) (*slot, error) {
 	return s, nil
 }
 
+// slotPath is where the worktree of slot id is.
+func (r *Runner) slotPath(id int) (string, error) {
+	return r.main.repo.DefaultWorktreePath(r.main.branch + "-slot-" + strconv.Itoa(id))
+}
+
 // startSlot puts slot s at the run branch's checkpoint before task node,
 // unless it holds the same task's last attempt, which the next one
 // continues; whatever it held is kept under its attempt ref already.
@@ -148,6 +154,43 @@ func (r *Runner) startSlot(ctx context.Context, s *slot, node string) error {
 		return fmt.Errorf("slot %d: put its worktree at the checkpoint %s before task %s: %w", s.id, short(r.main.head), node, err)
 	}
 	s.ck.head, s.ck.dirty = r.main.head, ""
+	return nil
+}
+
+// tidySlots puts every free slot that holds what no task goes on from
+// (dirty "?": a conflicted attempt, or what a previous run left, each
+// kept under its attempt ref) at the run branch's checkpoint, so that a
+// run does not end with a worktree holding changes. The slots of a
+// previous run that this one did not use are looked at too, when their
+// worktree is there. A slot holding a task's failed attempt is left for
+// the next attempt to go on from, as the checkout is without slots.
+// Nothing is done once the run is interrupted.
+func (r *Runner) tidySlots(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	for id := 1; id <= maxSlots; id++ {
+		s := r.par.slots[id]
+		if s == nil {
+			path, err := r.slotPath(id)
+			if err != nil {
+				continue
+			}
+			if _, err := os.Lstat(path); err != nil {
+				continue // no worktree there
+			}
+			if s, err = r.slotFor(ctx, id); err != nil {
+				continue // not a slot's; said when the slot is used
+			}
+		}
+		if s.busy != "" || s.ck.dirty != "?" {
+			continue
+		}
+		if err := s.ck.repo.StartDetachedAt(ctx, r.main.head, s.ck.runtime); err != nil {
+			return fmt.Errorf("slot %d: put its worktree at the checkpoint %s: %w", s.id, short(r.main.head), err)
+		}
+		s.ck.head, s.ck.dirty = r.main.head, ""
+	}
 	return nil
 }
 
