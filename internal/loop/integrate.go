@@ -162,7 +162,7 @@ func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, commi
 		return false, err
 	}
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
-	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+	env := r.guardEnv(meta)
 	var verdict string
 	var err error
 	// Read under the run's lock: the registers are another slot's once

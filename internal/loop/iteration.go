@@ -248,7 +248,7 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 // leave behind is found and stopped like the agent's (leftovers.go).
 func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
 	runDir := r.p.RunDir(meta.Iteration)
-	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+	env := r.guardEnv(meta)
 	r.ledger.GuardsStarting()
 	var results []guard.Result
 	var verdict string
@@ -271,6 +271,12 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 		out = append(out, state.GuardMeta{Name: g.Name, ExitCode: g.ExitCode, DurationMS: g.DurationMS, Status: g.Status, Error: g.Error})
 	}
 	return out, verdict, nil
+}
+
+// guardEnv is the guards' environment: the iteration, as the agent has
+// it, so that what they leave behind is found like the agent's.
+func (r *Runner) guardEnv(meta *state.Meta) []string {
+	return []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
 }
 
 // guardsWillRun reports whether the guards run for an iteration whose

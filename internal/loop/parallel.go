@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -84,7 +85,7 @@ type slotDone struct {
 // holds) once the slots at work are done. Ctrl-C interrupts every
 // slot's agent, each iteration recorded as interrupted.
 func (r *Runner) runSlots(ctx context.Context) (*Result, error) {
-	done := make(chan slotDone, len(r.par.slots)+maxSlots)
+	done := make(chan slotDone, len(r.par.slots)+config.MaxParallel)
 	running := 0
 	var end *Result
 	var failure error
@@ -123,9 +124,6 @@ func (r *Runner) runSlots(ctx context.Context) (*Result, error) {
 	}
 }
 
-// maxSlots bounds the slots a run opens (config.MaxParallel).
-const maxSlots = 16
-
 // startSlots starts the iterations the boundary allows: it returns how
 // many, or the end of the run (nothing more starts; the run ends when the
 // slots at work are done), or an error. Nothing starting with nothing at
@@ -155,7 +153,7 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		return 0, nil, err
 	}
 	ix := tree.NewIndex(t)
-	free := min(r.parallelism(), maxSlots) - running
+	free := min(r.parallelism(), config.MaxParallel) - running
 	if free <= 0 {
 		return 0, nil, nil
 	}
@@ -239,7 +237,7 @@ func (r *Runner) busyTasks() []string {
 // freeSlot returns a free slot for task node: the one that holds its last
 // attempt, if free, else the lowest free one, opened when needed.
 func (r *Runner) freeSlot(ctx context.Context, node string) (*slot, error) {
-	n := min(r.parallelism(), maxSlots)
+	n := min(r.parallelism(), config.MaxParallel)
 	var first *slot
 	for id := 1; id <= n; id++ {
 		s, err := r.slotFor(ctx, id)

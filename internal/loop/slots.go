@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/runner-cli/runner/internal/config"
 )
 
 // Parallel slots (SPEC §14): with loop.parallel = N above 1, up to N
@@ -169,7 +171,7 @@ func (r *Runner) tidySlots(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	for id := 1; id <= maxSlots; id++ {
+	for id := 1; id <= config.MaxParallel; id++ {
 		s := r.par.slots[id]
 		if s == nil {
 			path, err := r.slotPath(id)

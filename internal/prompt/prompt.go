@@ -313,17 +313,17 @@ func (s *section) truncate(room int) {
 		if overhead > room {
 			continue
 		}
-		keep := cutHead(s.body, room-overhead-1) // -1: the newline after the kept body
+		keep := CutHead(s.body, room-overhead-1) // -1: the newline after the kept body
 		s.text = s.render(heading, keep, true)
 		return
 	}
 	s.text = minimalText(s.def)
 }
 
-// cutHead returns the longest prefix of s of at most n bytes that ends at a
+// CutHead returns the longest prefix of s of at most n bytes that ends at a
 // UTF-8 boundary, shortened to the last line break when one is near, with
 // trailing white space removed.
-func cutHead(s string, n int) string {
+func CutHead(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}

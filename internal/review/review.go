@@ -11,7 +11,6 @@ package review
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/textfmt"
@@ -179,27 +178,8 @@ func fit(secs []*section, budget int) {
 			s.text = minimal(s.name)
 			continue
 		}
-		s.text = s.render(cutHead(s.body, room-overhead-1), true)
+		s.text = s.render(prompt.CutHead(s.body, room-overhead-1), true)
 	}
-}
-
-// cutHead returns the longest prefix of s of at most n bytes that ends at
-// a UTF-8 boundary, at the last line break when one is near.
-func cutHead(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	if j := strings.LastIndexByte(s[:i], '\n'); j >= 0 && i-j <= min(i/4, 256) {
-		i = j
-	}
-	return strings.TrimRight(s[:i], " \t\r\n")
 }
 
 // fenceFor returns a backtick fence longer than any backtick run in body.

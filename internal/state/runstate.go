@@ -220,20 +220,6 @@ func (s *RunState) setFlights(all []*InFlight) {
 	}
 }
 
-// CloneFlights returns s with copies of its in-flight markers, which the
-// copy may change without changing s's.
-func (s *RunState) CloneFlights() RunState {
-	c := *s
-	c.InFlight, c.MoreInFlight = nil, nil
-	var all []*InFlight
-	for _, f := range s.Flights() {
-		g := *f
-		all = append(all, &g)
-	}
-	c.setFlights(all)
-	return c
-}
-
 // LoadRunState reads run_state.json. A missing file is a fresh state.
 func LoadRunState(path string) (*RunState, error) {
 	data, err := fsutil.ReadLimited(path, maxStateFile, true)
