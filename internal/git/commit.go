@@ -119,7 +119,6 @@ func (r *Repo) Commit(ctx context.Context, tree, parent string, m Message) (stri
 	if err := checkRev(tree); err != nil {
 		return "", err
 	}
-	args := []string{"commit-tree", "--no-gpg-sign", tree}
 	if parent != "" {
 		ptree, err := r.TreeOf(ctx, parent)
 		if err != nil {
@@ -128,6 +127,28 @@ func (r *Repo) Commit(ctx context.Context, tree, parent string, m Message) (stri
 		if ptree == tree {
 			return "", ErrNoChange
 		}
+	}
+	return r.commitTree(ctx, tree, parent, m)
+}
+
+// CommitSnapshot is Commit of snap's tree on its base, which it is known
+// to differ from where snap has Paths (ErrNoChange when it has none):
+// one git call, where Commit needs two.
+func (r *Repo) CommitSnapshot(ctx context.Context, snap Snapshot, m Message) (string, error) {
+	if err := m.check(); err != nil {
+		return "", err
+	}
+	if len(snap.Paths) == 0 {
+		return "", ErrNoChange
+	}
+	return r.commitTree(ctx, snap.Tree, snap.Base, m)
+}
+
+// commitTree is `git commit-tree` of tree on parent (none when ""), with
+// the repository's identity, never signed.
+func (r *Repo) commitTree(ctx context.Context, tree, parent string, m Message) (string, error) {
+	args := []string{"commit-tree", "--no-gpg-sign", tree}
+	if parent != "" {
 		args = append(args, "-p", parent)
 	}
 	env, _, err := r.identity(ctx)

@@ -25,25 +25,28 @@
 // started in, or a linked worktree (AddWorktree). Refs and objects are
 // shared by all of them, so a commit made through one Repo is visible
 // through the others. A Repo is safe for concurrent use; the working-tree
-// operations (Changes, Snapshot, AdvanceHead, ResetWorktree,
-// SwitchBranch) of one working tree must not run concurrently with each
+// operations (Changes, Snapshot, AdvanceHead, ResetWorktree, Follow,
+// ResetFromSnapshot, SwitchBranch) of one working tree must not run concurrently with each
 // other, nor with an agent working in it.
 //
 // A task's commit, as the loop makes it (see TestExactlyOnceAcrossACrash):
 // FindByTrailers when resuming an interrupted commit phase, then
-// Snapshot on the checkpoint, Commit (ErrNoChange: nothing to commit),
-// AdvanceHead from the checkpoint. A failed attempt: Snapshot,
+// Snapshot on the checkpoint, CommitSnapshot (ErrNoChange: nothing to
+// commit), AdvanceHead from the checkpoint. A failed attempt: Snapshot,
 // SaveAttempt, and ResetWorktree when the next attempt must not start
 // from it.
 //
 // A parallel task (SPEC.md §14) works in a slot: a linked worktree with a
 // detached HEAD (AddDetachedWorktree) at the run branch's checkpoint. Its
-// commit is made there (Snapshot, Commit on that checkpoint), then
-// Integrate replays it onto the run branch's head, which other slots may
-// have moved, without touching any working tree (a *ConflictError when
-// it cannot); the guards run on the result and UpdateRef moves the run
-// branch from the head it was replayed onto. StartDetachedAt puts the
-// slot at the new head for its next task. Integrate needs git 2.38
+// commit is made there (Snapshot, CommitSnapshot on that checkpoint),
+// then Integrate replays it onto the run branch's head, which other slots
+// may have moved, without touching any working tree (a *ConflictError
+// when it cannot); ResetFromSnapshot puts the result in the slot for the
+// guards, and UpdateRef moves the run branch from the head it was
+// replayed onto. Follow brings the run branch's working tree along, and
+// MoveDetached (or StartDetachedAt, from an unknown state) puts the slot
+// at the new head for its next task: the moves that know what a working
+// tree holds write only the paths that differ. Integrate needs git 2.38
 // (CheckIntegrate).
 //
 // Git 2.25 or later is needed (Open says so when it finds an older one).

@@ -2,7 +2,6 @@ package git
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -50,7 +49,7 @@ func (r *Repo) Integrate(ctx context.Context, onto, task string, m Message) (str
 	if err := r.CheckIntegrate(); err != nil {
 		return "", err
 	}
-	ontoID, taskID, parent, err := r.replayIDs(ctx, onto, task)
+	ontoID, ontoTree, taskID, parent, err := r.replayIDs(ctx, onto, task)
 	if err != nil {
 		return "", fmt.Errorf("replay %s onto %s: %w", task, onto, err)
 	}
@@ -83,43 +82,43 @@ func (r *Repo) Integrate(ctx context.Context, onto, task string, m Message) (str
 	if res.code == 1 {
 		return "", r.conflictError(ctx, ontoID, taskID, mt)
 	}
-	c, err := r.Commit(ctx, mt.tree, ontoID, m)
-	if errors.Is(err, ErrNoChange) {
+	if mt.tree == ontoTree {
 		return "", fmt.Errorf("replay %s onto %s: %w: %s already holds all of the task's changes", task, onto, ErrNoChange, ontoID)
 	}
+	c, err := r.commitTree(ctx, mt.tree, ontoID, m)
 	if err != nil {
 		return "", fmt.Errorf("replay %s onto %s: %w", task, onto, err)
 	}
 	return c, nil
 }
 
-// replayIDs resolves onto and task to commits and finds task's parent,
-// in one git call; when that fails, each is resolved on its own for an
-// error that names the one that does not exist.
-func (r *Repo) replayIDs(ctx context.Context, onto, task string) (ontoID, taskID, parent string, err error) {
+// replayIDs resolves onto and task to commits and finds onto's tree and
+// task's parent, in one git call; when that fails, each is resolved on
+// its own for an error that names the one that does not exist.
+func (r *Repo) replayIDs(ctx context.Context, onto, task string) (ontoID, ontoTree, taskID, parent string, err error) {
 	if err := checkRev(onto); err != nil {
-		return "", "", "", err
+		return "", "", "", "", err
 	}
 	if err := checkRev(task); err != nil {
-		return "", "", "", err
+		return "", "", "", "", err
 	}
-	out, err := r.output(ctx, "rev-parse", onto+"^{commit}", task+"^{commit}", task+"^@", "--")
+	out, err := r.output(ctx, "rev-parse", onto+"^{commit}", onto+"^{tree}", task+"^{commit}", task+"^@", "--")
 	if err != nil {
 		for _, rev := range []string{onto, task} {
 			if _, rerr := r.ResolveCommit(ctx, rev); rerr != nil {
-				return "", "", "", rerr
+				return "", "", "", "", rerr
 			}
 		}
-		return "", "", "", err
+		return "", "", "", "", err
 	}
 	l := lines(out)
-	if len(l) < 3 || l[len(l)-1] != "--" {
-		return "", "", "", fmt.Errorf("unexpected output of git rev-parse: %q", out)
+	if len(l) < 4 || l[len(l)-1] != "--" {
+		return "", "", "", "", fmt.Errorf("unexpected output of git rev-parse: %q", out)
 	}
-	if n := len(l) - 3; n != 1 {
-		return "", "", "", fmt.Errorf("task commit %s has %d parents; a task's commit has exactly one, the checkpoint it started from", l[1], n)
+	if n := len(l) - 4; n != 1 {
+		return "", "", "", "", fmt.Errorf("task commit %s has %d parents; a task's commit has exactly one, the checkpoint it started from", l[2], n)
 	}
-	return l[0], l[1], l[2], nil
+	return l[0], l[1], l[2], l[3], nil
 }
 
 // isAncestor reports whether commit a is an ancestor of commit b (or b

@@ -44,13 +44,7 @@ func (r *Repo) ResetWorktree(ctx context.Context, commit string, exclude []strin
 			return fmt.Errorf("reset %s to %s: %w", r.top, commit, err)
 		}
 	}
-	if r.install(idx) {
-		return nil
-	}
-	if _, err := r.git(ctx, call{}, "read-tree", "--reset", target); err != nil {
-		return fmt.Errorf("reset the index of %s to %s: %w", r.top, commit, err)
-	}
-	return nil
+	return r.installOrRead(ctx, idx, target)
 }
 
 // StartDetachedAt puts a slot's worktree at commit for its next task: its
@@ -74,8 +68,5 @@ func (r *Repo) StartDetachedAt(ctx context.Context, commit string, exclude []str
 	if err := r.ResetWorktree(ctx, id, exclude); err != nil {
 		return err
 	}
-	if _, err := r.git(ctx, call{}, "update-ref", "--no-deref", "-m", "runner", "HEAD", id); err != nil {
-		return fmt.Errorf("start %s at %s: %w", r.top, commit, err)
-	}
-	return nil
+	return r.DetachAt(ctx, id)
 }

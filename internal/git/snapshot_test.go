@@ -166,6 +166,32 @@ func TestSnapshotOfAnUnchangedTreeIsTheParentsTree(t *testing.T) {
 	if _, err := s.r.Commit(ctx, snap.Tree, snap.Base, Message{Subject: "nothing"}); err != ErrNoChange {
 		t.Errorf("Commit of an unchanged tree = %v, want ErrNoChange", err)
 	}
+	if _, err := s.r.CommitSnapshot(ctx, snap, Message{Subject: "nothing"}); err != ErrNoChange {
+		t.Errorf("CommitSnapshot of an unchanged tree = %v, want ErrNoChange", err)
+	}
+}
+
+func TestCommitSnapshot(t *testing.T) {
+	s := newScratch(t)
+	head := s.git("rev-parse", "HEAD")
+	s.write("new.txt", "new\n")
+	snap, err := s.r.Snapshot(ctx, "", runtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.r.CommitSnapshot(ctx, snap, Message{Subject: "add new.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.git("rev-parse", c+"^{tree}", c+"^"); got != snap.Tree+"\n"+head {
+		t.Errorf("the commit's tree and parent = %q, want %s and %s", got, snap.Tree, head)
+	}
+	if got := s.git("log", "-1", "--format=%s", c); got != "add new.txt" {
+		t.Errorf("subject = %q", got)
+	}
+	if _, err := s.r.CommitSnapshot(ctx, snap, Message{Subject: " \n "}); err == nil {
+		t.Error("CommitSnapshot took an empty subject")
+	}
 }
 
 // An agent that runs `git add -A` stages the runner's state files (state/

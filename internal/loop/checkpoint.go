@@ -36,6 +36,17 @@ type checkpoints struct {
 	// the tree is at the checkpoint; "?" when unknown: a run found changes
 	// on the run branch at start).
 	dirty string
+
+	// With parallel slots (a slot's checkpoints):
+	// begun is the iteration this runner began last in the slot: its
+	// task's commit is on the run branch only once integrate puts it
+	// there, so nothing has to look for it before.
+	begun int
+	// landed is what the last integration in the slot did (land.go).
+	landed landing
+	// leftovers: the guards ran in the slot on an integrated result, and
+	// may have left files there (cleanSlot undoes them).
+	leftovers bool
 }
 
 // openCheckpoints sets up the run's checkpoints: inside a git repository,
@@ -242,6 +253,11 @@ func (r *Runner) checkpoint(ctx context.Context, meta *state.Meta, title string)
 // before recording it) is taken as it is.
 func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string) error {
 	ck := r.ck
+	if r.slot > 0 && ck.landed.iteration == meta.Iteration {
+		// Integrated by this runner, the checkout and the slot brought
+		// along (integrate.go, land.go).
+		return r.recordLanded(ctx, meta, ck.landed.commit, ck.landed.onto)
+	}
 	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
 	found, err := ck.repo.FindByTrailers(ctx, git.BranchRef(ck.branch), 20, trailers)
 	if err != nil {
@@ -267,7 +283,7 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 		}
 		m := git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
 			Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
-		if commit, err = ck.repo.Commit(ctx, snap.Tree, ck.head, m); err != nil {
+		if commit, err = ck.repo.CommitSnapshot(ctx, snap, m); err != nil {
 			return fmt.Errorf("commit task %s: %w", meta.Node, err)
 		}
 		fsutil.FailAt(fsutil.FailGit, "commit")
@@ -286,28 +302,11 @@ func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string)
 	} else if p, err := ck.repo.ResolveCommit(ctx, found+"^"); err == nil {
 		parent = p
 	}
+	if r.slot > 0 {
+		return r.recordLanded(ctx, meta, commit, parent)
+	}
 	stat, _ := ck.repo.DiffStat(ctx, parent, commit)
 	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
-	if r.slot > 0 {
-		// Integrated (integrate.go); the run branch may have moved on
-		// since, by other slots' tasks. A runner that died before it
-		// recorded the task had not brought the checkout and the slot
-		// along: done here. The checkout may lag behind the run branch
-		// although the run's head is its tip: a runner that died between
-		// moving the branch and resetting the checkout, read by this one
-		// at start (the checkout then had changes, main.dirty).
-		tip, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch))
-		if err != nil {
-			return fmt.Errorf("commit task %s: %w", meta.Node, err)
-		}
-		if tip != r.main.head || r.main.dirty != "" {
-			return r.landed(ctx, tip)
-		}
-		if ck.head != tip || ck.dirty != "" {
-			return r.restartSlot(ctx, tip)
-		}
-		return nil
-	}
 	ck.head, ck.dirty = commit, ""
 	r.ledger.Checkpoint(ck.branch, commit)
 	r.followPreflight(meta, parent, commit)

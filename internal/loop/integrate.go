@@ -22,7 +22,8 @@ import (
 // branch's history stays linear). When the run branch moved since the
 // task started, the guards run again on the result, in the slot, before
 // the run branch moves: the run branch always passes its guards. One
-// task is integrated at a time.
+// task is integrated at a time. Once the run branch moved, the checkout
+// and the slot are brought to its new head (land.go).
 //
 // A conflict, or guards that fail only on the result, fail the attempt
 // like a failing guard (+1 attempt: a task that conflicts every time is
@@ -44,8 +45,12 @@ const integrationGuard = "integration"
 // (meta.Conflict says so); an error is a failure of the runner's own.
 func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) error {
 	ck := r.ck
-	if found, err := r.integrated(ctx, meta); err != nil || found != "" {
-		return err
+	if ck.begun != meta.Iteration {
+		// Resumed: a runner that died after moving the run branch made the
+		// commit already. One that began the iteration has not.
+		if found, err := r.integrated(ctx, meta); err != nil || found != "" {
+			return err
+		}
 	}
 	r.outside(func() { r.par.integ.Lock() })
 	defer r.par.integ.Unlock()
@@ -58,7 +63,7 @@ func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) 
 	}
 	m := git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
 		Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
-	task, err := ck.repo.Commit(ctx, snap.Tree, ck.head, m)
+	task, err := ck.repo.CommitSnapshot(ctx, snap, m)
 	if err != nil {
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
 	}
@@ -83,10 +88,12 @@ func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) 
 	case err != nil:
 		return fmt.Errorf("integrate task %s onto %s: %w", meta.Node, short(onto), err)
 	}
-	if commit != task {
+	guarded := false
+	if commit != task && len(r.cfg.Guards) > 0 {
 		// The run branch moved: the guards judge the result before it
 		// moves again.
-		if ok, err := r.guardsOnIntegrated(ctx, meta, commit); err != nil {
+		guarded = true
+		if ok, err := r.guardsOnIntegrated(ctx, meta, snap, commit); err != nil {
 			return err
 		} else if !ok {
 			return r.integrationFailed(ctx, meta, &state.ConflictMeta{Kind: "guards", Onto: onto}, task,
@@ -100,7 +107,14 @@ func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) 
 	}
 	fsutil.FailAt(fsutil.FailGit, "advance")
 	r.followPreflight(meta, onto, commit)
-	return r.landed(ctx, commit)
+	if err := r.followRunBranch(ctx, commit); err != nil {
+		return err
+	}
+	if err := r.slotLanded(ctx, snap, task, commit, guarded); err != nil {
+		return err
+	}
+	ck.landed = landing{iteration: meta.Iteration, commit: commit, onto: onto}
+	return nil
 }
 
 // integrated returns the commit of the iteration's task on the run branch
@@ -115,33 +129,10 @@ func (r *Runner) integrated(ctx context.Context, meta *state.Meta) (string, erro
 	return found, nil
 }
 
-// landed brings the run branch's working tree (the checkout, or its
-// worktree) and the slot at work to commit, the run branch's new head.
-// Neither holds work of its own: agents work in the slots.
-func (r *Runner) landed(ctx context.Context, commit string) error {
-	if err := r.main.repo.ResetWorktree(ctx, commit, r.main.runtime); err != nil {
-		return fmt.Errorf("bring %s to the run branch's new checkpoint %s: %w", r.main.repo.Top(), short(commit), err)
-	}
-	r.main.head, r.main.dirty = commit, ""
-	r.ledger.Checkpoint(r.main.branch, commit)
-	return r.restartSlot(ctx, commit)
-}
-
-// restartSlot puts the slot at work at commit, with nothing left of its
-// task: the next task starts there.
-func (r *Runner) restartSlot(ctx context.Context, commit string) error {
-	ck := r.ck
-	if err := ck.repo.StartDetachedAt(ctx, commit, ck.runtime); err != nil {
-		return fmt.Errorf("slot %d: put its worktree at %s: %w", r.slot, short(commit), err)
-	}
-	ck.head, ck.dirty = commit, ""
-	return nil
-}
-
 // guardsOnIntegrated runs the guards on commit, the task's work on the
 // run branch's latest checkpoint, in the slot at work, whose files it
-// leaves as commit has them; their logs are in runs/N/integration/. It
-// reports whether they passed.
+// brings from snap (the task's work, unchanged since) to commit; their
+// logs are in runs/N/integration/. It reports whether they passed.
 //
 // The slot's HEAD stays at the checkpoint the task started from (ck.head)
 // until the run branch moves: a runner that dies before then leaves the
@@ -149,12 +140,9 @@ func (r *Runner) restartSlot(ctx context.Context, commit string) error {
 // meanwhile) changes from HEAD, which it integrates again. Were HEAD at
 // commit, which is on no branch, the slot would hold no change, and the
 // task would be recorded done with its work on no branch.
-func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, commit string) (bool, error) {
+func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap git.Snapshot, commit string) (bool, error) {
 	ck := r.ck
-	if len(r.cfg.Guards) == 0 {
-		return true, nil
-	}
-	if err := ck.repo.ResetWorktree(ctx, commit, ck.runtime); err != nil {
+	if err := ck.repo.ResetFromSnapshot(ctx, snap, commit, ck.runtime); err != nil {
 		return false, fmt.Errorf("slot %d: put the integrated result %s in its worktree: %w", r.slot, short(commit), err)
 	}
 	dir := filepath.Join(r.p.RunDir(meta.Iteration), integrationGuard)

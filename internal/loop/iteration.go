@@ -71,6 +71,9 @@ func (r *Runner) work(ctx context.Context, it *iteration) error {
 // folder with the prompt sent.
 func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*iteration, error) {
 	n := r.ledger.NextIteration()
+	if r.slot > 0 {
+		r.ck.begun = n
+	}
 	start, started := r.ledger.Begin(n, node.ID, node.Attempts, r.slot)
 	prep, err := r.prepareIteration(t, ix, node)
 	if serr := started(); serr != nil {

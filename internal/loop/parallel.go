@@ -203,12 +203,15 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		// Begun here, in the order selected: iteration numbers follow the
 		// tree's order.
 		r.setRegs(r.slotRegs(s))
-		err = r.startSlot(ctx, s, node.ID)
-		var it *iteration
-		if err == nil {
-			it, err = r.open(ctx, t, ix, node)
-		}
+		move := r.startSlot(s, node.ID)
+		it, err := r.open(ctx, t, ix, node)
 		r.setRegs(r.mainRegs())
+		if err != nil && move != nil {
+			// Not begun: the slot is moved now, as it says it is.
+			if merr := move(ctx); merr != nil {
+				s.ck.dirty = "?"
+			}
+		}
 		if errors.Is(err, errNoIteration) {
 			continue // set aside before it began: another executor goes on
 		}
@@ -218,7 +221,7 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		s.busy = node.ID
 		r.count++
 		started++
-		go r.slotWork(ctx, s, it, done)
+		go r.slotWork(ctx, s, it, move, done)
 	}
 	return started, nil, nil
 }
@@ -260,13 +263,33 @@ func (r *Runner) freeSlot(ctx context.Context, node string) (*slot, error) {
 	return first, nil
 }
 
-// slotWork carries on iteration it, begun in slot s, under the run's
-// lock (which it gives up while processes work), and says on done how it
-// ended.
-func (r *Runner) slotWork(ctx context.Context, s *slot, it *iteration, done chan<- slotDone) {
+// slotWork carries on iteration it, begun in slot s: it makes move (the
+// slot brought to the iteration's checkpoint, startSlot) without the
+// run's lock, then goes on under it (given up while processes work), and
+// says on done how it ended.
+func (r *Runner) slotWork(ctx context.Context, s *slot, it *iteration, move func(context.Context) error, done chan<- slotDone) {
+	var merr error
+	if move != nil {
+		merr = move(ctx)
+	}
 	r.par.mu.Lock()
 	r.setRegs(r.slotRegs(s))
-	err := r.work(ctx, it)
+	var err error
+	switch {
+	case merr != nil && ctx.Err() != nil:
+		// Interrupted on the way: no agent started, nothing was tried.
+		s.ck.dirty = "?" // reset as a whole before its next task
+		why := "the run was interrupted before the agent started"
+		if err = r.ledger.SetAside(it.meta, why+"; no attempt was spent", errors.New(why)); err == nil {
+			err = errNoIteration
+		}
+	case merr != nil:
+		s.ck.dirty = "?"
+		err = r.failedBeforeAgent(it.meta, merr)
+	default:
+		err = r.work(ctx, it)
+		r.cleanSlot(ctx, s)
+	}
 	r.setRegs(r.mainRegs())
 	r.par.mu.Unlock()
 	done <- slotDone{s: s, err: err}

@@ -142,21 +142,39 @@ func (r *Runner) slotPath(id int) (string, error) {
 	return r.main.repo.DefaultWorktreePath(r.main.branch + "-slot-" + strconv.Itoa(id))
 }
 
-// startSlot puts slot s at the run branch's checkpoint before task node,
-// unless it holds the same task's last attempt, which the next one
-// continues; whatever it held is kept under its attempt ref already.
-func (r *Runner) startSlot(ctx context.Context, s *slot, node string) error {
-	if s.ck.dirty == node && s.ck.head != "" {
+// startSlot plans how slot s gets to the run branch's checkpoint before
+// task node, unless it holds the same task's last attempt, which the next
+// one continues; whatever it held is kept under its attempt ref already.
+// The slot's fields say at once where it will be; the move itself is
+// returned (nil: none), for the slot's goroutine to make without the
+// run's lock (slotWork): nobody else uses a busy slot's worktree. A slot
+// known to be at its checkpoint, nothing changed since, moves by the
+// paths that differ; one that is not, or has a change in the way, is
+// reset as a whole.
+func (r *Runner) startSlot(s *slot, node string) func(context.Context) error {
+	ck := s.ck
+	if ck.dirty == node && ck.head != "" {
 		return nil
 	}
-	if s.ck.dirty == "" && s.ck.head == r.main.head {
+	to := r.main.head
+	known := ck.dirty == "" && !ck.leftovers
+	if known && ck.head == to {
 		return nil
 	}
-	if err := s.ck.repo.StartDetachedAt(ctx, r.main.head, s.ck.runtime); err != nil {
-		return fmt.Errorf("slot %d: put its worktree at the checkpoint %s before task %s: %w", s.id, short(r.main.head), node, err)
+	repo, from, runtime, id := ck.repo, ck.head, ck.runtime, s.id
+	ck.head, ck.dirty, ck.leftovers = to, "", false
+	return func(ctx context.Context) error {
+		if known {
+			err := repo.MoveDetached(ctx, from, to)
+			if err == nil || ctx.Err() != nil {
+				return err
+			}
+		}
+		if err := repo.StartDetachedAt(ctx, to, runtime); err != nil {
+			return fmt.Errorf("slot %d: put its worktree at the checkpoint %s before task %s: %w", id, short(to), node, err)
+		}
+		return nil
 	}
-	s.ck.head, s.ck.dirty = r.main.head, ""
-	return nil
 }
 
 // tidySlots puts every free slot that holds what no task goes on from
@@ -185,13 +203,13 @@ func (r *Runner) tidySlots(ctx context.Context) error {
 				continue // not a slot's; said when the slot is used
 			}
 		}
-		if s.busy != "" || s.ck.dirty != "?" {
+		if s.busy != "" || s.ck.dirty != "?" && !s.ck.leftovers {
 			continue
 		}
 		if err := s.ck.repo.StartDetachedAt(ctx, r.main.head, s.ck.runtime); err != nil {
 			return fmt.Errorf("slot %d: put its worktree at the checkpoint %s: %w", s.id, short(r.main.head), err)
 		}
-		s.ck.head, s.ck.dirty = r.main.head, ""
+		s.ck.head, s.ck.dirty, s.ck.leftovers = r.main.head, "", false
 	}
 	return nil
 }

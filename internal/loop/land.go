@@ -1,0 +1,161 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// Landing (SPEC §14): once a task's commit is on the run branch, the run
+// branch's working tree (the checkout, or its worktree) and the slot the
+// task was worked in are brought to it. Neither holds work of its own
+// (agents work in the slots), and the runner knows what each holds: the
+// checkout the previous head, the slot the task's snapshot or, once the
+// guards ran on the integrated result, that result. So each moves by the
+// paths that differ (git.Follow, git.ResetFromSnapshot), not by the full
+// scan of every file a reset from an unknown state needs; that scan is
+// the fallback when a move finds a change in its way, and what undoes
+// whatever the guards left in a slot, out of the run's lock (cleanSlot).
+
+// landing is what integrate did for an iteration in a slot: the commit
+// on the run branch its task became, and the head it was replayed onto.
+// The record of the iteration (commitTask) takes them from here rather
+// than from git.
+type landing struct {
+	iteration    int
+	commit, onto string
+}
+
+// landed brings the run branch's working tree and the slot at work to
+// commit, the run branch's head, from whatever they hold: what a runner
+// resuming an iteration whose task landed does.
+func (r *Runner) landed(ctx context.Context, commit string) error {
+	if err := r.resetRunBranchTree(ctx, commit); err != nil {
+		return err
+	}
+	return r.restartSlot(ctx, commit)
+}
+
+// followRunBranch brings the run branch's working tree from the run's
+// head to commit, the run branch's new head, and records the checkpoint.
+// When it holds a change on a path the move writes (someone worked in the
+// checkout during the run), or was not known to be at the head, it is
+// reset to commit as a whole.
+func (r *Runner) followRunBranch(ctx context.Context, commit string) error {
+	main := r.main
+	if main.dirty == "" {
+		err := main.repo.Follow(ctx, main.head, commit)
+		if err == nil {
+			main.head = commit
+			r.ledger.Checkpoint(main.branch, commit)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.log.Warn("the run branch's working tree could not follow it path by path; it is reset to the new head", "dir", main.repo.Top(), "err", err)
+	}
+	return r.resetRunBranchTree(ctx, commit)
+}
+
+// resetRunBranchTree puts the run branch's working tree at commit as a
+// whole (git.ResetWorktree) and records the checkpoint.
+func (r *Runner) resetRunBranchTree(ctx context.Context, commit string) error {
+	if err := r.main.repo.ResetWorktree(ctx, commit, r.main.runtime); err != nil {
+		return fmt.Errorf("bring %s to the run branch's new checkpoint %s: %w", r.main.repo.Top(), short(commit), err)
+	}
+	r.main.head, r.main.dirty = commit, ""
+	r.ledger.Checkpoint(r.main.branch, commit)
+	return nil
+}
+
+// slotLanded puts the slot at work at commit, its task's commit on the run
+// branch, from what its files hold: with guarded, the integrated result
+// commit and what the guards left (undone by cleanSlot, out of the lock);
+// else snap, the task's work, which is commit itself when the run branch
+// had not moved (task == commit). Failing that, restartSlot.
+func (r *Runner) slotLanded(ctx context.Context, snap git.Snapshot, task, commit string, guarded bool) error {
+	ck := r.ck
+	var err error
+	switch {
+	case guarded:
+		err = ck.repo.DetachAt(ctx, commit)
+	case task == commit:
+		// The snapshot's index becomes the slot's; HEAD moves from the
+		// checkpoint, unless the agent moved it (it committed).
+		err = ck.repo.AdvanceHead(ctx, snap, commit, ck.head)
+	default:
+		if err = ck.repo.ResetFromSnapshot(ctx, snap, commit, ck.runtime); err == nil {
+			err = ck.repo.DetachAt(ctx, commit)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return r.restartSlot(ctx, commit)
+	}
+	ck.head, ck.dirty, ck.leftovers = commit, "", guarded
+	return nil
+}
+
+// restartSlot puts the slot at work at commit, with nothing left of its
+// task, from whatever its worktree holds: the next task starts there.
+func (r *Runner) restartSlot(ctx context.Context, commit string) error {
+	ck := r.ck
+	if err := ck.repo.StartDetachedAt(ctx, commit, ck.runtime); err != nil {
+		return fmt.Errorf("slot %d: put its worktree at %s: %w", r.slot, short(commit), err)
+	}
+	ck.head, ck.dirty, ck.leftovers = commit, "", false
+	return nil
+}
+
+// cleanSlot undoes what the guards left in slot s (ck.leftovers) after
+// its iteration, without the run's lock: the other slots go on meanwhile.
+// Nobody else uses a busy slot's worktree. When it cannot, the slot is
+// marked as holding what no task goes on from, which startSlot or
+// tidySlots resets.
+func (r *Runner) cleanSlot(ctx context.Context, s *slot) {
+	if !s.ck.leftovers || ctx.Err() != nil {
+		return
+	}
+	repo, head, runtime := s.ck.repo, s.ck.head, s.ck.runtime
+	var err error
+	r.outside(func() { err = repo.StartDetachedAt(ctx, head, runtime) })
+	s.ck.leftovers = false
+	if err != nil {
+		s.ck.dirty = "?"
+		r.log.Warn("a slot could not be put back at its checkpoint after the guards; it is reset before its next task", "slot", s.id, "err", err)
+	}
+}
+
+// recordLanded puts in meta the checkpoint of a slot's task whose commit
+// is on the run branch, replayed onto parent. When this runner landed it
+// (integrate), the checkout and the slot are at it already. Otherwise a
+// runner that died before it recorded the task had not brought them
+// along, and the run branch may have moved on since, by other slots'
+// tasks: they go to its tip. The checkout may lag behind the run branch
+// although the run's head is its tip: a runner that died between moving
+// the branch and bringing the checkout along, read by this one at start
+// (the checkout then had changes, main.dirty).
+func (r *Runner) recordLanded(ctx context.Context, meta *state.Meta, commit, parent string) error {
+	ck := r.ck
+	stat, _ := ck.repo.DiffStat(ctx, parent, commit)
+	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
+	if ck.landed.iteration == meta.Iteration {
+		return nil
+	}
+	tip, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch))
+	if err != nil {
+		return fmt.Errorf("commit task %s: %w", meta.Node, err)
+	}
+	if tip != r.main.head || r.main.dirty != "" {
+		return r.landed(ctx, tip)
+	}
+	if ck.head != tip || ck.dirty != "" || ck.leftovers {
+		return r.restartSlot(ctx, tip)
+	}
+	return nil
+}
