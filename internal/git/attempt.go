@@ -35,7 +35,26 @@ func (r *Repo) SaveAttempt(ctx context.Context, iteration int, tree, parent stri
 	if iteration < 0 {
 		return "", fmt.Errorf("save attempt: invalid iteration %d", iteration)
 	}
-	ref := AttemptRef(iteration)
+	return r.saveUnder(ctx, AttemptRef(iteration), tree, parent, m)
+}
+
+// KeptPrefix is where the runner keeps what it found in a working tree
+// it had to put back as a whole, when no task's attempt made it: someone
+// worked in the checkout while tasks landed on it.
+const KeptPrefix = "refs/runner/kept/"
+
+// Keep is SaveAttempt under KeptPrefix+name: a commit of tree on parent,
+// on no branch, made once.
+func (r *Repo) Keep(ctx context.Context, name, tree, parent string, m Message) (string, error) {
+	ref := KeptPrefix + name
+	if err := checkRef(ref); err != nil {
+		return "", err
+	}
+	return r.saveUnder(ctx, ref, tree, parent, m)
+}
+
+// saveUnder is SaveAttempt under ref.
+func (r *Repo) saveUnder(ctx context.Context, ref, tree, parent string, m Message) (string, error) {
 	for range 2 {
 		old, oldTree, oldParents, err := r.commitInfo(ctx, ref)
 		if err != nil {
@@ -57,7 +76,7 @@ func (r *Repo) SaveAttempt(ctx context.Context, iteration int, tree, parent stri
 		}
 		return c, nil
 	}
-	return "", fmt.Errorf("save attempt %d: %s keeps changing", iteration, ref)
+	return "", fmt.Errorf("save %s: it keeps changing", ref)
 }
 
 // commitInfo returns the commit a ref points to, its tree and its

@@ -144,8 +144,17 @@ func (s *scratch) taskChange(i int) {
 type callTimes map[string]time.Duration
 
 func traceCalls(r *Repo) callTimes {
+	return traceCallsWhile(r, nil)
+}
+
+// traceCallsWhile is traceCalls of the calls made while *on is true (all
+// of them when on is nil).
+func traceCallsWhile(r *Repo, on *bool) callTimes {
 	ct := callTimes{}
 	r.x.trace = func(args []string, took time.Duration) {
+		if on != nil && !*on {
+			return
+		}
 		for len(args) > 1 && args[0] == "-c" {
 			args = args[2:]
 		}
@@ -420,6 +429,90 @@ func BenchmarkStartDetachedAt10k(b *testing.B) {
 		if err := slot.StartDetachedAt(ctx, at, runtime); err != nil {
 			b.Fatal(err)
 		}
+	}
+	b.StopTimer()
+	ct.report(b)
+}
+
+// benchSlot makes a slot (a linked worktree detached at base) of the
+// 10,000-file repository, and the commit next: base with another task's
+// change.
+func benchSlot(b *testing.B, s *scratch) (slot *Repo, w *scratch, base, next string) {
+	base = s.git("rev-parse", "HEAD")
+	s.taskChange(0)
+	s.git("add", "-A")
+	s.git("commit", "-q", "-m", "the next checkpoint")
+	next = s.git("rev-parse", "HEAD")
+	dir, err := os.MkdirTemp(benchDir, "slot-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	slot, _, err = s.r.AddDetachedWorktree(ctx, filepath.Join(dir, "slot"), base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.r.RemoveWorktree(ctx, slot.Top(), true) })
+	return slot, &scratch{t: b, dir: slot.Top(), env: s.env}, base, next
+}
+
+// BenchmarkMoveDetached10k: a slot known to be at its checkpoint, nothing
+// changed, moved to the next one by the paths that differ (what
+// StartDetachedAt does from an unknown state); it goes back and forth
+// between the checkpoint and a commit of another task's change.
+func BenchmarkMoveDetached10k(b *testing.B) {
+	s := benchRepo(b)
+	slot, _, base, next := benchSlot(b, s)
+	ct := traceCalls(slot)
+	b.ResetTimer()
+	for i := range b.N {
+		from, to := base, next
+		if i%2 == 1 {
+			from, to = next, base
+		}
+		if err := slot.MoveDetached(ctx, from, to); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	ct.report(b)
+}
+
+// BenchmarkResetFromSnapshot10k: a slot holding a task's work (three
+// files edited, two added), just snapshotted, brought to the task's work
+// replayed onto the next checkpoint, as for the guards on an integrated
+// result.
+func BenchmarkResetFromSnapshot10k(b *testing.B) {
+	s := benchRepo(b)
+	slot, w, base, next := benchSlot(b, s)
+	resetting := false
+	ct := traceCallsWhile(slot, &resetting)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		w.taskChange(i + 1)
+		snap, err := slot.Snapshot(ctx, base, runtime)
+		if err != nil {
+			b.Fatal(err)
+		}
+		task, err := slot.CommitSnapshot(ctx, snap, Message{Subject: "task"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		result, err := slot.Integrate(ctx, next, task, Message{Subject: "task"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		resetting = true
+		b.StartTimer()
+		if err := slot.ResetFromSnapshot(ctx, snap, result, runtime); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		resetting = false
+		if err := slot.StartDetachedAt(ctx, base, runtime); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 	b.StopTimer()
 	ct.report(b)

@@ -193,3 +193,30 @@ func TestResetFromSnapshot(t *testing.T) {
 		})
 	}
 }
+
+func TestKeep(t *testing.T) {
+	s := newScratch(t)
+	head := s.git("rev-parse", "HEAD")
+	s.write("notes.txt", "someone's notes\n")
+	snap, err := s.r.Snapshot(ctx, head, runtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Message{Subject: "changes found in the checkout"}
+	c, err := s.r.Keep(ctx, head, snap.Tree, head, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.git("rev-parse", KeptPrefix+head); got != c {
+		t.Errorf("%s%s = %s, want %s", KeptPrefix, head, got, c)
+	}
+	if got := s.git("show", c+":notes.txt"); got != "someone's notes" {
+		t.Errorf("kept notes.txt = %q", got)
+	}
+	if again, err := s.r.Keep(ctx, head, snap.Tree, head, m); err != nil || again != c {
+		t.Errorf("Keep again = %s, %v; want the same commit %s", again, err, c)
+	}
+	if _, err := s.r.Keep(ctx, "bad name..", snap.Tree, head, m); err == nil {
+		t.Error("Keep took a name that is no ref")
+	}
+}

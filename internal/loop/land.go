@@ -40,9 +40,11 @@ func (r *Runner) landed(ctx context.Context, commit string) error {
 
 // followRunBranch brings the run branch's working tree from the run's
 // head to commit, the run branch's new head, and records the checkpoint.
-// When it holds a change on a path the move writes (someone worked in the
-// checkout during the run), or was not known to be at the head, it is
-// reset to commit as a whole.
+// Changes made there meanwhile (agents work in the slots, so someone
+// else's) stay where the move writes nothing. One on a path it writes
+// stops the move: what the working tree holds is then kept under
+// refs/runner/kept/ before it is reset to commit as a whole. A working
+// tree not known to be at the head is reset as a whole.
 func (r *Runner) followRunBranch(ctx context.Context, commit string) error {
 	main := r.main
 	if main.dirty == "" {
@@ -55,9 +57,37 @@ func (r *Runner) followRunBranch(ctx context.Context, commit string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r.log.Warn("the run branch's working tree could not follow it path by path; it is reset to the new head", "dir", main.repo.Top(), "err", err)
+		if err := r.keepRunBranchTree(ctx, commit, err); err != nil {
+			return err
+		}
 	}
 	return r.resetRunBranchTree(ctx, commit)
+}
+
+// keepRunBranchTree keeps what the run branch's working tree holds beyond
+// the run's head, which the move to commit met in its way (why), as a
+// commit under refs/runner/kept/<commit>, and says so.
+func (r *Runner) keepRunBranchTree(ctx context.Context, commit string, why error) error {
+	main := r.main
+	snap, err := main.repo.Snapshot(ctx, main.head, main.runtime)
+	if err != nil {
+		return fmt.Errorf("keep the changes in %s before it follows the run branch: %w", main.repo.Top(), err)
+	}
+	if len(snap.Paths) == 0 {
+		return nil
+	}
+	m := git.Message{Subject: "changes found in the checkout while tasks landed",
+		Body: fmt.Sprintf("The run branch moved to %s, which writes where these changes were.", commit)}
+	kept, err := main.repo.Keep(ctx, commit, snap.Tree, main.head, m)
+	if err != nil {
+		return fmt.Errorf("keep the changes in %s before it follows the run branch: %w", main.repo.Top(), err)
+	}
+	ref := git.KeptPrefix + commit
+	r.log.Warn("the checkout held changes where a landing task writes; they are kept, and the checkout follows the run branch",
+		"dir", main.repo.Top(), "kept", ref, "commit", short(kept), "files", len(snap.Paths), "met", why)
+	fmt.Fprintf(r.opts.Notices, "runner: %s held changes of its own (%d files) where the run branch's new head %s writes; they are kept under %s (git diff %s %s)\n",
+		main.repo.Top(), len(snap.Paths), short(commit), ref, short(main.head), ref)
+	return nil
 }
 
 // resetRunBranchTree puts the run branch's working tree at commit as a
@@ -81,7 +111,10 @@ func (r *Runner) slotLanded(ctx context.Context, snap git.Snapshot, task, commit
 	var err error
 	switch {
 	case guarded:
-		err = ck.repo.DetachAt(ctx, commit)
+		// HEAD is moved with the reset that undoes what the guards left
+		// (cleanSlot, or startSlot and tidySlots when it does not run);
+		// until then the slot shows changes, which a runner started
+		// after a crash resets.
 	case task == commit:
 		// The snapshot's index becomes the slot's; HEAD moves from the
 		// checkpoint, unless the agent moved it (it committed).
