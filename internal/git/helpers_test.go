@@ -129,6 +129,26 @@ func (s *scratch) read(rel string) string {
 	return string(b)
 }
 
+// wantFiles fails the test for each file of the working tree whose
+// content is not as given ("<missing>": absent).
+func (s *scratch) wantFiles(want map[string]string) {
+	s.t.Helper()
+	for path, w := range want {
+		if got := s.read(path); got != w {
+			s.t.Errorf("%s = %q, want %q", path, got, w)
+		}
+	}
+}
+
+// noTempIndexes fails the test when a temporary index is left in the
+// git dir.
+func (s *scratch) noTempIndexes() {
+	s.t.Helper()
+	if left, _ := filepath.Glob(filepath.Join(s.r.GitDir(), tempIndexPrefix+"*")); len(left) != 0 {
+		s.t.Errorf("temporary indexes left: %q", left)
+	}
+}
+
 // treeFiles lists the files of a tree (or commit).
 func (s *scratch) treeFiles(tree string) []string {
 	s.t.Helper()

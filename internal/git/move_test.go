@@ -57,7 +57,7 @@ func TestFollowWritesWhatDiffersAndKeepsTheRest(t *testing.T) {
 	if err := s.r.Follow(ctx, a, b); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]string{
+	s.wantFiles(map[string]string{
 		"x.txt":                        "x at b\n",
 		"y.txt":                        "<missing>",
 		"z/new.txt":                    "new at b\n",
@@ -65,11 +65,7 @@ func TestFollowWritesWhatDiffersAndKeepsTheRest(t *testing.T) {
 		"untracked.txt":                "untracked\n",
 		".runner/state/run_state.json": "{}\n",
 		"build/app":                    "ignored\n",
-	} {
-		if got := s.read(path); got != want {
-			t.Errorf("%s = %q, want %q", path, got, want)
-		}
-	}
+	})
 	if staged := s.git("diff", "--cached", "--name-only", b); staged != "" {
 		t.Errorf("the index differs from b: %s", staged)
 	}
@@ -79,9 +75,7 @@ func TestFollowWritesWhatDiffersAndKeepsTheRest(t *testing.T) {
 	if got := s.git("rev-parse", "HEAD"); got != a {
 		t.Errorf("HEAD moved to %s", got)
 	}
-	if left, _ := filepath.Glob(filepath.Join(s.r.GitDir(), tempIndexPrefix+"*")); len(left) != 0 {
-		t.Errorf("temporary indexes left: %q", left)
-	}
+	s.noTempIndexes()
 }
 
 // A change on a path the move writes is never overwritten: the move
@@ -168,7 +162,7 @@ func TestResetFromSnapshot(t *testing.T) {
 			if err := s.r.ResetFromSnapshot(ctx, snap, result, runtime); err != nil {
 				t.Fatal(err)
 			}
-			for path, want := range map[string]string{
+			s.wantFiles(map[string]string{
 				"x.txt":                        "x at b\n",
 				"y.txt":                        "<missing>",
 				"z/new.txt":                    "new at b\n",
@@ -176,11 +170,7 @@ func TestResetFromSnapshot(t *testing.T) {
 				"task/added.txt":               "<missing>",
 				"build/app":                    "ignored\n",
 				".runner/state/run_state.json": "{}\n",
-			} {
-				if got := s.read(path); got != want {
-					t.Errorf("%s = %q, want %q", path, got, want)
-				}
-			}
+			})
 			if staged := s.git("diff", "--cached", "--name-only", result); staged != "" {
 				t.Errorf("the index differs from the result: %s", staged)
 			}

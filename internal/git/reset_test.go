@@ -41,7 +41,7 @@ func TestResetWorktreeKeepsIgnoredAndRuntimeFiles(t *testing.T) {
 	if err := s.r.ResetWorktree(ctx, checkpoint, runtime); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]string{
+	s.wantFiles(map[string]string{
 		"tracked.txt":                   "tracked\n",
 		"gone.txt":                      "deleted by the attempt\n",
 		"README":                        "hello\n",
@@ -55,11 +55,7 @@ func TestResetWorktreeKeepsIgnoredAndRuntimeFiles(t *testing.T) {
 		".runner/runs/000007/meta.json": "{}\n",
 		".runner/context/goal.md":       "goal\n",
 		".runner/lock":                  "pid 1\n",
-	} {
-		if got := s.read(path); got != want {
-			t.Errorf("%s = %q, want %q", path, got, want)
-		}
-	}
+	})
 	if cs, err := s.r.Changes(ctx, runtime); err != nil || len(cs) != 0 {
 		t.Errorf("Changes after the reset = %q, %v; want none", paths(cs), err)
 	}
@@ -69,9 +65,7 @@ func TestResetWorktreeKeepsIgnoredAndRuntimeFiles(t *testing.T) {
 	if got := s.git("rev-parse", "HEAD"); got != checkpoint {
 		t.Errorf("HEAD moved to %s", got)
 	}
-	if left, _ := filepath.Glob(filepath.Join(s.r.GitDir(), tempIndexPrefix+"*")); len(left) != 0 {
-		t.Errorf("temporary indexes left: %q", left)
-	}
+	s.noTempIndexes()
 	s.fsck()
 }
 
