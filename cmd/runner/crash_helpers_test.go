@@ -124,7 +124,10 @@ func (r *crashRepo) runnerCmd(env []string, args ...string) (*exec.Cmd, *bytes.B
 		Path: exe,
 		Args: append([]string{"runner", "--dir", r.root}, args...),
 		Dir:  r.root,
-		Env:  append(append(os.Environ(), "NO_COLOR=1"), env...),
+		// The repository is what the test made it, whatever folder the
+		// machine's temporary folder is in: git (and the runner) do not
+		// look for a repository above it.
+		Env: append(append(os.Environ(), "NO_COLOR=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.root)), env...),
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -42,6 +42,10 @@ func TestScripts(t *testing.T) {
 		Deadline:            time.Now().Add(5 * time.Minute),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			// A script's folder is a repository only when the script makes
+			// it one, even where the temporary folder lies inside a git
+			// work tree.
+			env.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(env.WorkDir))
 			return nil
 		},
 	})

@@ -18,14 +18,21 @@ const childEnv = "FSUTIL_FAILPOINT_CHILD_DIR"
 
 // TestFailpointChild is the child side of the failpoint tests: in dir it
 // writes a.json, b.json, a.json, b.json, b.json atomically (content "1"
-// to "5") and appends "line 6\n" to journal.jsonl. Without childEnv it
-// does nothing.
+// to "5") and appends "line 6\n" to journal.jsonl. Before each write it
+// writes a copy of the file under copy/ with ReplaceCopy, which the hook
+// must not count. Without childEnv it does nothing.
 func TestFailpointChild(t *testing.T) {
 	dir := os.Getenv(childEnv)
 	if dir == "" {
 		t.Skip("only runs as the child of the failpoint tests")
 	}
+	if err := os.Mkdir(filepath.Join(dir, "copy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for i, name := range []string{"a.json", "b.json", "a.json", "b.json", "b.json"} {
+		if err := ReplaceCopy(filepath.Join(dir, "copy", name), []byte{byte('1' + i)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if err := WriteFileAtomic(filepath.Join(dir, name), []byte{byte('1' + i)}, 0o644); err != nil {
 			t.Fatal(err)
 		}

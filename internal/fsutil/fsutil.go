@@ -62,17 +62,32 @@ const (
 // process ever sees a torn file, and makes the result as durable as d
 // says.
 func ReplaceFile(path string, data []byte, perm os.FileMode, d Durability) error {
-	rep, err := prepareReplace(path, data, perm, d != NotSynced)
+	rep, err := prepareReplace(path, data, perm, d != NotSynced, true)
 	if err != nil {
 		return err
 	}
 	return rep.Commit(d)
 }
 
+// ReplaceCopy is ReplaceFile with NotSynced for a second copy of a file
+// the runner holds elsewhere (its keep in the git directory), written in
+// the background while the runner's own writes go on. The crash-testing
+// hook (FailpointEnv) does not count it: a write point then names the
+// same write of the runner's own files on every run, whichever of the
+// two goroutines comes first.
+func ReplaceCopy(path string, data []byte, perm os.FileMode) error {
+	rep, err := prepareReplace(path, data, perm, false, false)
+	if err != nil {
+		return err
+	}
+	return rep.Commit(NotSynced)
+}
+
 // Replacement is a replacement of a file prepared by PrepareReplace: the
 // new content is in a temporary file, on disk, not yet under the name.
 type Replacement struct {
 	path, tmp string
+	hooked    bool // the crash-testing hook counts its rename
 }
 
 // PrepareReplace does the first half of a durable ReplaceFile: it writes
@@ -81,10 +96,10 @@ type Replacement struct {
 // while something that must be durable before the new content takes the
 // name is being written.
 func PrepareReplace(path string, data []byte, perm os.FileMode) (*Replacement, error) {
-	return prepareReplace(path, data, perm, true)
+	return prepareReplace(path, data, perm, true, true)
 }
 
-func prepareReplace(path string, data []byte, perm os.FileMode, sync bool) (*Replacement, error) {
+func prepareReplace(path string, data []byte, perm os.FileMode, sync, hooked bool) (*Replacement, error) {
 	l, err := locate(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
@@ -103,7 +118,7 @@ func prepareReplace(path string, data []byte, perm os.FileMode, sync bool) (*Rep
 			unix.Unlinkat(l.dir, name, 0)
 		}
 	}()
-	if failHere(FailTemp, path) {
+	if hooked && failHere(FailTemp, path) {
 		f.Write(data[:len(data)/2])
 		die()
 	}
@@ -122,7 +137,7 @@ func prepareReplace(path string, data []byte, perm os.FileMode, sync bool) (*Rep
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	ok = true
-	return &Replacement{path: path, tmp: tmp}, nil
+	return &Replacement{path: path, tmp: tmp, hooked: hooked}, nil
 }
 
 // Commit renames the prepared file over its path and, with Durable,
@@ -141,7 +156,7 @@ func (r *Replacement) Commit(d Durability) error {
 		unix.Unlinkat(l.dir, tmp, 0)
 		return fmt.Errorf("write %s: %w", r.path, &os.LinkError{Op: "rename", Old: r.tmp, New: r.path, Err: err})
 	}
-	if failHere(FailRename, r.path) {
+	if r.hooked && failHere(FailRename, r.path) {
 		die()
 	}
 	if d != Durable {

@@ -92,6 +92,7 @@ func GitCommonDir(dir string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	ceilings := gitCeilings()
 	for {
 		dotgit := filepath.Join(dir, ".git")
 		if st, err := os.Lstat(dotgit); err == nil {
@@ -118,11 +119,29 @@ func GitCommonDir(dir string) (string, bool) {
 			}
 		}
 		parent := filepath.Dir(dir)
-		if parent == dir {
+		if parent == dir || ceilings[parent] {
 			return "", false
 		}
 		dir = parent
 	}
+}
+
+// gitCeilings returns the folders of GIT_CEILING_DIRECTORIES, which git
+// does not walk up into while looking for a repository: the runner's own
+// search stops where git's does, so that both see the same repository.
+// Like git, it ignores entries that are not absolute.
+func gitCeilings() map[string]bool {
+	v := os.Getenv("GIT_CEILING_DIRECTORIES")
+	if v == "" {
+		return nil
+	}
+	m := make(map[string]bool)
+	for _, d := range filepath.SplitList(v) {
+		if filepath.IsAbs(d) {
+			m[filepath.Clean(d)] = true
+		}
+	}
+	return m
 }
 
 // commonOf follows a git directory's commondir file, if any.
@@ -414,11 +433,15 @@ func appendFrom(src, dst string, off int64) error {
 	return out.Close()
 }
 
-// copyFile replaces dst with a copy of src.
+// copyFile replaces dst with a copy of src: a keep's copy (NotSynced)
+// or, when the keep restores, a file of the runner's (made durable).
 func copyFile(src, dst string, d fsutil.Durability) error {
 	data, err := fsutil.ReadFile(src)
 	if err != nil {
 		return err
+	}
+	if d == fsutil.NotSynced {
+		return fsutil.ReplaceCopy(dst, data, 0o644)
 	}
 	return fsutil.ReplaceFile(dst, data, 0o644, d)
 }
@@ -451,7 +474,7 @@ func writeIfChanged(path string, data []byte) error {
 	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
 		return nil
 	}
-	return fsutil.ReplaceFile(path, data, 0o644, fsutil.NotSynced)
+	return fsutil.ReplaceCopy(path, data, 0o644)
 }
 
 // regularSource says whether src is a file the keep copies: a regular
