@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -108,14 +109,14 @@ func TestCrashParallel(t *testing.T) {
 				continue // the next runner resumes this one's work, and is killed too
 			}
 			if res := run(0, nil); res.code != 0 {
-				t.Fatalf("the runner after kill %d: exit %d:\n%s", made, res.code, res.out)
+				t.Fatalf("the runner that resumed %s: %s", when, r.whyExited(res, seed))
 			}
 			pc.check(when+" and a run to the end", true)
 		case res.code == 0:
 			// The tree was complete before the kill came.
 			pc.check(fmt.Sprintf("after a run that ended before its kill (%v, %s)", env, delay), true)
 		default:
-			t.Fatalf("runner exit %d (%v, %s), want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", res.code, env, delay, res.out, lockHolders(r.p.Lock()))
+			t.Fatalf("the runner to be killed (%v, %s), want a kill or exit 0: %s", env, delay, r.whyExited(res, seed))
 		}
 		if batches++; batches > 4*kills {
 			t.Fatalf("%d batches of tasks added, and only %d kills made", batches, made)
@@ -123,7 +124,7 @@ func TestCrashParallel(t *testing.T) {
 		addFlatTasks(t, r, fmt.Sprintf("more%d", batches), batch, shared)
 	}
 	if res := run(0, nil); res.code != 0 {
-		t.Fatalf("the last runner: exit %d:\n%s", res.code, res.out)
+		t.Fatalf("the last runner: %s", r.whyExited(res, seed))
 	}
 	commits := pc.check("after the last run", true)
 	iterations, interrupted := r.checkFinal()
@@ -142,6 +143,28 @@ func TestCrashParallel(t *testing.T) {
 	}
 	t.Logf("%d kills (%d resumed by a runner killed too), %d runner processes, %d iterations (%d interrupted, %d conflicted), %d task commits; kills by iterations left in flight: %v",
 		made, chained, runs, iterations, interrupted, len(pc.conflicts), commits, busy)
+}
+
+// whyExited describes a runner that exited with an error where it should
+// have finished: its exit code, the git lock files a killed runner's git
+// left behind (which the runner does not clear yet), the processes
+// holding the lock file, the seed that replays the test's choices, and
+// the runner's output.
+func (r *crashRepo) whyExited(res runnerResult, seed uint64) string {
+	var locks []string
+	filepath.WalkDir(filepath.Join(r.root, ".git"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".lock") {
+			rel, _ := filepath.Rel(r.root, path)
+			locks = append(locks, rel)
+		}
+		return nil
+	})
+	lockNote := "none"
+	if len(locks) > 0 {
+		lockNote = strings.Join(locks, ", ") + " (left by the git of a killed runner: the runner does not clear them)"
+	}
+	return fmt.Sprintf("exit %d\ngit lock files: %s\nprocesses with the runner's lock file open: %s\nseed %d (RUNNER_CRASH_SEED=%d replays the test's choices, not the timing of the kills)\noutput:\n%s",
+		res.code, lockNote, lockHolders(r.p.Lock()), seed, seed, res.out)
 }
 
 // sharedFile is the file the tasks whose id ends in "-s" all append to.
