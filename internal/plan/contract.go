@@ -12,7 +12,7 @@ You are planning work for ` + "`runner`" + `, a program that drives a coding age
 - Do not change any file. Read the documents below (when there are any) and the repository, to see what already exists; the runner writes the tree from your answer, after checking it.
 `
 
-const contractWhole = `- Your answer is the whole task tree, replacing the Current Tree (when there is one): one root task with everything under it.
+const contractWhole = `- Your answer is the whole task tree under the root, replacing the Current Tree's tasks (when there is one): the root itself stays as the Current Tree shows it (with no Current Tree, the runner names the root after the first document).
 `
 
 const contractNode = `- Your answer is the decomposition of the Task to Decompose below: its subtasks, added under it. The rest of the tree stays as the Current Tree shows it.
@@ -37,7 +37,7 @@ End your reply with exactly one JSON object and nothing after it:
 - assumptions, questions (optional): lists of strings, shown to the person who reviews the plan and kept for the agents that do the work.
 `
 
-const outputWhole = `- children: exactly one task, the root of the tree, whose children hold the plan.
+const outputWhole = `- children: the root's tasks, the top level of the plan, in the order to do them; each holds its own subtasks in its children. Do not repeat the root.
 `
 
 const outputNode = `- children: the subtasks of the Task to Decompose, in the order to do them.

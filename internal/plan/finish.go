@@ -96,7 +96,7 @@ func (r *run) propose(out *Result, msg *executor.Message) error {
 	if r.node != nil {
 		t, err = Decomposition(r.cur.t, r.node.ID, msg.Children, label)
 	} else {
-		t, err = WholeTree(msg.Children, label)
+		t, err = WholeTree(PlanRoot(r.cur.t, r.o.Documents), msg.Children, label)
 	}
 	if err != nil {
 		out.Outcome = state.OutcomePlanInvalid
@@ -106,10 +106,10 @@ func (r *run) propose(out *Result, msg *executor.Message) error {
 		}
 		return err
 	}
-	out.Tree, out.Tasks = t, count(msg.Children)
+	out.Tree, out.Tasks = t, count([]*tree.Node{t.Root})
 	out.Planned = t.Root
 	if r.node != nil {
-		out.Planned = t.Find(r.node.ID)
+		out.Planned, out.Tasks = t.Find(r.node.ID), count(msg.Children)
 	}
 	r.meta.Plan.Tasks = out.Tasks
 	proposal := filepath.Join(r.runDir, ProposalFileName)

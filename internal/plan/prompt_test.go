@@ -56,7 +56,7 @@ func TestBuildPromptWhole(t *testing.T) {
 		"# Document 1 of 2: docs/prd.md\n\n````\n# PRD\n", "[REDACTED:test]",
 		"# Document 2 of 2: stdin\n\n```\nMore.\n```\n",
 		"# Current Tree\n", "[x] done-one",
-		"# Output Contract\n", "exactly one task, the root",
+		"# Output Contract\n", "Do not repeat the root",
 	} {
 		if !strings.Contains(p.Text, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, p.Text)

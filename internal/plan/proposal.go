@@ -3,7 +3,11 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -40,24 +44,88 @@ func invalid(err error, label string) error {
 	return e
 }
 
-// WholeTree returns the tree a plan of the whole tree makes: its one
-// top-level task is the root. It is validated as tree.json is (SPEC §2);
-// the error is an *InvalidError whose problems name label as their file.
-func WholeTree(children []*tree.Node, label string) (*tree.Tree, error) {
-	if len(children) != 1 {
-		ids := make([]string, 0, len(children))
-		for _, c := range children {
-			ids = append(ids, fmt.Sprintf("%q", c.ID))
-		}
-		return nil, &InvalidError{Problems: []string{fmt.Sprintf(
-			"%s: the plan has %d top-level tasks (%s); a plan of the whole tree has exactly one, the root, with the others under it",
-			label, len(children), strings.Join(ids, ", "))}}
+// WholeTree returns the tree a plan of the whole tree makes (SPEC §16):
+// the answer's children are the root's children, and the root stays:
+// root is the current tree's root (its id, title, goal and acceptance),
+// or the root named after the plan's first document when there is no
+// tree. An answer that holds the root itself, one task whose id is the
+// root's or that has children of its own, is taken as the root (the shape
+// earlier contracts asked for). The tree is validated as tree.json is
+// (SPEC §2); the error is an *InvalidError whose problems name label as
+// their file.
+func WholeTree(root *tree.Node, children []*tree.Node, label string) (*tree.Tree, error) {
+	if len(children) == 0 {
+		return nil, &InvalidError{Problems: []string{label + ": the plan has no tasks: a decomposed answer lists the root's tasks in children"}}
 	}
-	t := &tree.Tree{Version: tree.Version, Root: children[0]}
+	var top *tree.Node
+	if len(children) == 1 && (children[0].ID == root.ID || !children[0].IsLeaf()) {
+		top = children[0]
+	} else {
+		top = &tree.Node{ID: root.ID, Title: root.Title, Goal: root.Goal, Acceptance: root.Acceptance, Children: children}
+	}
+	t := &tree.Tree{Version: tree.Version, Root: top}
 	if err := t.Validate(label); err != nil {
 		return nil, invalid(err, label)
 	}
 	return t, nil
+}
+
+// PlanRoot is the root a whole plan keeps: the current tree's, without
+// its tasks and progress, or, with no tree, one named after the first
+// document: its first Markdown heading for a title, its file name for an
+// id.
+func PlanRoot(cur *tree.Tree, docs []Document) *tree.Node {
+	if cur != nil && cur.Root != nil {
+		r := cur.Root
+		return &tree.Node{ID: r.ID, Title: r.Title, Goal: r.Goal, Acceptance: r.Acceptance}
+	}
+	root := &tree.Node{ID: "plan", Title: "Plan"}
+	if len(docs) == 0 {
+		return root
+	}
+	d := docs[0]
+	base := strings.TrimSuffix(path.Base(filepath.ToSlash(d.Name)), path.Ext(d.Name))
+	if id := idFrom(base); id != "" {
+		root.ID, root.Title = id, base
+	}
+	for _, line := range strings.SplitN(d.Text, "\n", 200) {
+		if title, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok && strings.TrimSpace(title) != "" {
+			root.Title = strings.TrimSpace(title)
+			break
+		}
+	}
+	return root
+}
+
+// idFrom makes a task id of s: its letters and digits, lowercased, other
+// runs of characters made one '-', at most 64 characters; "" when nothing
+// is left.
+func idFrom(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c < utf8.RuneSelf && (unicode.IsLetter(c) || unicode.IsDigit(c)):
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(c)
+			dash = false
+		default:
+			dash = true
+		}
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	id := b.String()
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	if !tree.ValidID(id) {
+		return ""
+	}
+	return id
 }
 
 // Decomposition returns a copy of current with children added under the

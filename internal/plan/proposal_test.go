@@ -22,15 +22,38 @@ func nodes(t *testing.T, data string) []*tree.Node {
 }
 
 func TestWholeTree(t *testing.T) {
-	tr, err := WholeTree(nodes(t, `[{"id":"r","title":"R","children":[{"id":"a","title":"A"},{"id":"b","title":"B","depends_on":["a"]}]}]`), "out.json")
+	root := &tree.Node{ID: "calc", Title: "Calculator", Goal: "A calculator."}
+
+	// SPEC §16: the answer's children are the root's; the root stays.
+	tr, err := WholeTree(root, nodes(t, `[{"id":"parse","title":"Parse"},{"id":"ops","title":"Ops","depends_on":["parse"]}]`), "out.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Root.ID != "r" || len(tr.Root.Children) != 2 || tr.Version != tree.Version {
-		t.Errorf("tree = %+v", tr.Root)
+	if tr.Root.ID != "calc" || tr.Root.Title != "Calculator" || tr.Root.Goal != "A calculator." || len(tr.Root.Children) != 2 ||
+		tr.Root.Children[0].ID != "parse" || tr.Version != tree.Version {
+		t.Errorf("top-level tasks: tree = %s", tree.Marshal(tr))
+	}
+	// One top-level leaf is the root's only task.
+	tr, err = WholeTree(root, nodes(t, `[{"id":"only","title":"Only"}]`), "out.json")
+	if err != nil || tr.Root.ID != "calc" || len(tr.Root.Children) != 1 {
+		t.Errorf("one leaf: tree = %v, %v", tr, err)
 	}
 
-	_, err = WholeTree(nodes(t, `[{"id":"r","title":"R","children":[{"id":"a","title":"","depends_on":["b"]},{"id":"b","title":"B","depends_on":["a"]},{"id":"a","title":"Again"}]}]`), "out.json")
+	// A single-root answer is taken as the root: one task with children,
+	// or one with the root's id.
+	tr, err = WholeTree(root, nodes(t, `[{"id":"r","title":"R","children":[{"id":"a","title":"A"},{"id":"b","title":"B","depends_on":["a"]}]}]`), "out.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Root.ID != "r" || len(tr.Root.Children) != 2 {
+		t.Errorf("single root: tree = %s", tree.Marshal(tr))
+	}
+	tr, err = WholeTree(root, nodes(t, `[{"id":"calc","title":"Calculator CLI"}]`), "out.json")
+	if err != nil || tr.Root.ID != "calc" || tr.Root.Title != "Calculator CLI" || len(tr.Root.Children) != 0 {
+		t.Errorf("the root repeated: tree = %v, %v", tr, err)
+	}
+
+	_, err = WholeTree(root, nodes(t, `[{"id":"r","title":"R","children":[{"id":"a","title":"","depends_on":["b"]},{"id":"b","title":"B","depends_on":["a"]},{"id":"a","title":"Again"}]}]`), "out.json")
 	var ie *InvalidError
 	if !errors.As(err, &ie) {
 		t.Fatalf("err = %v, want an *InvalidError", err)
@@ -45,9 +68,38 @@ func TestWholeTree(t *testing.T) {
 		t.Errorf("error %q does not say tree.json is unchanged", err)
 	}
 
-	_, err = WholeTree(nodes(t, `[{"id":"a","title":"A"},{"id":"b","title":"B"}]`), "out.json")
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), `2 top-level tasks ("a", "b")`) {
-		t.Errorf("two roots: %v", err)
+	// A task that takes the root's id is a duplicate.
+	_, err = WholeTree(root, nodes(t, `[{"id":"calc","title":"A"},{"id":"b","title":"B"}]`), "out.json")
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), `duplicate id "calc"`) {
+		t.Errorf("a task with the root's id: %v", err)
+	}
+	_, err = WholeTree(root, nil, "out.json")
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "no tasks") {
+		t.Errorf("no tasks: %v", err)
+	}
+}
+
+func TestPlanRoot(t *testing.T) {
+	cur := &tree.Tree{Version: tree.Version, Root: &tree.Node{ID: "app", Title: "App", Goal: "g", Status: tree.StatusDone, Attempts: 2,
+		Children: []*tree.Node{{ID: "x", Title: "X"}}}}
+	r := PlanRoot(cur, []Document{{Name: "docs/prd.md", Text: "# Other\n"}})
+	if r.ID != "app" || r.Title != "App" || r.Goal != "g" || r.Status != "" || r.Attempts != 0 || len(r.Children) != 0 {
+		t.Errorf("from the current tree: %+v", r)
+	}
+	for _, tt := range []struct {
+		docs      []Document
+		id, title string
+	}{
+		{[]Document{{Name: "docs/Calc PRD.md", Text: "intro\n\n#  Calculator CLI \n## Parts\n"}}, "calc-prd", "Calculator CLI"},
+		{[]Document{{Name: "spec.txt", Text: "no heading"}}, "spec", "spec"},
+		{[]Document{{Name: "stdin", Text: "# From stdin"}}, "stdin", "From stdin"},
+		{[]Document{{Name: "___.md", Text: ""}}, "plan", "Plan"},
+		{nil, "plan", "Plan"},
+	} {
+		r := PlanRoot(nil, tt.docs)
+		if r.ID != tt.id || r.Title != tt.title || !tree.ValidID(r.ID) {
+			t.Errorf("PlanRoot(nil, %v) = %q %q, want %q %q", tt.docs, r.ID, r.Title, tt.id, tt.title)
+		}
 	}
 }
 
