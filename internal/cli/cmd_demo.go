@@ -73,9 +73,9 @@ Where to look:
   %[1]s/.runner/runs/000002/prompt.md     the retry's prompt, with the guard failure
   %[1]s/.runner/runs/*/meta.json          what happened in each iteration
   %[1]s/.runner/state/journal.jsonl       every event, in order
-  runner status --dir %[1]s
-  runner show 2 --dir %[1]s
-`, dir)
+  %[2]s status --dir %[1]s
+  %[2]s show 2 --dir %[1]s
+`, dir, invocation(self))
 	if code := exitForResultCode(res); code != 0 {
 		return &ExitError{Code: code}
 	}
@@ -107,6 +107,34 @@ func exitForResultCode(res *loop.Result) int {
 		return ExitInterrupted
 	}
 	return ExitOK
+}
+
+// invocation is how the reader can run this binary again, for the demo's
+// closing hints: `runner` when that name on PATH is this binary, `go run
+// ./cmd/runner` when this is the temporary build of `go run`, and the
+// binary's path otherwise.
+func invocation(self string) string {
+	if p, err := exec.LookPath("runner"); err == nil {
+		if a, err := os.Stat(p); err == nil {
+			if b, err := os.Stat(self); err == nil && os.SameFile(a, b) {
+				return "runner"
+			}
+		}
+	}
+	if isGoRunBuild(self) {
+		return "go run ./cmd/runner"
+	}
+	return self
+}
+
+// isGoRunBuild reports whether path is a binary `go run` built: it lies
+// in a go-build folder of the temporary directory.
+func isGoRunBuild(path string) bool {
+	rel, err := filepath.Rel(os.TempDir(), path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	return strings.HasPrefix(rel, "go-build")
 }
 
 // selfPath is the program the demo runs as its agent: this binary, as it
