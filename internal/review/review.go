@@ -135,7 +135,7 @@ func (s *section) render(body string, truncated bool) string {
 	b.WriteString("# " + s.name + "\n\n")
 	fence := ""
 	if s.fenced {
-		fence = fenceFor(body)
+		fence = prompt.Fence(body)
 		b.WriteString(fence + "text\n")
 	}
 	if body != "" {
@@ -172,7 +172,7 @@ func fit(secs []*section, budget int) {
 		s.state = prompt.StateTruncated
 		overhead := len(s.render("", true))
 		if s.fenced {
-			overhead += 2 * (len(fenceFor(s.body)) - 3) // a longer fence than the empty body's
+			overhead += 2 * (len(prompt.Fence(s.body)) - 3) // a longer fence than the empty body's
 		}
 		if overhead+1 > room {
 			s.text = minimal(s.name)
@@ -180,20 +180,6 @@ func fit(secs []*section, budget int) {
 		}
 		s.text = s.render(prompt.CutHead(s.body, room-overhead-1), true)
 	}
-}
-
-// fenceFor returns a backtick fence longer than any backtick run in body.
-func fenceFor(body string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(body); i++ {
-		if body[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 func taskText(in Input) string {
