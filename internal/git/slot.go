@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 )
 
 // DetachedWorktree returns the linked worktree at path, as a parallel
@@ -13,11 +12,7 @@ import (
 // it was is returned. One there on a branch is an error, as is a path
 // that is no worktree of the repository.
 func (r *Repo) DetachedWorktree(ctx context.Context, path, commit string) (*Repo, bool, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, false, err
-	}
-	wt, err := r.findWorktree(ctx, abs)
+	abs, wt, err := r.findWorktree(ctx, path)
 	if err != nil {
 		return nil, false, err
 	}

@@ -106,11 +106,7 @@ func (r *Repo) AddDetachedWorktree(ctx context.Context, path, commit string) (*R
 }
 
 func (r *Repo) addWorktree(ctx context.Context, path, branch, commit string) (*Repo, bool, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, false, err
-	}
-	wt, err := r.findWorktree(ctx, abs)
+	abs, wt, err := r.findWorktree(ctx, path)
 	if err != nil {
 		return nil, false, err
 	}
@@ -154,20 +150,25 @@ func describeHead(wt *Worktree) string {
 	return "a detached HEAD at " + wt.Head
 }
 
-// findWorktree returns the worktree registered at path, or nil. Paths are
-// compared once symbolic links are resolved, as far as they exist.
-func (r *Repo) findWorktree(ctx context.Context, path string) (*Worktree, error) {
+// findWorktree returns path made absolute and the worktree registered
+// there, or nil. Paths are compared once symbolic links are resolved, as
+// far as they exist.
+func (r *Repo) findWorktree(ctx context.Context, path string) (string, *Worktree, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", nil, err
+	}
 	wts, err := r.ListWorktrees(ctx)
 	if err != nil {
-		return nil, err
+		return abs, nil, err
 	}
-	want := realPath(path)
+	want := realPath(abs)
 	for i := range wts {
 		if realPath(wts[i].Path) == want {
-			return &wts[i], nil
+			return abs, &wts[i], nil
 		}
 	}
-	return nil, nil
+	return abs, nil, nil
 }
 
 // realPath is p with symbolic links resolved, p cleaned when it does not
@@ -184,11 +185,7 @@ func realPath(p string) string {
 // unless force. A worktree whose folder is already gone is forgotten; a
 // path that is no worktree of the repository is an error.
 func (r *Repo) RemoveWorktree(ctx context.Context, path string, force bool) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	wt, err := r.findWorktree(ctx, abs)
+	abs, wt, err := r.findWorktree(ctx, path)
 	if err != nil {
 		return err
 	}
