@@ -10,7 +10,6 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
-	"github.com/runner-cli/runner/internal/guard"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -150,16 +149,7 @@ func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap 
 		return false, err
 	}
 	fmt.Fprintf(r.opts.Progress, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
-	env := r.guardEnv(meta)
-	var verdict string
-	var err error
-	// Read under the run's lock: the registers are another slot's once
-	// it is given up.
-	work, guards, grace := r.workDir, r.cfg.Guards, r.cfg.Executor.KillGrace.Duration
-	r.outside(func() {
-		_, verdict, err = guard.Run(ctx, work, guards, filepath.Join(dir, "guard.log"),
-			filepath.Join(dir, "failure.log"), grace, env)
-	})
+	_, verdict, err := r.guardsIn(ctx, meta, dir)
 	if err != nil {
 		return false, err
 	}

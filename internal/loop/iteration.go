@@ -250,19 +250,8 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 // iteration in their environment as the agent has it, so that what they
 // leave behind is found and stopped like the agent's (leftovers.go).
 func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
-	runDir := r.p.RunDir(meta.Iteration)
-	env := r.guardEnv(meta)
 	r.ledger.GuardsStarting()
-	var results []guard.Result
-	var verdict string
-	var err error
-	// Read under the run's lock: with parallel slots, the registers are
-	// another slot's once it is given up.
-	dir, guards, grace := r.workDir, r.cfg.Guards, r.cfg.Executor.KillGrace.Duration
-	r.outside(func() {
-		results, verdict, err = guard.Run(ctx, dir, guards, filepath.Join(runDir, "guard.log"),
-			filepath.Join(runDir, "failure.log"), grace, env)
-	})
+	results, verdict, err := r.guardsIn(ctx, meta, r.p.RunDir(meta.Iteration))
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr
 	}
@@ -274,6 +263,25 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 		out = append(out, state.GuardMeta{Name: g.Name, ExitCode: g.ExitCode, DurationMS: g.DurationMS, Status: g.Status, Error: g.Error})
 	}
 	return out, verdict, nil
+}
+
+// guardsIn runs the configured guards for meta's iteration in the
+// slot's working tree, outside the run's lock (r.outside), with their
+// logs guard.log and failure.log in logDir. It returns their results and
+// verdict.
+func (r *Runner) guardsIn(ctx context.Context, meta *state.Meta, logDir string) ([]guard.Result, string, error) {
+	env := r.guardEnv(meta)
+	var results []guard.Result
+	var verdict string
+	var err error
+	// Read under the run's lock: with parallel slots, the registers are
+	// another slot's once it is given up.
+	work, guards, grace := r.workDir, r.cfg.Guards, r.cfg.Executor.KillGrace.Duration
+	r.outside(func() {
+		results, verdict, err = guard.Run(ctx, work, guards, filepath.Join(logDir, "guard.log"),
+			filepath.Join(logDir, "failure.log"), grace, env)
+	})
+	return results, verdict, err
 }
 
 // guardEnv is the guards' environment: the iteration, as the agent has
