@@ -52,26 +52,13 @@ func runReset(g *globals, id string) error {
 	if err != nil {
 		return err
 	}
-	var reopened []string // ids
-	var visit func(*tree.Node)
-	visit = func(x *tree.Node) {
-		if x.IsLeaf() {
-			if x.EffectiveStatus() != tree.StatusDone || x == n {
-				if x.Status == tree.StatusBlocked || x.Attempts > 0 || x == n {
-					x.Status, x.Attempts, x.BlockedReason = "", 0, ""
-					reopened = append(reopened, x.ID)
-				}
-			}
-			return
+	reopened := changeLeaves(n, func(x *tree.Node) bool {
+		if x != n && (x.EffectiveStatus() == tree.StatusDone || x.Status != tree.StatusBlocked && x.Attempts == 0) {
+			return false // a task under n that is done, or neither blocked nor tried, stays
 		}
-		if x.Status == tree.StatusBlocked {
-			x.Status, x.BlockedReason = "", ""
-		}
-		for _, c := range x.Children {
-			visit(c)
-		}
-	}
-	visit(n)
+		x.Status, x.Attempts, x.BlockedReason = "", 0, ""
+		return true
+	})
 	t.Normalize()
 	// The journal's record first: a runner that sees the reset tree then
 	// finds what makes its change of runner-owned fields legitimate.
@@ -116,6 +103,31 @@ func taskToChange(g *globals, verb, id string) (state.Paths, *tree.Tree, *tree.I
 		return p, nil, nil, nil, fmt.Errorf("%s: no task with id %q in %s (`runner status` lists them)", verb, id, rel(p, p.Tree()))
 	}
 	return p, t, ix, n, nil
+}
+
+// changeLeaves calls change on every task under n that has no subtasks
+// (on n itself when it has none) and returns, in tree order, the ids of
+// those change changed (it returned true). A blocked task with subtasks
+// on the way is unblocked: its status follows its subtasks' again.
+func changeLeaves(n *tree.Node, change func(leaf *tree.Node) bool) []string {
+	var changed []string
+	var visit func(*tree.Node)
+	visit = func(x *tree.Node) {
+		if x.IsLeaf() {
+			if change(x) {
+				changed = append(changed, x.ID)
+			}
+			return
+		}
+		if x.Status == tree.StatusBlocked {
+			x.Status, x.BlockedReason = "", ""
+		}
+		for _, c := range x.Children {
+			visit(c)
+		}
+	}
+	visit(n)
+	return changed
 }
 
 // refuseInFlight returns an error naming the iteration in flight when it

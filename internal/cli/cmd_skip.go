@@ -44,24 +44,13 @@ func runSkip(g *globals, id string) error {
 	if _, err := refuseInFlight(p, ix, id); err != nil {
 		return err
 	}
-	var skipped []string
-	var visit func(*tree.Node)
-	visit = func(x *tree.Node) {
-		if x.IsLeaf() {
-			if x.Status != tree.StatusDone {
-				x.Status, x.BlockedReason = tree.StatusDone, ""
-				skipped = append(skipped, x.ID)
-			}
-			return
+	skipped := changeLeaves(n, func(x *tree.Node) bool {
+		if x.Status == tree.StatusDone {
+			return false
 		}
-		if x.Status == tree.StatusBlocked {
-			x.Status, x.BlockedReason = "", ""
-		}
-		for _, c := range x.Children {
-			visit(c)
-		}
-	}
-	visit(n)
+		x.Status, x.BlockedReason = tree.StatusDone, ""
+		return true
+	})
 	if len(skipped) == 0 {
 		fmt.Fprintf(g.streams.Out, "%s: already done\n", inert.Line(ix.Path(id)))
 		return nil
