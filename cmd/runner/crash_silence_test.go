@@ -225,6 +225,37 @@ func killWithSupervisors(t *testing.T, runner int) {
 	for _, pid := range supervisors {
 		syscall.Kill(pid, syscall.SIGSTOP)
 	}
+	// SIGSTOP takes effect when each thread is next scheduled: on a busy
+	// machine a supervisor's thread could still see the runner die and stop
+	// its command. The runner is killed once every thread is stopped.
+	waitUntil(t, "the supervisors to stop", time.Minute, func() bool {
+		for _, pid := range supervisors {
+			if !allThreadsStopped(pid) {
+				return false
+			}
+		}
+		return true
+	})
 	syscall.Kill(runner, syscall.SIGKILL)
 	killPIDs(supervisors)
+}
+
+// allThreadsStopped reports whether every thread of pid is stopped (or
+// gone).
+func allThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true
+	}
+	for _, task := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(data), ')')
+		if f := strings.Fields(string(data[i+1:])); i >= 0 && len(f) > 0 && f[0] != "T" && f[0] != "t" && f[0] != "Z" && f[0] != "X" {
+			return false
+		}
+	}
+	return true
 }
