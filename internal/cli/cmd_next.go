@@ -28,7 +28,7 @@ func runNext(g *globals) error {
 	if err != nil {
 		return err
 	}
-	cfg, sel := in.cfg, in.sel
+	cfg, sel := in.Config, in.Selection
 	out := g.streams.Out
 	switch sel.State {
 	case tree.Complete:

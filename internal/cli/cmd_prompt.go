@@ -32,7 +32,7 @@ func runPrompt(g *globals) error {
 	if err != nil {
 		return err
 	}
-	p, cfg, t, ix, sel := in.p, in.cfg, in.t, in.ix, in.sel
+	p, cfg, t, ix, sel := in.p, in.Config, in.Tree, in.Index, in.Selection
 	rs, err := state.LoadRunState(p.RunState())
 	if err != nil {
 		return err

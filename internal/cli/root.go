@@ -18,11 +18,10 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
-	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
-	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/status"
 )
 
 // Exit codes of the runner.
@@ -241,14 +240,12 @@ type plainWriter struct{ w io.Writer }
 
 func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
 
-// inputs are a repository's config and tree, loaded and indexed, for the
-// commands that read them.
+// inputs are a repository's paths and its config and tree, loaded,
+// indexed and with the next task selected, for the commands that read
+// them.
 type inputs struct {
-	p   state.Paths
-	cfg *config.Config
-	t   *tree.Tree
-	ix  *tree.Index
-	sel tree.Selection
+	p state.Paths
+	*status.Tasks
 }
 
 // loadInputs resolves the repository and loads its config and tree, and
@@ -258,14 +255,9 @@ func (g *globals) loadInputs() (*inputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(p.Config())
+	tasks, err := status.LoadTasks(p)
 	if err != nil {
 		return nil, err
 	}
-	t, err := tree.Load(p.Tree())
-	if err != nil {
-		return nil, err
-	}
-	ix := tree.NewIndex(t)
-	return &inputs{p: p, cfg: cfg, t: t, ix: ix, sel: tree.Select(t, ix, cfg.Loop.MaxAttempts)}, nil
+	return &inputs{p: p, Tasks: tasks}, nil
 }

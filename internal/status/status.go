@@ -96,9 +96,20 @@ func Inputs(p state.Paths) []string {
 	return []string{p.Config(), p.Tree(), p.RunState(), p.Journal(), p.Lock(), p.PauseRequest()}
 }
 
-// Load reads the config, the tree and the run state, and builds the
-// report. It writes nothing and never takes the lock.
-func Load(p state.Paths) (*Report, error) {
+// Tasks are a repository's config and tree, loaded, with the tree's
+// index and the selection the runner would make now (tree.Select): what
+// a report says of the tasks, and what `runner next` and `runner prompt`
+// show, read the one way so that they agree.
+type Tasks struct {
+	Config    *config.Config
+	Tree      *tree.Tree
+	Index     *tree.Index
+	Selection tree.Selection
+}
+
+// LoadTasks reads the config and the tree, and selects the next task.
+// It writes nothing and never takes the lock.
+func LoadTasks(p state.Paths) (*Tasks, error) {
 	cfg, err := config.Load(p.Config())
 	if err != nil {
 		return nil, err
@@ -107,19 +118,29 @@ func Load(p state.Paths) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	ix := tree.NewIndex(t)
+	return &Tasks{Config: cfg, Tree: t, Index: ix, Selection: tree.Select(t, ix, cfg.Loop.MaxAttempts)}, nil
+}
+
+// Load reads the config, the tree and the run state, and builds the
+// report. It writes nothing and never takes the lock.
+func Load(p state.Paths) (*Report, error) {
+	tasks, err := LoadTasks(p)
+	if err != nil {
+		return nil, err
+	}
 	rs, err := state.LoadRunState(p.RunState())
 	if err != nil {
 		return nil, err
 	}
-	return Build(p, cfg, t, rs), nil
+	return Build(p, tasks, rs), nil
 }
 
 // Build makes the report from loaded inputs. It reads the journal's end
 // and the lock to tell the iteration under way (state.CurrentInFlight,
 // state.LockHolder), and the last iteration's meta.json for its outcome.
-func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) *Report {
-	ix := tree.NewIndex(t)
-	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
+	cfg, sel := tasks.Config, tasks.Selection
 	rep := &Report{Root: p.Root}
 	rep.Progress = Progress{Done: sel.DoneLeaves, Total: sel.TotalLeaves}
 	for _, b := range sel.Blocked {
@@ -157,7 +178,7 @@ func Build(p state.Paths, cfg *config.Config, t *tree.Tree, rs *state.RunState) 
 			rep.Last.Outcome = m.Outcome
 		}
 	}
-	rep.Tree = convert(t.Root, cfg.Loop.MaxAttempts)
+	rep.Tree = convert(tasks.Tree.Root, cfg.Loop.MaxAttempts)
 	rep.Usage = rs.Usage
 	rep.UsageByExecutor = rs.UsageByExecutor
 	rep.Executor, rep.SetAside = rs.Executor, rs.SetAside
