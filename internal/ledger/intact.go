@@ -59,15 +59,29 @@ func (l *Ledger) openKeep() {
 }
 
 // syncKeep brings the keep up to date (state.Keep.Sync) with the run
-// folders of every iteration recorded so far. A failure is logged: the
-// keep is a second copy, the run goes on without it.
-func (l *Ledger) syncKeep(recorded int) {
+// folders of the iterations rs records as finished, up to the first one
+// still under way: with parallel slots iterations finish out of order,
+// and a folder whose agent still works is never linked (an agent refuses
+// to write an output file with two links, and would be charged an
+// attempt for it). A failure is logged: the keep is a second copy, the
+// run goes on without it.
+func (l *Ledger) syncKeep(rs *state.RunState) {
 	if l.keep == nil {
 		return
 	}
-	if err := l.keep.Sync(recorded); err != nil {
+	if err := l.keep.Sync(keepUpTo(rs)); err != nil {
 		l.log.Warn("keeping a copy of the runner's state in the git directory", "err", err)
 	}
+}
+
+// keepUpTo is the last run folder the keep may link: every iteration up
+// to it is finished.
+func keepUpTo(rs *state.RunState) int {
+	up := rs.Iteration
+	for _, f := range rs.Flights() {
+		up = min(up, f.Iteration-1)
+	}
+	return up
 }
 
 // checkIntact makes sure, after the agent or the guards ran, that the

@@ -87,7 +87,7 @@ func (l *Ledger) AgentStarted(n, pgid int) {
 		if l.backgroundErr == nil {
 			l.noteWritten(&snap)
 		}
-		l.syncKeep(snap.Iteration)
+		l.syncKeep(&snap)
 	})
 }
 
@@ -147,7 +147,7 @@ func (l *Ledger) AgentDone(meta *state.Meta, guardsNext bool) error {
 // holds).
 func (l *Ledger) GuardsStarting() {
 	l.background.Wait()
-	l.syncKeep(l.rs.Iteration)
+	l.syncKeep(l.rs)
 }
 
 // GuardsEnded puts back what the guards removed of the runner's files.
