@@ -49,6 +49,9 @@ type link struct {
 	resetAt time.Time
 	// limits counts its usage or rate limits in a row, for the backoff.
 	limits int
+	// noted counts the limits ever noted: a run tells whether a limit
+	// was noted while it ran (see ran).
+	noted uint64
 
 	// aside says why it is set aside for the rest of the run; "" when it
 	// is not.
@@ -111,8 +114,15 @@ func (c *chain) left() int {
 	return n
 }
 
-// ran notes a run of s that hit no limit: its backoff starts again.
-func (s *link) ran() {
+// ran notes a run of s that hit no limit, one that started when s had
+// noted limits: its backoff starts again. A run that started before a
+// limit another run hit (parallel slots share the executor) says nothing
+// of that limit: it holds until it is over, and the next one in a row
+// doubles the backoff.
+func (s *link) ran(noted uint64) {
+	if s.noted != noted {
+		return
+	}
 	s.limits, s.until, s.why, s.byReset = 0, time.Time{}, "", false
 }
 
@@ -134,6 +144,7 @@ func (s *link) limit(l config.Loop, res *executor.Result, now time.Time) {
 		s.until, s.byReset = now.Add(min(wait, capped)), false
 	}
 	s.limits++
+	s.noted++
 }
 
 // notes returns the executors set aside and those limited at now, for

@@ -141,6 +141,7 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 			return nil, r.failedBeforeAgent(meta, err)
 		}
 		var res *executor.Result
+		noted := it.link.noted
 		r.outside(func() { res, err = executor.Run(ctx, opts, it.req) })
 		// What the agent removed of the runner's files is put back
 		// before anything is written, and what it changed of its judges.
@@ -156,7 +157,7 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 		executor.NoteRun(meta, res)
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			if res.Class != executor.ClassInterrupted {
-				it.link.ran()
+				it.link.ran(noted)
 			}
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.

@@ -165,7 +165,7 @@ func (r *Runner) beforeAskingAgain(ctx context.Context, meta *state.Meta, ans re
 		f.waited += wait
 		return r.reviewPause(ctx, meta, wait, "its usage or rate limit")
 	}
-	f.lim.ran()
+	f.lim.ran(f.lim.noted)
 	f.inRow++
 	limit := r.cfg.Loop.MaxConsecutiveErrors
 	if limit > 0 && f.inRow >= limit {
