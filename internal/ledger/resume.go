@@ -25,7 +25,7 @@ func (l *Ledger) Left() (*state.InFlight, error) {
 		return nil, fmt.Errorf("look for an unfinished iteration: %w", err)
 	}
 	for _, rec := range recs {
-		l.rs.AddFlight(&state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time, Slot: rec.Slot})
+		l.rs.AddFlight(&state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time, Slot: rec.Slot, Executor: rec.Executor})
 	}
 	if f := l.rs.Flights(); len(f) > 0 {
 		return f[0], nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/inert"
@@ -43,9 +44,27 @@ func (r *Runner) openSlots() error {
 	if err := r.ck.repo.CheckIntegrate(); err != nil {
 		return fmt.Errorf("loop.parallel = %d: %w", r.parallelism(), err)
 	}
+	if msg := cpuNotice(r.parallelism(), numCPU()); want && msg != "" {
+		r.log.Warn(msg)
+	}
 	r.par = &parallel{slots: map[int]*slot{}}
 	r.par.mu.Lock()
 	return nil
+}
+
+// numCPU is the number of CPUs the runner may use.
+var numCPU = runtime.NumCPU
+
+// cpuNotice is the notice a run with n slots gets on a machine with cpus
+// CPUs: "" while every slot has a CPU of its own. Agents, and the builds
+// and tests they and the guards run, compete for the CPUs; past their
+// number a night can be slower than with fewer slots.
+func cpuNotice(n, cpus int) string {
+	if n <= cpus {
+		return ""
+	}
+	return fmt.Sprintf("loop.parallel = %d is above this machine's %d CPUs: the agents and the builds and tests they run compete for them, "+
+		"and the night may be slower than with %d slots", n, cpus, cpus)
 }
 
 // leaveSlots ends the slots of a run that goes on one task at a time,

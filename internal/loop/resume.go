@@ -2,10 +2,13 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 
 	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -61,7 +64,8 @@ func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 		// of this iteration reached the tree: it was the node's next
 		// attempt. meta.json is written at once, so that a crash while
 		// this iteration is being recorded cannot count the attempt twice.
-		meta = &state.Meta{Iteration: in.Iteration, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt, Phase: state.PhaseStarted}
+		meta = &state.Meta{Iteration: in.Iteration, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt, Phase: state.PhaseStarted,
+			Slot: in.Slot, Executor: in.Executor, Prompt: promptSent(r.p.RunDir(in.Iteration))}
 		t, err := r.treeForRecord(ctx, in.Iteration)
 		if err != nil {
 			return err
@@ -162,6 +166,21 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.optionsNamed(meta.Executor), runDir)}
 	}
 	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
+}
+
+// promptSent is what an iteration's context.json says of the prompt it
+// sent, for a meta.json rebuilt after the runner died before writing it;
+// zero when the prompt was not written.
+func promptSent(runDir string) state.PromptMeta {
+	data, err := fsutil.ReadLimited(filepath.Join(runDir, "context.json"), 4<<20, true)
+	if err != nil {
+		return state.PromptMeta{}
+	}
+	var prov prompt.Provenance
+	if json.Unmarshal(data, &prov) != nil {
+		return state.PromptMeta{}
+	}
+	return state.PromptMeta{Bytes: prov.TotalBytes, Budget: prov.Budget, Dropped: dropped(&prompt.Pack{Sections: prov.Sections})}
 }
 
 // agentBegan tells, for an iteration a runner left in phase started (or

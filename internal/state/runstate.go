@@ -153,6 +153,8 @@ type InFlight struct {
 	// Slot is the parallel slot the iteration works in (1 to
 	// loop.parallel), 0 without slots.
 	Slot int `json:"slot,omitempty"`
+	// Executor is the executor of the chain its agent runs on.
+	Executor string `json:"executor,omitempty"`
 }
 
 // NextIteration is the number the next iteration gets. Numbers are never
