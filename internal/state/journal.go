@@ -203,51 +203,16 @@ func LastStart(path string) (*Record, bool, error) {
 // journalStarts reads the end of the journal: its started records in
 // the order written, and the iterations a record ended after their start.
 func journalStarts(path string) (starts []Record, ended map[int]bool, err error) {
-	f, err := fsutil.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	off := st.Size() - journalTail
-	if off < 0 {
-		off = 0
-	}
-	buf := make([]byte, st.Size()-off)
-	n, err := f.ReadAt(buf, off)
-	if err != nil && n < len(buf) {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	buf = buf[:n]
-	if off > 0 {
-		// The first line is cut by the window.
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return nil, nil, nil
-		}
-		buf = buf[i+1:]
-	}
-	i := bytes.LastIndexByte(buf, '\n')
-	if i < 0 {
-		return nil, nil, nil
-	}
-	buf = buf[:i+1] // a torn last line is ignored
 	ended = map[int]bool{}
-	for _, line := range bytes.Split(buf, []byte{'\n'}) {
+	err = ScanJournalTail(path, journalTail, func(line []byte) bool {
 		isStart := bytes.Contains(line, eventStarted)
 		if !isStart && !bytes.Contains(line, eventRecorded) &&
 			!bytes.Contains(line, eventInterrupted) && !bytes.Contains(line, eventAborted) {
-			continue // not worth decoding
+			return true // not worth decoding
 		}
 		var r Record
 		if json.Unmarshal(line, &r) != nil || !bytes.Contains(line, []byte(`"event":"`+r.Event+`"`)) {
-			continue // not a record the runner wrote
+			return true // not a record the runner wrote
 		}
 		switch r.Event {
 		case EventStarted:
@@ -256,8 +221,9 @@ func journalStarts(path string) (starts []Record, ended map[int]bool, err error)
 		case EventRecorded, EventInterrupted, EventAborted:
 			ended[r.Iteration] = true
 		}
-	}
-	return starts, ended, nil
+		return true
+	})
+	return starts, ended, err
 }
 
 // CurrentInFlight returns the iteration under way as the files tell it,
