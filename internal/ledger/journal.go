@@ -1,12 +1,9 @@
 package ledger
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -61,37 +58,23 @@ func (l *Ledger) journalOnce(rec state.Record) error {
 }
 
 // journalHas reports whether the journal holds a record of event for
-// iteration. It streams the file; lines that do not decode (a torn last
-// line, a person's edit) are skipped.
+// iteration. It streams the file; lines that do not decode (a person's
+// edit) are skipped, and so is a torn last line, which the next append
+// cuts off: its record is written again in full.
 func journalHas(path string, iteration int, event string) (bool, error) {
-	f, err := fsutil.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
 	key := []byte(fmt.Sprintf(`"iteration":%d,`, iteration))
-	br := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
+	has := false
+	err := state.ScanJournalTail(path, 0, func(line []byte) bool {
 		if bytes.Contains(line, key) {
 			var rec struct {
 				Iteration int    `json:"iteration"`
 				Event     string `json:"event"`
 			}
-			if json.Unmarshal(line, &rec) == nil && rec.Iteration == iteration && rec.Event == event {
-				return true, nil
-			}
+			has = json.Unmarshal(line, &rec) == nil && rec.Iteration == iteration && rec.Event == event
 		}
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
+		return !has
+	})
+	return has, err
 }
 
 // A journal record takes well under this many bytes per iteration; the

@@ -1,13 +1,8 @@
 package ledger
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
@@ -77,10 +72,10 @@ var (
 func (l *Ledger) Rejections(node string, covers func(id string) bool, skip int) (int, error) {
 	n := 0
 	for _, path := range []string{l.p.OldJournal(), l.p.Journal()} {
-		err := scanJournal(path, func(line []byte) {
+		err := state.ScanJournalTail(path, 0, func(line []byte) bool {
 			isReset := bytes.Contains(line, eventReset)
 			if !isReset && !bytes.Contains(line, eventRejected) {
-				return
+				return true
 			}
 			var rec struct {
 				Iteration int    `json:"iteration"`
@@ -88,7 +83,7 @@ func (l *Ledger) Rejections(node string, covers func(id string) bool, skip int) 
 				Event     string `json:"event"`
 			}
 			if json.Unmarshal(line, &rec) != nil {
-				return
+				return true
 			}
 			switch {
 			case rec.Event == state.EventReset && covers(rec.Node):
@@ -96,36 +91,11 @@ func (l *Ledger) Rejections(node string, covers func(id string) bool, skip int) 
 			case rec.Event == state.EventRejected && rec.Node == node && rec.Iteration != skip:
 				n++
 			}
+			return true
 		})
 		if err != nil {
 			return 0, err
 		}
 	}
 	return n, nil
-}
-
-// scanJournal calls fn with each line of the journal at path, which may
-// be missing.
-func scanJournal(path string, fn func(line []byte)) error {
-	f, err := fsutil.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			fn(line)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-	}
 }
