@@ -38,55 +38,18 @@ type Message struct {
 // OutputSchema is the JSON Schema of the final message, written to
 // .runner/state/output.schema.json and passed to `codex exec
 // --output-schema`. It follows the rules of OpenAI strict structured
-// output: every object lists all its properties in "required" and sets
-// "additionalProperties": false, so optional fields are nullable instead
-// of absent. ParseMessage accepts null for them. A child carries only the
-// human-owned fields a new node needs; each child can decompose further
-// when it runs.
-const OutputSchema = `{
-  "title": "runner final message",
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["status", "summary", "assumptions", "questions", "children"],
-  "properties": {
-    "status": {
-      "type": "string",
-      "enum": ["done", "retry", "blocked", "decomposed"],
-      "description": "done: the node's goal and acceptance are met; retry: progress was made but another attempt is needed; blocked: cannot go on without a human; decomposed: the node is split into children"
-    },
-    "summary": {
-      "type": "string",
-      "description": "What was done and what is left; for blocked, why"
-    },
-    "assumptions": {
-      "type": ["array", "null"],
-      "items": {"type": "string"},
-      "description": "Assumptions made that a human should know about"
-    },
-    "questions": {
-      "type": ["array", "null"],
-      "items": {"type": "string"},
-      "description": "Open questions for a human"
-    },
-    "children": {
-      "type": ["array", "null"],
-      "description": "Only with status decomposed: the sub-tasks, in execution order",
-      "items": {
-        "type": "object",
-        "additionalProperties": false,
-        "required": ["id", "title", "goal", "acceptance", "depends_on"],
-        "properties": {
-          "id": {"type": "string", "description": "Unique node id: letters, digits, '.', '_' or '-', at most 64 characters"},
-          "title": {"type": "string"},
-          "goal": {"type": ["string", "null"]},
-          "acceptance": {"type": ["array", "null"], "items": {"type": "string"}},
-          "depends_on": {"type": ["array", "null"], "items": {"type": "string"}}
-        }
-      }
-    }
-  }
-}
-`
+// output (see MessageSchema); ParseMessage accepts null for the optional
+// fields. Each child can decompose further when it runs.
+var OutputSchema = MessageSchema{
+	Title:       "runner final message",
+	Statuses:    []string{StatusDone, StatusRetry, StatusBlocked, StatusDecomposed},
+	Status:      "done: the node's goal and acceptance are met; retry: progress was made but another attempt is needed; blocked: cannot go on without a human; decomposed: the node is split into children",
+	Summary:     "What was done and what is left; for blocked, why",
+	Assumptions: "Assumptions made that a human should know about",
+	Questions:   "Open questions for a human",
+	Children:    "Only with status decomposed: the sub-tasks, in execution order",
+	Child:       "node",
+}.JSON()
 
 // messageMaxDepth bounds the nesting of a final message;
 // nestedMaxDepth that of one whose children nest (ParseNestedMessage), as

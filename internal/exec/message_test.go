@@ -182,12 +182,83 @@ func TestTopLevelObjects(t *testing.T) {
 }
 
 func TestOutputSchemaIsStrict(t *testing.T) {
-	var schema map[string]any
-	if err := json.Unmarshal([]byte(OutputSchema), &schema); err != nil {
-		t.Fatalf("OutputSchema is not JSON: %v", err)
+	objects := strictObjects(t, OutputSchema)
+	// The schema and the parser accept the same fields.
+	if got, want := objects["message"], fields(wireMessage{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("schema message fields %v, parser fields %v", got, want)
 	}
-	// OpenAI strict structured output: each object schema lists every
-	// property as required and forbids additional ones.
+	if got, want := objects["message.children[]"], fields(wireChild{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("schema child fields %v, parser fields %v", got, want)
+	}
+	// A message shaped as strict output (every field present, nulls) parses.
+	if _, err := ParseMessage([]byte(`{"status":"done","summary":"s","assumptions":null,"questions":[],"children":null}`)); err != nil {
+		t.Errorf("a strict-schema message does not parse: %v", err)
+	}
+}
+
+// TestNestedMessageSchema checks the schema of a message whose children
+// nest (a plan's): strict, with the fields ParseNestedMessage accepts, and
+// the texts given where they belong, JSON-escaped.
+func TestNestedMessageSchema(t *testing.T) {
+	ms := MessageSchema{
+		Title: `a "title"`, Statuses: []string{StatusDecomposed, StatusBlocked},
+		Status: "s <b> & 'c'", Summary: "su\nmmary", Assumptions: "as", Questions: "qu", Children: "ch",
+		Child: "task", Nested: true,
+	}
+	text := ms.JSON()
+	objects := strictObjects(t, text)
+	if got, want := objects["message"], fields(wireMessageOf[wireNode]{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("schema message fields %v, parser fields %v", got, want)
+	}
+	if got, want := objects["$defs.task"], fields(wireNode{}); !reflect.DeepEqual(got, want) {
+		t.Errorf("schema task fields %v, parser fields %v", got, want)
+	}
+	var s struct {
+		Title      string `json:"title"`
+		Properties map[string]struct {
+			Enum        []string       `json:"enum"`
+			Description string         `json:"description"`
+			Items       map[string]any `json:"items"`
+		} `json:"properties"`
+		Defs map[string]struct {
+			Properties map[string]struct {
+				Description string         `json:"description"`
+				Items       map[string]any `json:"items"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal([]byte(text), &s); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Properties
+	got := []string{s.Title, p["status"].Description, p["summary"].Description, p["assumptions"].Description,
+		p["questions"].Description, p["children"].Description}
+	if want := []string{ms.Title, ms.Status, ms.Summary, ms.Assumptions, ms.Questions, ms.Children}; !reflect.DeepEqual(got, want) {
+		t.Errorf("texts %q, want %q", got, want)
+	}
+	if !reflect.DeepEqual(p["status"].Enum, ms.Statuses) {
+		t.Errorf("status enum %q, want %q", p["status"].Enum, ms.Statuses)
+	}
+	ref := map[string]any{"$ref": "#/$defs/task"}
+	task := s.Defs["task"].Properties
+	if !reflect.DeepEqual(p["children"].Items, ref) || !reflect.DeepEqual(task["children"].Items, ref) {
+		t.Errorf("children items %v and %v, want both %v", p["children"].Items, task["children"].Items, ref)
+	}
+	if d := task["id"].Description; !strings.HasPrefix(d, "Unique task id: ") {
+		t.Errorf("task id description %q, want it to name a task", d)
+	}
+}
+
+// strictObjects checks that every object of a JSON Schema follows OpenAI
+// strict structured output, listing every property as required and
+// forbidding additional ones, and returns the properties of each, by
+// path ("message", "message.children[]", "$defs.task").
+func strictObjects(t *testing.T, text string) map[string][]string {
+	t.Helper()
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(text), &schema); err != nil {
+		t.Fatalf("schema is not JSON: %v", err)
+	}
 	var check func(path string, s map[string]any)
 	objects := map[string][]string{}
 	check = func(path string, s map[string]any) {
@@ -217,26 +288,22 @@ func TestOutputSchemaIsStrict(t *testing.T) {
 		objects[path] = keys
 	}
 	check("message", schema)
-	// The schema and the parser accept the same fields.
-	fields := func(v any) []string {
-		var out []string
-		rt := reflect.TypeOf(v)
-		for i := range rt.NumField() {
-			out = append(out, strings.Split(rt.Field(i).Tag.Get("json"), ",")[0])
-		}
-		sort.Strings(out)
-		return out
+	defs, _ := schema["$defs"].(map[string]any)
+	for name, d := range defs {
+		check("$defs."+name, d.(map[string]any))
 	}
-	if got, want := objects["message"], fields(wireMessage{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("schema message fields %v, parser fields %v", got, want)
+	return objects
+}
+
+// fields are the JSON names of a struct's fields, sorted.
+func fields(v any) []string {
+	var out []string
+	rt := reflect.TypeOf(v)
+	for i := range rt.NumField() {
+		out = append(out, strings.Split(rt.Field(i).Tag.Get("json"), ",")[0])
 	}
-	if got, want := objects["message.children[]"], fields(wireChild{}); !reflect.DeepEqual(got, want) {
-		t.Errorf("schema child fields %v, parser fields %v", got, want)
-	}
-	// A message shaped as strict output (every field present, nulls) parses.
-	if _, err := ParseMessage([]byte(`{"status":"done","summary":"s","assumptions":null,"questions":[],"children":null}`)); err != nil {
-		t.Errorf("a strict-schema message does not parse: %v", err)
-	}
+	sort.Strings(out)
+	return out
 }
 
 func FuzzParseMessage(f *testing.F) {

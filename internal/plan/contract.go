@@ -1,5 +1,7 @@
 package plan
 
+import executor "github.com/runner-cli/runner/internal/exec"
+
 // The fixed sections of a planning prompt, and the schema of its answer.
 // Like the loop's contracts, every sentence is a rule the agent can act
 // on; the two modes (a whole tree, one task's decomposition) differ only
@@ -70,56 +72,17 @@ func outputContract(node bool) string {
 // Schema is the JSON Schema of a planning answer, written to the run
 // folder as plan.schema.json and given to the agent as {schema_file}
 // (`codex exec --output-schema`). It follows the rules of OpenAI strict
-// structured output, as executor.OutputSchema does: every object lists
-// all its properties in "required" and sets "additionalProperties":
-// false, optional fields are nullable, and a task's children refer back
-// to the task's own definition. executor.ParseNestedMessage reads the
-// answer.
-const Schema = `{
-  "title": "runner plan",
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["status", "summary", "assumptions", "questions", "children"],
-  "properties": {
-    "status": {
-      "type": "string",
-      "enum": ["decomposed", "blocked"],
-      "description": "decomposed: the plan is in children; blocked: the documents do not say enough to plan"
-    },
-    "summary": {
-      "type": "string",
-      "description": "The plan in a few sentences; for blocked, why"
-    },
-    "assumptions": {
-      "type": ["array", "null"],
-      "items": {"type": "string"},
-      "description": "Choices made where the documents leave them open"
-    },
-    "questions": {
-      "type": ["array", "null"],
-      "items": {"type": "string"},
-      "description": "Questions only a person can answer"
-    },
-    "children": {
-      "type": ["array", "null"],
-      "description": "Only with status decomposed: the plan's top-level tasks, in the order to do them",
-      "items": {"$ref": "#/$defs/task"}
-    }
-  },
-  "$defs": {
-    "task": {
-      "type": "object",
-      "additionalProperties": false,
-      "required": ["id", "title", "goal", "acceptance", "depends_on", "children"],
-      "properties": {
-        "id": {"type": "string", "description": "Unique task id: letters, digits, '.', '_' or '-', at most 64 characters"},
-        "title": {"type": "string"},
-        "goal": {"type": ["string", "null"]},
-        "acceptance": {"type": ["array", "null"], "items": {"type": "string"}},
-        "depends_on": {"type": ["array", "null"], "items": {"type": "string"}},
-        "children": {"type": ["array", "null"], "items": {"$ref": "#/$defs/task"}}
-      }
-    }
-  }
-}
-`
+// structured output, as executor.OutputSchema does (see
+// executor.MessageSchema), and a task's children refer back to the
+// task's own definition. executor.ParseNestedMessage reads the answer.
+var Schema = executor.MessageSchema{
+	Title:       "runner plan",
+	Statuses:    []string{executor.StatusDecomposed, executor.StatusBlocked},
+	Status:      "decomposed: the plan is in children; blocked: the documents do not say enough to plan",
+	Summary:     "The plan in a few sentences; for blocked, why",
+	Assumptions: "Choices made where the documents leave them open",
+	Questions:   "Questions only a person can answer",
+	Children:    "Only with status decomposed: the plan's top-level tasks, in the order to do them",
+	Child:       "task",
+	Nested:      true,
+}.JSON()
