@@ -128,11 +128,18 @@ func (h *heldWork) putBack(ctx context.Context) (changed []string, kept string, 
 		return changed, kept, nil
 	}
 	ck := r.ck
+	// With parallel slots the run branch moves under a reviewer when
+	// another slot's task lands: it is then where the runner put it, and
+	// stays there.
+	want := h.branch
+	if r.par != nil && r.par.landed != "" {
+		want = r.par.landed
+	}
 	if cur, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err != nil {
 		return nil, "", err
-	} else if cur != h.branch {
-		if err := ck.repo.UpdateRef(ctx, git.BranchRef(ck.branch), h.branch, cur); err != nil {
-			return nil, "", fmt.Errorf("move the run branch back where the reviewer found it: %w", err)
+	} else if cur != want {
+		if err := ck.repo.UpdateRef(ctx, git.BranchRef(ck.branch), want, cur); err != nil {
+			return nil, "", fmt.Errorf("move the run branch back where the runner left it: %w", err)
 		}
 		changed = append(changed, "the run branch "+ck.branch+" (moved to "+short(cur)+")")
 	}

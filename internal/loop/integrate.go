@@ -104,6 +104,7 @@ func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) 
 	if err := ck.repo.UpdateRef(ctx, ref, commit, onto); err != nil {
 		return fmt.Errorf("move the run branch %s to task %s's commit: %w", r.main.branch, meta.Node, err)
 	}
+	r.par.landed = commit
 	fsutil.FailAt(fsutil.FailGit, "advance")
 	r.followPreflight(meta, onto, commit)
 	if err := r.followRunBranch(ctx, commit); err != nil {

@@ -32,6 +32,10 @@ type parallel struct {
 	// integ makes integrations one at a time (integrate.go); taken
 	// without the run's lock, which its holder gives up while guards run.
 	integ sync.Mutex
+	// landed is where the last landing of this run moved the run branch:
+	// a reviewer working meanwhile in another slot finds the branch
+	// there, moved by the runner, not by itself (holdwork.go).
+	landed string
 }
 
 // slot is one worktree tasks are worked on in.
