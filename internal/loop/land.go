@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/runner-cli/runner/internal/git"
@@ -32,11 +33,19 @@ type landing struct {
 // commit, the run branch's head, from whatever they hold: what a runner
 // resuming an iteration whose task landed does.
 func (r *Runner) landed(ctx context.Context, commit string) error {
+	if err := r.keepRunBranchTree(ctx, commit, errNotAtHead); err != nil {
+		return err
+	}
 	if err := r.resetRunBranchTree(ctx, commit); err != nil {
 		return err
 	}
 	return r.restartSlot(ctx, commit)
 }
+
+// errNotAtHead is why a working tree is reset as a whole: the runner does
+// not know it to be at the run's head (it held changes when the run
+// began, or a runner died while moving it).
+var errNotAtHead = errors.New("the checkout was not known to be at the run's head")
 
 // followRunBranch brings the run branch's working tree from the run's
 // head to commit, the run branch's new head, and records the checkpoint.
@@ -60,6 +69,8 @@ func (r *Runner) followRunBranch(ctx context.Context, commit string) error {
 		if err := r.keepRunBranchTree(ctx, commit, err); err != nil {
 			return err
 		}
+	} else if err := r.keepRunBranchTree(ctx, commit, errNotAtHead); err != nil {
+		return err
 	}
 	return r.resetRunBranchTree(ctx, commit)
 }
@@ -76,6 +87,9 @@ func (r *Runner) keepRunBranchTree(ctx context.Context, commit string, why error
 	if len(snap.Paths) == 0 {
 		return nil
 	}
+	if lagging, err := r.lagsBehind(ctx, snap.Tree); err != nil || lagging {
+		return err
+	}
 	m := git.Message{Subject: "changes found in the checkout while tasks landed",
 		Body: fmt.Sprintf("The run branch moved to %s, which writes where these changes were.", commit)}
 	kept, err := main.repo.Keep(ctx, commit, snap.Tree, main.head, m)
@@ -83,11 +97,27 @@ func (r *Runner) keepRunBranchTree(ctx context.Context, commit string, why error
 		return fmt.Errorf("keep the changes in %s before it follows the run branch: %w", main.repo.Top(), err)
 	}
 	ref := git.KeptPrefix + commit
-	r.log.Warn("the checkout held changes where a landing task writes; they are kept, and the checkout follows the run branch",
+	where := "where the run branch's new head " + short(commit) + " writes"
+	if errors.Is(why, errNotAtHead) {
+		where = "from before this run, which the run branch's new head " + short(commit) + " replaces"
+	}
+	r.log.Warn("the checkout held changes; they are kept, and the checkout follows the run branch",
 		"dir", main.repo.Top(), "kept", ref, "commit", short(kept), "files", len(snap.Paths), "met", why)
-	fmt.Fprintf(r.opts.Notices, "runner: %s held changes of its own (%d files) where the run branch's new head %s writes; they are kept under %s (git diff %s %s)\n",
-		main.repo.Top(), len(snap.Paths), short(commit), ref, short(main.head), ref)
+	fmt.Fprintf(r.opts.Notices, "runner: %s held changes of its own (%d files) %s; they are kept under %s (git diff %s %s)\n",
+		main.repo.Top(), len(snap.Paths), where, ref, short(main.head), ref)
 	return nil
+}
+
+// lagsBehind reports whether tree, what the run branch's working tree
+// holds, is the run's head's parent: a runner died after moving the run
+// branch and before bringing the working tree along, which holds nothing
+// of anyone's then.
+func (r *Runner) lagsBehind(ctx context.Context, tree string) (bool, error) {
+	parent, err := r.main.repo.TreeOf(ctx, r.main.head+"^")
+	if errors.Is(err, git.ErrNotFound) {
+		return false, nil
+	}
+	return parent == tree, err
 }
 
 // resetRunBranchTree puts the run branch's working tree at commit as a
