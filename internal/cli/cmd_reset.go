@@ -172,7 +172,7 @@ func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err err
 	}
 	return 0, fmt.Errorf("reset: iteration %d on %s was left unfinished (phase %s) by a runner that stopped; the next `runner run` "+
 		"records it first, and that record would undo the reset. Let a run record it (`runner run --once` records it, then runs at most "+
-		"one more iteration), then reset", in.Iteration, task, inert.Line(in.Phase))
+		"one more iteration), then reset; or, when recording it fails, set it aside with `runner abandon %d`", in.Iteration, task, inert.Line(in.Phase), in.Iteration)
 }
 
 // under reports whether node is the task id or lies under it.

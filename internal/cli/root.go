@@ -136,6 +136,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newShowCmd(g),
 		newResetCmd(g),
 		newSkipCmd(g),
+		newAbandonCmd(g),
 		newStopCmd(g),
 		newPauseCmd(g),
 		newResumeCmd(g),

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
@@ -199,10 +200,44 @@ func (r *Runner) startTask(ctx context.Context, node string) error {
 		ck.dirty = node // the same task goes on from where it was left
 		return nil
 	}
+	if ck.dirty == "?" {
+		// Found when the run began: no attempt's ref holds it (a person's
+		// work, an abandoned iteration's), so it is kept before the reset.
+		if err := r.keepStartTree(ctx, node); err != nil {
+			return err
+		}
+	}
 	if err := ck.repo.ResetWorktree(ctx, ck.head, ck.runtime); err != nil {
 		return fmt.Errorf("put the working tree back to the checkpoint %s before task %s: %w", short(ck.head), node, err)
 	}
 	ck.dirty = ""
+	return nil
+}
+
+// keepStartTree keeps what the working tree held when the run began,
+// beyond the checkpoint, as a commit under refs/runner/kept/, before task
+// node starts on the checkpoint, and says so.
+func (r *Runner) keepStartTree(ctx context.Context, node string) error {
+	ck := r.ck
+	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	if err != nil {
+		return fmt.Errorf("keep the changes in %s before task %s starts: %w", ck.repo.Top(), node, err)
+	}
+	if len(snap.Paths) == 0 {
+		return nil
+	}
+	name := fmt.Sprintf("%s-%d", ck.head, time.Now().UnixNano())
+	m := git.Message{Subject: "changes found in the working tree when the run began",
+		Body: fmt.Sprintf("Task %s starts on the checkpoint %s, which these changes were made on.", node, ck.head)}
+	kept, err := ck.repo.Keep(ctx, name, snap.Tree, ck.head, m)
+	if err != nil {
+		return fmt.Errorf("keep the changes in %s before task %s starts: %w", ck.repo.Top(), node, err)
+	}
+	ref := git.KeptPrefix + name
+	r.log.Warn("the working tree held changes from before this run; they are kept, and the next task starts on the checkpoint",
+		"dir", ck.repo.Top(), "kept", ref, "commit", short(kept), "files", len(snap.Paths))
+	fmt.Fprintf(r.opts.Notices, "runner: %s held changes from before this run (%d files); they are kept under %s (git diff %s %s), and task %s starts on the checkpoint\n",
+		ck.repo.Top(), len(snap.Paths), ref, short(ck.head), ref, node)
 	return nil
 }
 

@@ -24,7 +24,11 @@ func (r *Runner) resumeLeft(ctx context.Context) error {
 			return err
 		}
 		if err := r.resume(ctx, in); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			return fmt.Errorf("%w\n(iteration %d, left unfinished by a runner that stopped, is resolved before anything else; "+
+				"if this happens at every run, `runner abandon %d` sets it aside without spending an attempt)", err, in.Iteration, in.Iteration)
 		}
 		if err := r.ledger.Flush(); err != nil {
 			return err
