@@ -407,7 +407,11 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 	for n, it := range iters {
 		rec := it.rec
 		switch rec.Outcome {
-		case state.OutcomeInterrupted, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeGuardFailed:
+		case state.OutcomeInterrupted:
+			if !rec.NoAttempt { // a runner's death spares a task not at work at the one before
+				spent[rec.Node]++
+			}
+		case state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeGuardFailed:
 			spent[rec.Node]++
 		case state.OutcomeDone:
 			doneRecords[rec.Node]++

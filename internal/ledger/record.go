@@ -34,6 +34,16 @@ type Outcome struct {
 	LastGuard string
 }
 
+// Death notes that the runner pid died while node's agent worked and
+// reports whether the interruption spends an attempt
+// (state.RunState.Death); the note reaches run_state.json with its next
+// write.
+func (l *Ledger) Death(pid int, node string) (charged bool) {
+	charged = l.rs.Death(pid, node)
+	l.stateDirty = true
+	return charged
+}
+
 // Owned returns the runner-owned fields of the tasks as the runner last
 // set them (nil before it first saw a tree); the map is the ledger's.
 func (l *Ledger) Owned() map[string]state.Owned { return l.rs.Owned }
@@ -201,7 +211,7 @@ func (l *Ledger) Record(o Outcome) error {
 		event = state.EventInterrupted
 	}
 	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
-		Guard: meta.Guard, Outcome: meta.Outcome, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts,
+		Guard: meta.Guard, Outcome: meta.Outcome, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts, NoAttempt: meta.NoAttempt,
 		Summary: o.JournalSummary, Executor: meta.Executor}); err != nil {
 		return err
 	}

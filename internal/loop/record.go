@@ -139,7 +139,10 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 	if *msg != nil {
 		summary = (*msg).Summary
 	}
-	f := outcome.Apply(outcome.FieldsOf(node), meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary)
+	f := outcome.FieldsOf(node)
+	if !(meta.Outcome == state.OutcomeInterrupted && meta.NoAttempt) {
+		f = outcome.Apply(f, meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary)
+	}
 	f = r.afterRejection(meta, f)
 	f.Set(node)
 	if node.IsLeaf() {
@@ -271,7 +274,10 @@ func (r *Runner) progress(m *state.Meta) {
 	if next == "" {
 		next = "removed"
 	}
-	if next == string(tree.StatusOpen) {
+	switch {
+	case next == string(tree.StatusOpen) && m.NoAttempt:
+		next = "open, no attempt spent (the runner died)"
+	case next == string(tree.StatusOpen):
 		next = fmt.Sprintf("open, attempt %d of %d used", m.Attempts, m.MaxAttempts)
 	}
 	dur := time.Duration(m.DurationMS) * time.Millisecond

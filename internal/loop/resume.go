@@ -169,6 +169,7 @@ func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	if meta.Agent == nil {
 		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.optionsNamed(meta.Executor), runDir)}
 	}
+	meta.NoAttempt = !r.ledger.Death(in.RunnerPID, in.Node)
 	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
 }
 

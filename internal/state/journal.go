@@ -69,6 +69,7 @@ type Record struct {
 	Outcome     string    `json:"outcome,omitempty"`
 	NodeStatus  string    `json:"node_status,omitempty"`
 	Attempts    int       `json:"attempts,omitempty"`
+	NoAttempt   bool      `json:"no_attempt,omitempty"` // an interruption that spent no attempt (Meta.NoAttempt)
 	Summary     string    `json:"summary,omitempty"`
 	Error       string    `json:"error,omitempty"`
 	Evidence    string    `json:"evidence,omitempty"`

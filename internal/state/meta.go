@@ -68,6 +68,10 @@ type Meta struct {
 	NodeStatus  string      `json:"node_status,omitempty"`
 	Attempts    int         `json:"attempts"`
 	Note        string      `json:"note,omitempty"`
+	// NoAttempt says an interrupted iteration spent no attempt: the runner
+	// died while its agent worked, and the task was not also at work at
+	// the runner's previous death (RunState.Deaths).
+	NoAttempt bool `json:"no_attempt,omitempty"`
 	// Usage sums what every agent run of the iteration reported (a run
 	// retried after a rate limit included); nil when nothing was reported.
 	Usage *Usage `json:"usage,omitempty"`

@@ -89,6 +89,11 @@ type RunState struct {
 	// UsageByExecutor is Usage split by executor name (the reviewer's
 	// under its own name); the caps apply to Usage, the total.
 	UsageByExecutor map[string]Usage `json:"usage_by_executor,omitempty"`
+	// Deaths are the last two runner deaths that interrupted agents at
+	// work, with the tasks interrupted: a task interrupted by a death
+	// spends an attempt only when it was also at work at the one before
+	// (Death).
+	Deaths []RunnerDeath `json:"runner_deaths,omitempty"`
 	// ExecutorErrors counts, per executor name, its runs in a row that
 	// failed: an executor that reaches loop.max_consecutive_errors is set
 	// aside. ConsecutiveErrors counts them whatever the executor.
@@ -259,4 +264,37 @@ func SaveRunStateAs(path string, s *RunState, d fsutil.Durability) error {
 	s.Version = RunStateVersion
 	s.UpdatedAt = time.Now().UTC()
 	return fsutil.ReplaceJSON(path, s, d)
+}
+
+// RunnerDeath is a runner that died while agents worked: its process id
+// and the tasks whose iterations it left interrupted.
+type RunnerDeath struct {
+	RunnerPID int      `json:"runner_pid"`
+	Nodes     []string `json:"nodes"`
+}
+
+// Death notes that the runner pid died while node's agent worked, and
+// reports whether that interruption spends an attempt: only when node
+// was also at work at the runner's previous death, so that a task that
+// keeps killing the runner still ends blocked while the tasks at work
+// beside it lose nothing. Noting the same interruption again (a runner
+// that died while recording it) gives the same answer.
+func (s *RunState) Death(pid int, node string) (charged bool) {
+	var prev *RunnerDeath
+	n := len(s.Deaths)
+	if n == 0 || s.Deaths[n-1].RunnerPID != pid {
+		s.Deaths = append(s.Deaths, RunnerDeath{RunnerPID: pid})
+		if len(s.Deaths) > 2 {
+			s.Deaths = s.Deaths[len(s.Deaths)-2:]
+		}
+		n = len(s.Deaths)
+	}
+	if n > 1 {
+		prev = &s.Deaths[n-2]
+	}
+	cur := &s.Deaths[n-1]
+	if !slices.Contains(cur.Nodes, node) {
+		cur.Nodes = append(cur.Nodes, node)
+	}
+	return prev != nil && slices.Contains(prev.Nodes, node)
 }
