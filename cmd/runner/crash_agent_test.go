@@ -61,6 +61,11 @@ const (
 	// also appends its line to FILE (relative to where it works), so that
 	// such tasks worked on at once conflict.
 	crashSharedEnv = "CRASH_SHARED"
+	// crashReviewerEnv=1 makes the process a reviewer (SPEC §17): it
+	// reads the prompt, takes a while (crashSlowEnv), changes nothing and
+	// approves, or now and then rejects; it is listed in agents.txt with
+	// role "reviewer".
+	crashReviewerEnv = "CRASH_REVIEWER"
 )
 
 func init() {
@@ -78,11 +83,14 @@ func crashAgent() int {
 		fmt.Fprintln(os.Stderr, "crash agent: missing environment")
 		return 125
 	}
-	if others := overlapping(liveWithEnv(crashTokenEnv+"="+token), node); len(others) > 0 {
+	if others := overlapping(liveWithEnv(crashTokenEnv+"="+token), node); len(others) > 0 && os.Getenv(crashReviewerEnv) != "1" {
 		appendLine(filepath.Join(logDir, "overlap.txt"),
 			fmt.Sprintf("iteration %s (node %s, pid %d) started while these agent processes were alive: %v", iteration, node, os.Getpid(), others))
 	}
 	pgid, _ := syscall.Getpgid(0)
+	if os.Getenv(crashReviewerEnv) == "1" {
+		return crashReviewer(logDir, iteration, node, pgid)
+	}
 	steady := os.Getenv(crashSteadyEnv) == "1"
 	if os.Getenv(crashLimitsEnv) == "1" && !steady && rand.IntN(5) == 0 {
 		mark := filepath.Join(logDir, "limited-"+iteration)
@@ -138,6 +146,31 @@ func crashAgent() int {
 	})
 	if err := os.WriteFile(os.Getenv("RUNNER_OUTPUT_FILE"), append(msg, '\n'), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "crash agent:", err)
+		return 1
+	}
+	return 0
+}
+
+// crashReviewer is the crash agent as a reviewer: it approves the work,
+// or rejects it one time in six, after reading the prompt and working a
+// while, and changes nothing.
+func crashReviewer(logDir, iteration, node string, pgid int) int {
+	appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s reviewer", os.Getpid(), pgid, iteration, node))
+	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+		fmt.Fprintln(os.Stderr, "crash reviewer: read the prompt:", err)
+		return 1
+	}
+	if ms, _ := strconv.Atoi(os.Getenv(crashSlowEnv)); ms > 1 {
+		time.Sleep(time.Duration(ms/2+rand.IntN(ms/2)) * time.Millisecond)
+	}
+	verdict := map[string]any{"verdict": "approve", "reasons": []string{}}
+	if rand.IntN(6) == 0 {
+		verdict = map[string]any{"verdict": "reject", "reasons": []string{"crash reviewer: not yet"}}
+	}
+	msg, _ := json.Marshal(verdict)
+	fmt.Printf("crash reviewer on %s in iteration %s\n", node, iteration)
+	if err := os.WriteFile(os.Getenv("RUNNER_OUTPUT_FILE"), append(msg, '\n'), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "crash reviewer:", err)
 		return 1
 	}
 	return 0

@@ -411,7 +411,7 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 			if !rec.NoAttempt { // a runner's death spares a task not at work at the one before
 				spent[rec.Node]++
 			}
-		case state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeGuardFailed:
+		case state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeGuardFailed, state.OutcomeRejected:
 			spent[rec.Node]++
 		case state.OutcomeDone:
 			doneRecords[rec.Node]++

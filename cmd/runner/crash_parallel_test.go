@@ -42,11 +42,24 @@ import (
 //
 // The test logs its random seed; RUNNER_CRASH_SEED=N replays a run's
 // choices (the timing of the kills still varies).
-func TestCrashParallel(t *testing.T) {
+func TestCrashParallel(t *testing.T) { crashParallel(t, false) }
+
+// TestCrashNight is TestCrashParallel on a night as people run them: the
+// agent now and then hits a usage limit, and the run goes on with a
+// fallback executor; a reviewer, slow like the agents, judges every task
+// that says done (and now and then rejects it), while other slots' tasks
+// land. The same checks hold after every kill, and at the end every task
+// is done with one commit on the run branch.
+func TestCrashNight(t *testing.T) { crashParallel(t, true) }
+
+func crashParallel(t *testing.T, night bool) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	kills := 12
+	if night {
+		kills = 6 // more iterations per kill: reviews, limits
+	}
 	if testing.Short() {
 		kills = 4
 	}
@@ -60,8 +73,15 @@ func TestCrashParallel(t *testing.T) {
 	// Of each batch, the last two tasks also append to one shared file:
 	// worked on at once, the second to land conflicts.
 	const slots, batch, shared = 3, 6, 2
-	r := newCrashRepo(t, flatTree("par", batch, shared), fmt.Sprintf("parallel = %d\n", slots)+taskGuard,
-		fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashSlowEnv+` = "400"`, crashSharedEnv+` = "`+sharedFile+`"`)
+	agentEnv := []string{fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashSlowEnv + ` = "400"`, crashSharedEnv + ` = "` + sharedFile + `"`}
+	loopConf := fmt.Sprintf("parallel = %d\n", slots)
+	if night {
+		loopConf += "rate_limit_backoff = \"300ms\"\nrate_limit_backoff_max = \"1s\"\n"
+	}
+	r := newCrashRepo(t, flatTree("par", batch, shared), loopConf+taskGuard, append(agentEnv, crashLimitsEnv+` = "1"`)[:len(agentEnv)+boolInt(night)]...)
+	if night {
+		r.addNight(agentEnv)
+	}
 	r.git("init", "-q", "-b", "main")
 	r.write("README", "the project\n")
 	r.git("add", "-A")
@@ -140,9 +160,65 @@ func TestCrashParallel(t *testing.T) {
 		if len(pc.conflicts) == 0 {
 			t.Errorf("no task conflicted with another: the tasks sharing %s were never worked on at once", sharedFile)
 		}
+		if night {
+			backup, reviewed := 0, 0
+			for _, m := range r.checkState("at the end").metas {
+				if m != nil && m.Executor == "backup" {
+					backup++
+				}
+				if m != nil && m.Review != nil && m.Review.Verdict != "" {
+					reviewed++
+				}
+			}
+			if backup == 0 || reviewed == 0 {
+				t.Errorf("the night did not happen: %d iterations on the fallback executor, %d reviewed", backup, reviewed)
+			}
+		}
 	}
 	t.Logf("%d kills (%d resumed by a runner killed too), %d runner processes, %d iterations (%d interrupted, %d conflicted), %d task commits; kills by iterations left in flight: %v",
 		made, chained, runs, iterations, interrupted, len(pc.conflicts), commits, busy)
+}
+
+// boolInt is 1 for true.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// addNight adds to the crash repository's config a fallback executor
+// (the crash agent, without usage limits) and a reviewer (the crash agent
+// as reviewer), both with the agent's environment plus agentEnv.
+func (r *crashRepo) addNight(agentEnv []string) {
+	r.t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	env := fmt.Sprintf("%s = \"1\", %s = %s, %s = %s, %s", crashAgentEnv, crashTokenEnv, tomlString(r.token), crashLogEnv, tomlString(r.log), strings.Join(agentEnv, ", "))
+	config, err := os.ReadFile(filepath.Join(r.root, ".runner/config.toml"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.write(".runner/config.toml", strings.Replace(string(config), "[executor]\n", "[executor]\nname = \"primary\"\n", 1)+fmt.Sprintf(`
+[[fallback]]
+name = "backup"
+preset = "command"
+command = [%[1]s]
+timeout = "60s"
+kill_grace = "500ms"
+env = { %[2]s }
+
+[review]
+name = "reviewer"
+preset = "command"
+command = [%[1]s]
+timeout = "60s"
+kill_grace = "500ms"
+max_rejections = 100000
+env = { %[2]s, %[3]s = "1" }
+`, tomlString(exe), env, crashReviewerEnv))
 }
 
 // whyExited describes a runner that exited with an error where it should
