@@ -64,9 +64,9 @@ func TestHostileAgents(t *testing.T) {
 			},
 		},
 		{
-			name:    "prints 300 MB",
+			name:    "prints 200 MiB",
 			timeout: long,
-			script:  `{"default": {"filler": 314572800, "message": {"status": "done", "summary": "printed a lot"}}}`,
+			script:  `{"default": {"filler": 209715200, "message": {"status": "done", "summary": "printed a lot"}}}`,
 			extra:   `output_limit = "1MiB"`,
 			outcome: state.OutcomeDone, class: "ok",
 			check: func(t *testing.T, r *crashRepo, res runnerResult) {
@@ -78,8 +78,8 @@ func TestHostileAgents(t *testing.T) {
 				m := regexp.MustCompile(`\[runner: (\d+) bytes of output cut here\]`).FindStringSubmatch(readFile(t, log))
 				if m == nil {
 					t.Errorf("executor.log has no cut marker")
-				} else if cut, _ := strconv.Atoi(m[1]); cut < 299<<20 {
-					t.Errorf("executor.log's cut marker says %d bytes; the agent printed 300 MB", cut)
+				} else if cut, _ := strconv.Atoi(m[1]); cut < 199<<20 {
+					t.Errorf("executor.log's cut marker says %d bytes; the agent printed 200 MiB", cut)
 				}
 				ru, ok := res.state.SysUsage().(*syscall.Rusage)
 				if !ok {
@@ -87,16 +87,16 @@ func TestHostileAgents(t *testing.T) {
 				}
 				// ru_maxrss (KiB) of the runner, or of its largest child.
 				rss := ru.Maxrss << 10
-				t.Logf("peak resident memory while the agent printed 300 MB: %d MiB", rss>>20)
+				t.Logf("peak resident memory while the agent printed 200 MiB: %d MiB", rss>>20)
 				if rss > 100<<20 {
 					t.Errorf("peak resident memory %d MiB; the runner must not hold the output", rss>>20)
 				}
 			},
 		},
 		{
-			name:    "prints 300 MB of codex events",
+			name:    "prints 200 MiB of codex events",
 			timeout: long,
-			script: `{"default": {"json_filler": 314572800, "usage": {"input_tokens": 12000, "output_tokens": 900},
+			script: `{"default": {"json_filler": 209715200, "usage": {"input_tokens": 12000, "output_tokens": 900},
 				"message": {"status": "done", "summary": "printed a lot"}}}`,
 			extra: `output_limit = "1MiB"`,
 			codex: true, outcome: state.OutcomeDone, class: "ok",
@@ -116,7 +116,7 @@ func TestHostileAgents(t *testing.T) {
 				}
 				if ru, ok := res.state.SysUsage().(*syscall.Rusage); ok {
 					rss := ru.Maxrss << 10
-					t.Logf("peak resident memory while the agent printed 300 MB of events: %d MiB", rss>>20)
+					t.Logf("peak resident memory while the agent printed 200 MiB of events: %d MiB", rss>>20)
 					if rss > 100<<20 {
 						t.Errorf("peak resident memory %d MiB; the runner must not hold the output", rss>>20)
 					}
