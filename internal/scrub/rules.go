@@ -29,11 +29,9 @@ var builtinRules = sync.OnceValue(func() []*rule {
 			rules = append(rules, fromGitleaks(g)...)
 		}
 	}
-	own := ownRules()
-	formats := 2 // anthropic-oauth-token, gcp-oauth-client-secret
-	rules = append(rules, own[:formats]...)
+	rules = append(rules, ownFormatRules()...)
 	rules = append(rules, context...)
-	rules = append(rules, own[formats:]...)
+	rules = append(rules, ownContextRules()...)
 	rules = append(rules, generic...)
 	return rules
 })
@@ -54,6 +52,17 @@ var builtinIndex = sync.OnceValue(func() *needleIndex { return buildIndex(builti
 // ownRules are the formats gitleaks' default rules leave out or find only
 // in some shapes, and that a prompt is likely to carry.
 func ownRules() []*rule {
+	return append(ownFormatRules(), ownContextRules()...)
+}
+
+// ownFormatRules find secrets by their format. Besides the formats
+// gitleaks leaves out, they catch the families whose prefixes SPEC §9
+// names at every length their keys have had, where gitleaks matches only
+// the current shape: an AWS key id with any digits, an OpenAI key without
+// its T3BlbkFJ marker or of the shorter project format, any Anthropic key,
+// a Slack token with shorter numeric parts. A match that gitleaks' rule
+// finds too is named after gitleaks' rule, which comes first.
+func ownFormatRules() []*rule {
 	return []*rule{
 		{
 			// Claude's OAuth access and refresh tokens (gitleaks knows the
@@ -68,6 +77,52 @@ func ownRules() []*rule {
 			pattern: `\bGOCSPX-[0-9A-Za-z_-]{28}`,
 			check:   checkValue,
 		},
+		{
+			// AWS access key ids: gitleaks takes base32 digits (2-7) only.
+			name:    "aws-access-key-id",
+			pattern: `\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`,
+			check:   checkAWSKeyID,
+		},
+		{
+			// OpenAI's legacy user keys, sk- and 48 letters and digits, with
+			// or without the T3BlbkFJ marker gitleaks requires.
+			name:    "openai-key",
+			pattern: `\b(sk-[0-9A-Za-z]{48})` + tokenEnd,
+			group:   1,
+			check:   checkMixedToken,
+		},
+		{
+			// OpenAI's project, service-account and admin keys, in the
+			// short format (48 characters after the kind) and the long one
+			// (156), and user keys without a project (sk-None-).
+			name:    "openai-key",
+			pattern: `\b(sk-(?:proj|svcacct|admin|None)-[0-9A-Za-z_-]{40,})` + tokenEnd,
+			group:   1,
+			check:   checkMixedToken,
+		},
+		{
+			// Anthropic keys of any kind and version (api03, admin01, ...)
+			// and length, besides gitleaks' exact 108-character shape.
+			name:    "anthropic-key",
+			pattern: `\b(sk-ant-[0-9A-Za-z_-]{32,})` + tokenEnd,
+			group:   1,
+			check:   checkMixedToken,
+		},
+		{
+			// Slack bot, user, workspace, session and refresh tokens with
+			// numeric parts of 7 to 13 digits (gitleaks wants 10 to 13 in
+			// user tokens) and a random tail.
+			name:    "slack-token",
+			pattern: `\bxox[abposr]-(?:[0-9]{1,2}-)?(?:[0-9]{7,13}-){1,3}[0-9A-Za-z]{20,}\b`,
+			check:   checkSlackToken,
+		},
+	}
+}
+
+// ownContextRules find secrets by their context: a key name, a URL, a
+// header, a .netrc line.
+func ownContextRules() []*rule {
+	return []*rule{
 		{
 			// aws_secret_access_key = ..., AWS_SECRET_ACCESS_KEY=...,
 			// "SecretAccessKey": "..." (gitleaks' generic rule misses the keys
@@ -223,8 +278,135 @@ func checkEnvAssignment(h hit) (int, int, bool) {
 	if v[0] != '"' && v[0] != '\'' && dottedIdentRE.MatchString(v) {
 		return 0, 0, false
 	}
+	if (v[0] == '"' || v[0] == '\'') && concatenation(v[1:len(v)-1]) {
+		return 0, 0, false
+	}
+	if isPasswordName(name) {
+		if passwordReference(v) {
+			return 0, 0, false
+		}
+	} else if !generatedValue(v) || nonSecretKeyNameRE.MatchString(name) {
+		return 0, 0, false
+	}
 	return h.start, h.end, !looksPlaceholder(v)
 }
+
+// concatRE matches what a quoted value holds when its quotes are those of
+// two string literals joined by an operator ("DB_PASSWORD=" + pw + "..."),
+// or the quote of an outer literal and its end ("password='" . $pw . "'").
+var concatRE = regexp.MustCompile(`^["'\x60]?[ \t]*(?:\+|\.\.?|\|\||&|,)[ \t]`)
+
+// concatenation reports whether v, the text between a value's quotes, is
+// code that joins strings rather than a value.
+func concatenation(v string) bool {
+	return concatRE.MatchString(v)
+}
+
+// isPasswordName reports whether an upper-case assignment's name names a
+// password, which a person chooses, rather than a key, token or secret,
+// which a service generates.
+func isPasswordName(name string) bool {
+	return strings.Contains(name, "PASSWORD") || strings.Contains(name, "PASSWD") ||
+		strings.HasSuffix(name, "_PASS") || strings.HasSuffix(name, "_PWD")
+}
+
+// nonSecretKeyNameRE matches the names of keys and tokens that are no
+// secrets: database and cache keys, CSRF and pagination tokens (gitleaks'
+// generic rule allows most of these names too).
+var nonSecretKeyNameRE = regexp.MustCompile(`(?:^|_)(?:` +
+	`(?:PRIMARY|FOREIGN|UNIQUE|COMPOSITE|NATURAL|SORT|PARTITION|RANGE|SHARD|CACHE|BUCKET|SCHEMA|SEQUENCE|IDEMPOTENCY|LOOKUP|ROW|HOT|IDX|INDEX)_KEY|` +
+	`(?:CSRF|XSRF|NEXT|PAGE|PAGINATION|CONTINUATION|CANCELLATION)_TOKEN)$`)
+
+var (
+	// pathValueRE matches a file path in lower case: a generated secret
+	// with slashes (base64) has upper-case letters.
+	pathValueRE = regexp.MustCompile(`^(?:~|\.{1,2})?/?[a-z0-9_.@-]+(?:/[a-z0-9_.@-]+)+/?$`)
+	// identValueRE matches an identifier without digits: snake_case,
+	// kebab-case, camelCase, PascalCase, and HTTP header names.
+	identValueRE = regexp.MustCompile(`^(?:[a-z]+(?:[_-][a-z]+)*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+|X(?:-[A-Za-z][a-z]*|-[A-Z]+)+)$`)
+	// intLiteralRE matches an integer constant of 64 bits at most in hex
+	// (an ioctl number); a private key in hex is longer.
+	intLiteralRE = regexp.MustCompile(`^0[xX][0-9a-fA-F]{1,16}$`)
+)
+
+// generatedValue reports whether v (quotes stripped) can be the value of a
+// key, a token or a secret that a service generated: 10 characters or more
+// (the shortest value gitleaks' generic rule takes), neither elided nor
+// counting (see madeUp), and neither a file path, an identifier nor an
+// integer constant.
+func generatedValue(v string) bool {
+	v = strings.Trim(v, "\"'`")
+	return len(v) >= 10 && !madeUp(v) && !pathValueRE.MatchString(v) && !identValueRE.MatchString(v) &&
+		!intLiteralRE.MatchString(v)
+}
+
+// madeUp reports whether v, a value where a generated secret is expected,
+// was written by hand: it ends in an ellipsis (a token shown cut short, as
+// documentation and tools show them), or it holds 8 consecutive digits or
+// letters counting up or down (1234567890, abcdefgh), which a random string
+// holds at a given place once in 10^7 (digits only) or less.
+func madeUp(v string) bool {
+	v = strings.Trim(v, "\"'`")
+	if strings.HasSuffix(v, "...") || strings.HasSuffix(v, "\u2026") {
+		return true
+	}
+	return countingRun(v) >= 8
+}
+
+// countingRun returns the length of the longest run of digits or letters
+// of one case in v that counts up or down by one (9 is followed by 0 when
+// counting up, as on a keyboard: 1234567890).
+func countingRun(v string) int {
+	if v == "" {
+		return 0
+	}
+	best, up, down := 1, 1, 1
+	for i := 1; i < len(v); i++ {
+		a, b := v[i-1], v[i]
+		if sameClass(a, b) && (b == a+1 || a == '9' && b == '0') {
+			up++
+		} else {
+			up = 1
+		}
+		if sameClass(a, b) && (b+1 == a || a == '0' && b == '9') {
+			down++
+		} else {
+			down = 1
+		}
+		best = max(best, up, down)
+	}
+	return best
+}
+
+func sameClass(a, b byte) bool {
+	digit := func(c byte) bool { return '0' <= c && c <= '9' }
+	lower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	upper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
+	return digit(a) && digit(b) || lower(a) && lower(b) || upper(a) && upper(b)
+}
+
+// passwordReference reports whether v, the value of a password, is rather a
+// reference to one or a message about one: an identifier of several words
+// without digits that names a password (hashedPassword,
+// password_confirmation), or a sentence with the word password ("Password
+// must contain a digit").
+func passwordReference(v string) bool {
+	u := strings.Trim(v, "\"'`")
+	lower := strings.ToLower(u)
+	if !strings.Contains(lower, "pass") && !strings.Contains(lower, "pwd") && !strings.Contains(lower, "secret") {
+		return false
+	}
+	return compoundIdentRE.MatchString(u) || strings.Contains(u, " ") && passwordWordRE.MatchString(u)
+}
+
+var (
+	// compoundIdentRE matches an identifier of two words or more without
+	// digits: snake_case, kebab-case, camelCase or PascalCase.
+	compoundIdentRE = regexp.MustCompile(`^(?:[a-z]+(?:[_-][a-z]+)+|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+)$`)
+	// passwordWordRE matches the word password (or passphrase) in a
+	// sentence.
+	passwordWordRE = regexp.MustCompile(`(?i)\bpass(?:word|phrase)s?\b`)
+)
 
 // checkPasswordAssignment checks a password assignment in any case: the
 // name is whole and the value is neither a placeholder nor a reference.
@@ -233,7 +415,8 @@ func checkPasswordAssignment(h hit) (int, int, bool) {
 		return 0, 0, false
 	}
 	v := h.text[h.start:h.end]
-	if h.group(3) != "" && dottedIdentRE.MatchString(v) {
+	quoted := h.group(1) != "" || h.group(2) != ""
+	if h.group(3) != "" && dottedIdentRE.MatchString(v) || passwordReference(v) || quoted && concatenation(v) {
 		return 0, 0, false
 	}
 	return h.start, h.end, !looksPlaceholder(v)
@@ -255,6 +438,47 @@ func checkAWSSecret(h hit) (int, int, bool) {
 		return 0, 0, false
 	}
 	return checkValue(h)
+}
+
+// checkAWSKeyID rejects AWS's documentation ids (...EXAMPLE), placeholders,
+// made-up ids and, as gitleaks does, ids of entropy 3 or less.
+func checkAWSKeyID(h hit) (int, int, bool) {
+	v := h.text[h.start:h.end]
+	if shannonEntropy(v) <= 3 || madeUp(v) {
+		return 0, 0, false
+	}
+	return checkValue(h)
+}
+
+// keyPrefixRE matches the fixed part of an OpenAI or Anthropic key: sk-,
+// and the kind (ant-api03-, proj-, ...).
+var keyPrefixRE = regexp.MustCompile(`^sk-(?:ant-(?:[a-z]+[0-9]{2}-)?|(?:proj|svcacct|admin|None)-)?`)
+
+// checkMixedToken accepts a key whose random part looks generated: upper-
+// and lower-case letters and digits, entropy above 4 (a random string of 32
+// characters or more has about 4.5 to 5), not made up and not a
+// placeholder. A word or an identifier after the prefix
+// (sk-admin-dashboard-...) is none.
+func checkMixedToken(h hit) (int, int, bool) {
+	v := h.text[h.start:h.end]
+	r := v[len(keyPrefixRE.FindString(v)):]
+	if !strings.ContainsAny(r, "0123456789") || !strings.ContainsAny(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") ||
+		!strings.ContainsAny(r, "abcdefghijklmnopqrstuvwxyz") || shannonEntropy(r) <= 4 || madeUp(r) {
+		return 0, 0, false
+	}
+	return checkValue(h)
+}
+
+// checkSlackToken accepts a Slack token whose numeric parts do not count
+// (1234567890) and whose tail is random: not a placeholder, and of entropy
+// above 3.
+func checkSlackToken(h hit) (int, int, bool) {
+	v := h.text[h.start:h.end]
+	tail := v[strings.LastIndexByte(v, '-')+1:]
+	if madeUp(v) || shannonEntropy(tail) <= 3 || looksPlaceholder(tail) {
+		return 0, 0, false
+	}
+	return h.start, h.end, true
 }
 
 // checkTokenLike accepts values of 20 or more characters with a digit that

@@ -59,6 +59,8 @@ func ruleCases() []ruleCase {
 	azureKey := base64.StdEncoding.EncodeToString(fakeBytes("azure", 64))
 	netrcPass := fake("netrc", alnum, 16)
 	rsa := pemBlock("rsa", "RSA PRIVATE KEY", 600, nil, "", "\n")
+	awsID0189, openAILegacy, openAIProject := gapTokens()
+	hexKey := fake("hex-key", hexLower, 64)
 
 	return []ruleCase{
 		{
@@ -166,7 +168,7 @@ func ruleCases() []ruleCase {
 		{
 			rule:   "anthropic-api-key",
 			tokens: []string{"sk-ant-api03-" + fake("ant", alnumExt, 93) + "AA"},
-			fps:    []string{"sk-ant-api03-tooShort", "sk-ant-api03-" + fake("ant-bb", alnumExt, 93) + "BB"},
+			fps:    []string{"sk-ant-api03-tooShort"},
 		},
 		{rule: "anthropic-admin-api-key", tokens: []string{"sk-ant-admin01-" + fake("ant-admin", alnumExt, 93) + "AA"}},
 		{
@@ -189,6 +191,76 @@ func ruleCases() []ruleCase {
 				"sk-proj-short",
 				"task-" + fake("task", alnum, 40),
 				"sk-" + strings.Repeat("a", 40),
+			},
+		},
+		{
+			// The AWS key ids gitleaks leaves out: digits 0, 1, 8 and 9.
+			rule:   "aws-access-key-id",
+			tokens: []string{awsID0189, "ASIA" + fake("asia-any", upperDigits, 16)},
+			fps: []string{
+				"Access key ids look like AKIAExample.",
+				"AKIA" + fake("akia-any-short", upperDigits, 15),
+				"AKIA" + fake("akia-any-long", upperDigits, 17),
+				"AKIA0123456789ABCDEF",
+				"AKIA" + strings.Repeat("0", 16),
+				"AKIA" + fake("akia-any-under", upperDigits, 16) + "_ROLE",
+				"ASIAPACIFICHEADQUARTERS",
+			},
+		},
+		{
+			rule: "openai-key",
+			tokens: []string{
+				openAILegacy,  // 48 characters, no T3BlbkFJ
+				openAIProject, // the short project format
+				"sk-proj-" + fake("oai-proj-short-marker", alnum, 20) + "T3BlbkFJ" + fake("oai-proj-short-marker2", alnum, 20),
+				"sk-proj-" + fake("oai-proj-mid", alnumExt, 120),
+				"sk-svcacct-" + fake("oai-svc-any", alnumExt, 64),
+				"sk-None-" + fake("oai-none", alnum, 48),
+			},
+			fps: []string{
+				"sk-learn",
+				"sk-" + fake("oai-47", alnum, 47),
+				"sk-" + fake("oai-48-dash", alnum, 48) + "-suffix",
+				"sk-proj-" + fake("oai-proj-39", alnumExt, 39),
+				"sk-proj-" + strings.Repeat("x", 48),
+				"sk-admin-dashboard-component-loading-state-spinner-overlay",
+				"sk-proj-frontend_settings_page_with_the_new_layout",
+				"sk-" + strings.Repeat("Ab1", 16),
+				"sk-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL",
+				"task-" + fake("oai-task", alnum, 48),
+				"risk-" + fake("oai-risk", alnum, 48),
+			},
+		},
+		{
+			rule: "anthropic-key",
+			tokens: []string{
+				// gitleaks wants AA at the end and exactly 93 characters before it.
+				"sk-ant-api03-" + fake("ant-bb", alnumExt, 93) + "BB",
+				"sk-ant-api03-" + fake("ant-short", alnumExt, 64),
+				"sk-ant-admin01-" + fake("ant-admin-any", alnumExt, 80),
+				"sk-ant-sid01-" + fake("ant-sid", alnumExt, 86),
+			},
+			fps: []string{
+				"sk-ant-api03-tooShort",
+				"sk-ant-api03-" + strings.Repeat("x", 64),
+				"sk-ant-api03-" + strings.Repeat("X", 40),
+				"sk-ant-" + fake("ant-31", alnum, 31),
+				"the sk-ant- prefix marks an Anthropic key",
+			},
+		},
+		{
+			rule: "slack-token",
+			tokens: []string{
+				// Numeric parts of 9 digits: gitleaks wants 10 to 13.
+				"xoxp-" + fake("xoxp9", digits, 9) + "-" + fake("xoxp9b", digits, 9) + "-" + fake("xoxp9c", digits, 9) + "-" + fake("xoxp9d", hexLower, 32),
+				"xoxb-" + fake("xoxb9", digits, 9) + "-" + fake("xoxb9b", digits, 9) + "-" + fake("xoxb9c", alnum, 24),
+			},
+			fps: []string{
+				"xoxp-1234567890",
+				"xoxp-1234-1234-1234-" + fake("xoxp-fp", hexLower, 32),
+				"xoxp-123456789-123456789-123456789-" + fake("xoxp-fp2", hexLower, 32),
+				"xoxb-" + fake("xoxb-fp", digits, 9) + "-" + fake("xoxb-fp2", digits, 9) + "-" + strings.Repeat("X", 24),
+				"xoxb-" + fake("xoxb-fp3", digits, 9) + "-shortTail",
 			},
 		},
 		{
@@ -379,6 +451,7 @@ func ruleCases() []ruleCase {
 				{in: `{"password": "hunter2", "user": "app"}`, secret: "hunter2"},
 				{in: "userPassword = 's3cr3t!!'", secret: "s3cr3t!!"},
 				{in: "passphrase=open-sesame", secret: "open-sesame"},
+				{in: "PRIVATE_KEY=0x" + hexKey + "\n", secret: "0x" + hexKey},
 			},
 			fps: []string{
 				"GITHUB_TOKEN=${{ secrets.GITHUB_TOKEN }}",
@@ -401,6 +474,13 @@ func ruleCases() []ruleCase {
 				"API_TOKEN=changeme",
 				"\tconst TOKEN_EOF = iota",
 				"	token := lexer.NextToken()",
+				// Code around the value, not a value.
+				`cmd := "PGPASSWORD=" + password + " psql -h db"`,
+				`env = "API_TOKEN=" + token + "\n"`,
+				`conn = "password=" + pw + ";host=db"`,
+				`$dsn = "password='" . $pass . "' host=db";`,
+				`"DB_PASSWORD=" + fake("bench-env-pw", alnum, 16),`,
+				"\tFS_IOC_ADD_ENCRYPTION_KEY = 0xc0506617",
 			},
 		},
 		{
@@ -444,6 +524,21 @@ func ruleCases() []ruleCase {
 			fps: []string{"machine learning password reset flows", "the default password policy", "machine example.com login deploy password ********"},
 		},
 	}
+}
+
+// upperDigits is the alphabet of an AWS key id of any digits.
+const upperDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// gapTokens returns keys of SPEC §9's families that gitleaks' rules miss
+// (TestPrefixFamiliesBeyondGitleaks checks that they do): an AWS key id with
+// the digits 0, 1, 8 and 9, a legacy OpenAI key of 48 characters without
+// the T3BlbkFJ marker, and an OpenAI project key in the short format.
+func gapTokens() (awsID, openAILegacy, openAIProject string) {
+	awsID = "AKIA" + fake("akia-0189", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 12)
+	awsID = awsID[:6] + "0" + awsID[6:9] + "1" + awsID[9:12] + "8" + awsID[12:] + "9"
+	openAILegacy = "sk-" + fake("oai-legacy-48", alnum, 48)
+	openAIProject = "sk-proj-" + fake("oai-proj-48", alnumExt, 48)
+	return awsID, openAILegacy, openAIProject
 }
 
 func TestRuleCasesCoverOwnRules(t *testing.T) {

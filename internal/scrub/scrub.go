@@ -4,7 +4,8 @@
 // A Scrubber finds secrets with the rules of gitleaks, the reference secret
 // scanner (its default rule set, imported at build time: gitleaks.go), with
 // this package's own rules for what gitleaks leaves out (whole PEM
-// private-key blocks of any shape, passwords in URLs, secret-looking
+// private-key blocks of any shape, the AWS, OpenAI, Anthropic and Slack keys
+// of shapes gitleaks does not match, passwords in URLs, secret-looking
 // assignments, Authorization headers, Azure connection-string keys, .netrc
 // passwords: rules.go), with the user's extra rules, and by the exact
 // values of secret-looking environment variables. Base64, hex and

@@ -3,6 +3,8 @@ package scrub
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -42,6 +44,137 @@ func TestFalsePositiveGuards(t *testing.T) {
 				t.Errorf("Redact changed the text:\n in %q\nout %q\ncounts %v", tt.in, got, counts)
 			}
 		})
+	}
+}
+
+// heldOutBenign are strings of the kinds a coding agent's prompt carries
+// that are no secrets, apart from the rule cases and gitleaks' samples;
+// TestHeldOutBenign requires that none of them is redacted.
+var heldOutBenign = []struct{ name, in string }{
+	{"base64 of a PNG header", `<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==">`},
+	{"go.sum line", "golang.org/x/sys v0.28.0 h1:Fksou7UEQUWlKvIdsqzJmUmCX3cZuD2+P3XyyzwMhlA=\n"},
+	{"Docker image digest", "FROM golang:1.23-alpine@sha256:c694a4d291a13a9f9d94933395673494fc2cc9d4777b85df3a7e70b3492d3574 AS build"},
+	{"CSS colour list", ":root { --palette: #1e293b, #334155, #475569, #64748b, #94a3b8, #cbd5e1, #f1f5f9; }"},
+	{"long camelCase identifier", "refreshIntervalForAccessTokenCacheInSeconds := computeTokenRefreshIntervalFromConfiguration(cfg)"},
+	{"URL with a query string", "GET https://api.github.com/search/code?q=addClass+in:file+language:js&per_page=100&page=2&sort=indexed&order=desc"},
+	{"semver with build metadata", "version: 1.4.0-rc.2+build.20240611.sha.5114f85e"},
+	{"k8s ConfigMap data", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-config\ndata:\n  LOG_LEVEL: debug\n  FEATURE_FLAGS: search,export,billing\n"},
+	{"k8s Secret without values", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ntype: Opaque\nstringData:\n  username: app\ndata: {}\n"},
+	{"k8s secret reference", "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db-credentials\n        key: password\n"},
+	{"npm integrity", `"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg=="`},
+	{"sha256sum output", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9  runner_1.4.0_linux_amd64.tar.gz"},
+	{"git diff header", "diff --git a/internal/auth/token.go b/internal/auth/token.go\nindex 83db48f..bf269f4 100644\n"},
+	{"ETag", `ETag: "33a64df551425fcc55e4d42a148795d9f25f89d4"`},
+	{"UUIDs in a log line", "level=info request_id=2f1c9b7e-8d4a-4f3b-9c2e-1a7b6d5e4f30 session=0c8f6a2e-5b3d-4e1f-a7c9-2d4b6f8e0a13 status=200"},
+	{"source map", "//# sourceMappingURL=data:application/json;base64,eyJ2ZXJzaW9uIjozLCJzb3VyY2VzIjpbImluZGV4LnRzIl0sIm1hcHBpbmdzIjoiQUFBQSJ9"},
+	{"SSH key fingerprint", "publicKeyFingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8"},
+	{"argon2 hash parameters", "password_hash: $argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG"},
+	{"CI cache key", "key: ${{ runner.os }}-go-${{ hashFiles('**/go.sum') }}"},
+	{"words with sk- and AKIA", "Blocked on task-17 and task-18; see risk-assessment-2024-q3.md, the sk-learn notes, and keys like AKIAExample."},
+	{"password from a variable", "const user = await User.create({ email, password: hashedPassword, role })"},
+	{"password field mapping", "confirm_password: password_confirmation\n"},
+	{"password rule message", `  "password": "Password must contain at least one digit",`},
+	{"key file path", "SSH_KEY: ~/.ssh/id_ed25519\n"},
+	{"signing key path", "SIGNING_KEY: /etc/apt/keyrings/docker.gpg\n"},
+	{"master key path", "RAILS_MASTER_KEY=config/master.key\n"},
+	{"KMS key alias", "KMS_KEY: alias/aws/s3\n"},
+	{"primary key column", "PRIMARY_KEY: account_id\n"},
+	{"sort key column", "DYNAMO_SORT_KEY=created_at\n"},
+	{"partition key field", "PARTITION_KEY=tenantId\n"},
+	{"cache key", "CACHE_KEY=deps-v3-linux-go1.23\n"},
+	{"CSRF header name", "CSRF_TOKEN: X-CSRF-Token\n"},
+	{"elided token in documentation", "export OPENAI_API_KEY=sk-...\nexport OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...\n"},
+	{"counting placeholder", `auth_token: "tok_1234567890abcdef"`},
+	{"key length", "ENCRYPTION_KEY_LENGTH=32\n"},
+	{"token expiry", "REFRESH_TOKEN_EXPIRY=7d\n"},
+	{"credentials file", "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/key.json\n"},
+	{"AWS profile", "export AWS_PROFILE=staging-admin\n"},
+	{"key prefix", "API_KEY_PREFIX: sk_live_\n"},
+	{"ERB expansion", "secret_key_base: <%= ENV[\"SECRET_KEY_BASE\"] %>\n"},
+	{"secret name", "STRIPE_WEBHOOK_SECRET_NAME=stripe-webhook-signing\n"},
+	{"token URL", "access_token_url: https://github.com/login/oauth/access_token\n"},
+	{"CI secret reference", "  token: ${{ secrets.CODECOV_TOKEN }}\n"},
+	{"token audience", "TOKEN_AUDIENCE=sts.amazonaws.com\n"},
+	{"token regexp", "const tokenRegex = /^ghp_[A-Za-z0-9]{36}$/;\n"},
+	{"certificate URL", "auth_provider_x509_cert_url: https://www.googleapis.com/oauth2/v1/certs\n"},
+	{"JWT algorithm", "JWT_SECRET_ALGORITHM=HS256\n"},
+	{"Ansible vault", "password: !vault |\n          $ANSIBLE_VAULT;1.1;AES256\n"},
+	{"key name", "NEXT_PUBLIC_API_KEY_NAME=maps\n"},
+	{"key id", "HMAC_KEY_ID=key-2024-06\n"},
+	{"k8s secret name", "secretName: tls-wildcard-example-com\n"},
+	{"key from the environment", "apiKey: process.env.MAPS_API_KEY,\n"},
+	{"password policy", "\"passwordPolicy\": {\"minLength\": 12, \"requireSymbols\": true},\n"},
+	{"cookie name", "SESSION_TOKEN_COOKIE=__Host-session\n"},
+	{"key file", "ANTHROPIC_API_KEY_FILE=/run/secrets/anthropic\n"},
+	{"key path", "PRIVATE_KEY_PATH=./certs/server.key\n"},
+}
+
+func TestHeldOutBenign(t *testing.T) {
+	s := mustNew(t, Options{Enabled: true})
+	for _, tt := range heldOutBenign {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, counts := s.Redact(tt.in); got != tt.in || len(counts) != 0 {
+				t.Errorf("Redact changed the text:\n in %q\nout %q\ncounts %v", tt.in, got, counts)
+			}
+		})
+	}
+}
+
+// TestPrefixFamiliesBeyondGitleaks: keys of the families SPEC §9 names by
+// prefix that gitleaks' rules miss are redacted by this package's own, and
+// what only looks like them survives.
+func TestPrefixFamiliesBeyondGitleaks(t *testing.T) {
+	awsID, openAILegacy, openAIProject := gapTokens()
+	gitleaksRE := func(id string) *regexp.Regexp {
+		for _, g := range gitleaksRules {
+			if g.ID == id {
+				return regexp.MustCompile(g.Regex)
+			}
+		}
+		t.Fatalf("no gitleaks rule %s", id)
+		return nil
+	}
+	s := mustNew(t, Options{Enabled: true})
+	gaps := []struct{ name, key, gitleaksRule, rule string }{
+		{"AWS key id with 0, 1, 8 and 9", awsID, "aws-access-token", "aws-access-key-id"},
+		{"legacy OpenAI key without T3BlbkFJ", openAILegacy, "openai-api-key", "openai-key"},
+		{"short-format OpenAI project key", openAIProject, "openai-api-key", "openai-key"},
+	}
+	for _, tt := range gaps {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.ContainsAny(tt.key, "0189") && tt.rule == "aws-access-key-id" {
+				t.Fatalf("test bug: %s has none of the digits gitleaks leaves out", tt.key)
+			}
+			if gitleaksRE(tt.gitleaksRule).MatchString(tt.key) {
+				t.Fatalf("gitleaks' %s matches %s: no gap to test", tt.gitleaksRule, tt.key)
+			}
+			for _, ctx := range []string{"%s", "export KEY=%s\n", `{"key": "%s"}`, "use %s, then retry."} {
+				in := fmt.Sprintf(ctx, tt.key)
+				want := strings.Replace(in, tt.key, marker(tt.rule), 1)
+				if got, counts := s.Redact(in); got != want || !equalCounts(counts, map[string]int{tt.rule: 1}) {
+					t.Errorf("Redact(%q)\n got %q %v\nwant %q", in, got, counts, want)
+				}
+			}
+		})
+	}
+	benign := []string{
+		"commit 3f786850e387550fdab836ed7e6dc881de23001b",
+		"tree e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		"5d41402abc4b2a76b9719d911017c592  hello.txt",
+		"uuid 123e4567-e89b-12d3-a456-426614174000",
+		"pip install scikit-learn; import sklearn as sk-learn",
+		"task-17 blocks task-18",
+		"risk-assessment-template and desk-booking-service",
+		"AKIAExample is not a key id, nor is AKIA alone",
+		"ASIA and AKIA are the prefixes of AWS key ids",
+		"sk-ant- and sk-proj- are key prefixes",
+		"xoxb- tokens belong to bots",
+	}
+	for _, in := range benign {
+		if got, counts := s.Redact(in); got != in || len(counts) != 0 {
+			t.Errorf("Redact(%q) = %q %v; want it unchanged", in, got, counts)
+		}
 	}
 }
 
