@@ -68,7 +68,10 @@ func countEvents(t *testing.T, p state.Paths, n int, event string) int {
 // it as an interrupted attempt, under its own number.
 func TestResumeFromJournalOnly(t *testing.T) {
 	p := journalRepo(t)
-	if err := state.SaveRunState(p.RunState(), &state.RunState{Iteration: 2, LastStatus: "done"}); err != nil {
+	// The runner that died had a was at work at the death before: this
+	// interruption spends an attempt (state.RunState.Death).
+	if err := state.SaveRunState(p.RunState(), &state.RunState{Iteration: 2, LastStatus: "done",
+		Deaths: []state.RunnerDeath{{RunnerPID: 1111, Nodes: []string{"a"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now().UTC().Add(-time.Minute)
@@ -194,7 +197,10 @@ func TestResumeBothMarkers(t *testing.T) {
 	if err := tree.Save(p.Tree(), tr); err != nil {
 		t.Fatal(err)
 	}
-	rs := &state.RunState{InFlight: &state.InFlight{Iteration: 1, Node: "a", Phase: state.PhaseStarted, StartedAt: start}}
+	// b was at work at the runner's death before: its interruption spends
+	// an attempt (state.RunState.Death).
+	rs := &state.RunState{InFlight: &state.InFlight{Iteration: 1, Node: "a", Phase: state.PhaseStarted, StartedAt: start},
+		Deaths: []state.RunnerDeath{{RunnerPID: 1111, Nodes: []string{"b"}}}}
 	if err := state.SaveRunStateAs(p.RunState(), rs, fsutil.Durable); err != nil {
 		t.Fatal(err)
 	}
