@@ -90,12 +90,19 @@ func crashParallel(t *testing.T, night bool) {
 
 	// Each failpoint with how many times it is reached in a run of a
 	// batch, about: a kill at the N-th time lands anywhere in the run.
-	points := []struct {
+	type failAt struct {
 		name string
 		upTo int
-	}{
+	}
+	points := []failAt{
 		{"git:commit", batch}, {"git:advance", batch},
 		{"rename:run_state.json", 8 * batch}, {"rename:tree.json", batch}, {"append:journal.jsonl", 8 * batch},
+	}
+	// Aimed at the night's own moments: a review under way, a verdict not
+	// yet recorded, the keep's sync while other slots work.
+	aimed := []failAt{{"review:held", batch}, {"review:verdict", batch}, {"keep:sync", 2 * batch}}
+	if night {
+		points = append(points, aimed...)
 	}
 	runs := 0
 	run := func(killAfter time.Duration, env []string) runnerResult {
@@ -108,7 +115,12 @@ func crashParallel(t *testing.T, night bool) {
 	for made < kills {
 		var env []string
 		delay := time.Duration(50+rng.IntN(1750)) * time.Millisecond
-		if rng.IntN(3) != 0 {
+		switch {
+		case night && made < len(aimed):
+			// Each aimed point once, first, where it is surely reached.
+			env = append(env, fmt.Sprintf("%s=%s@%d", fsutil.FailpointEnv, aimed[made].name, 1+rng.IntN(2)))
+			delay = 0
+		case rng.IntN(3) != 0:
 			p := points[rng.IntN(len(points))]
 			env = append(env, fmt.Sprintf("%s=%s@%d", fsutil.FailpointEnv, p.name, 1+rng.IntN(p.upTo)))
 			delay = 0

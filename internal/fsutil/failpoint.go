@@ -28,7 +28,12 @@ import (
 //	git     a step of a git checkpoint (FailAt), FILE naming it: "commit"
 //	        (the task's commit object made, the run branch not yet moved)
 //	        or "advance" (the branch moved, the outcome not yet recorded)
-//	*       any of the above
+//	review  a step of a review (FailAt): "held" (the work held, the
+//	        reviewer not yet asked) or "verdict" (its verdict in memory,
+//	        not yet recorded)
+//	keep    the keep's sync (FailAt, "sync"), before it copies anything;
+//	        only when named: it runs in the background
+//	*       any of the above but keep
 //
 // FILE, when given, restricts the hook to files with that base name
 // ("run_state.json"). N (default 1) makes the process die at the N-th
@@ -47,6 +52,10 @@ const (
 	// after the task's commit object is made; "advance", after the run
 	// branch moved to it).
 	FailGit = "git"
+	// FailReview is a step of a review ("held", "verdict").
+	FailReview = "review"
+	// FailKeep is the keep's sync ("sync").
+	FailKeep = "keep"
 )
 
 type failpointSpec struct {
@@ -85,9 +94,9 @@ func parseFailpoint(v string) (*failpointSpec, error) {
 	}
 	s.point, s.file, _ = strings.Cut(v, ":")
 	switch s.point {
-	case FailTemp, FailRename, FailAppend, FailGit, "*":
+	case FailTemp, FailRename, FailAppend, FailGit, FailReview, FailKeep, "*":
 	default:
-		return nil, fmt.Errorf("unknown point %q: want temp, rename, append, git or *", s.point)
+		return nil, fmt.Errorf("unknown point %q: want temp, rename, append, git, review, keep or *", s.point)
 	}
 	if strings.ContainsAny(s.file, `/\`) {
 		return nil, fmt.Errorf("file %q: give a base name, not a path", s.file)
@@ -112,6 +121,9 @@ func failHere(point, path string) bool {
 	}
 	if (fp.point != "*" && fp.point != point) || (fp.file != "" && fp.file != baseName(path)) {
 		return false
+	}
+	if fp.point == "*" && point == FailKeep {
+		return false // in the background: * must name the same point on every run
 	}
 	return failpointHits.Add(1) == fp.n
 }

@@ -168,3 +168,35 @@ func TestAppendLineCutsTornLine(t *testing.T) {
 		t.Error("AppendLine accepted data without a final newline")
 	}
 }
+
+// TestFailpointKeepOnlyWhenNamed: the keep's sync runs in the background,
+// so * does not count it (a write point must name the same write on every
+// run); named, it is reached.
+func TestFailpointKeepOnlyWhenNamed(t *testing.T) {
+	saved := failpoint
+	defer func() { failpoint = saved; failpointHits.Store(0) }()
+	for _, tt := range []struct {
+		spec  string
+		point string
+		want  bool
+	}{
+		{"*", FailKeep, false},
+		{"keep:sync", FailKeep, true},
+		{"review:held", FailReview, true},
+		{"*", FailReview, true},
+	} {
+		spec, err := parseFailpoint(tt.spec)
+		if err != nil {
+			t.Fatalf("parse %q: %v", tt.spec, err)
+		}
+		failpoint = spec
+		failpointHits.Store(0)
+		label := "sync"
+		if tt.point == FailReview {
+			label = "held"
+		}
+		if got := failHere(tt.point, label); got != tt.want {
+			t.Errorf("%s at %s:%s: failHere = %v, want %v", tt.spec, tt.point, label, got, tt.want)
+		}
+	}
+}

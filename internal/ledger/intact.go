@@ -69,6 +69,7 @@ func (l *Ledger) syncKeep(rs *state.RunState) {
 	if l.keep == nil {
 		return
 	}
+	fsutil.FailAt(fsutil.FailKeep, "sync")
 	if err := l.keep.Sync(keepUpTo(rs)); err != nil {
 		l.log.Warn("keeping a copy of the runner's state in the git directory", "err", err)
 	}

@@ -90,6 +90,7 @@ func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
 	if err != nil {
 		return err
 	}
+	fsutil.FailAt(fsutil.FailReview, "held")
 	fails := &reviewFailures{}
 	if len(changed) > 0 {
 		// A runner that died during the review left what its reviewer
@@ -108,6 +109,7 @@ func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
 			break
 		}
 		if ans.verdict != nil {
+			fsutil.FailAt(fsutil.FailReview, "verdict")
 			rv.Verdict, rv.Reasons, rv.Error = ans.verdict.Verdict, ans.verdict.Reasons, ""
 			break
 		}
