@@ -59,7 +59,7 @@ type checkpoints struct {
 // another branch with changes outside .runner/ is refused: they are the
 // person's work.
 func (r *Runner) openCheckpoints(ctx context.Context, t *tree.Tree) error {
-	r.workDir = r.p.Root
+	r.mainDir = r.p.Root
 	if !r.cfg.Git.Checkpoint {
 		fmt.Fprintln(r.opts.Notices, "runner: git checkpoints are off (git.checkpoint = false): no commit per task")
 		return nil
@@ -104,8 +104,8 @@ func (r *Runner) openCheckpoints(ctx context.Context, t *tree.Tree) error {
 	if len(changes) > 0 {
 		ck.dirty = "?" // an attempt a previous run left, or one in flight
 	}
-	r.ck = ck
-	r.workDir = ck.repo.Top()
+	r.main = ck
+	r.mainDir = ck.repo.Top()
 	r.ledger.Checkpoint(ck.branch, ck.head)
 	return nil
 }
@@ -191,7 +191,7 @@ func (r *Runner) openWorktree(ctx context.Context, repo *git.Repo, ck *checkpoin
 // iteration on node, when it holds another task's failed attempt (kept
 // under its attempt ref): no task starts on another's leftovers. The
 // next attempt at the same task starts from its own.
-func (r *Runner) startTask(ctx context.Context, node string) error {
+func (r *worker) startTask(ctx context.Context, node string) error {
 	ck := r.ck
 	if ck == nil || ck.dirty == "" || ck.dirty == node {
 		return nil
@@ -217,7 +217,7 @@ func (r *Runner) startTask(ctx context.Context, node string) error {
 // keepStartTree keeps what the working tree held when the run began,
 // beyond the checkpoint, as a commit under refs/runner/kept/, before task
 // node starts on the checkpoint, and says so.
-func (r *Runner) keepStartTree(ctx context.Context, node string) error {
+func (r *worker) keepStartTree(ctx context.Context, node string) error {
 	ck := r.ck
 	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
 	if err != nil {
@@ -247,7 +247,7 @@ func (r *Runner) keepStartTree(ctx context.Context, node string) error {
 // once), a failed attempt's are kept under its attempt ref, and the
 // working tree goes back to the checkpoint when the task became blocked.
 // What it did goes into meta (Checkpoint, AttemptRef).
-func (r *Runner) checkpoint(ctx context.Context, meta *state.Meta, title string) error {
+func (r *worker) checkpoint(ctx context.Context, meta *state.Meta, title string) error {
 	ck := r.ck
 	if ck == nil {
 		return nil
@@ -286,7 +286,7 @@ func (r *Runner) checkpoint(ctx context.Context, meta *state.Meta, title string)
 // commitTask makes the commit of a finished task, exactly once: a commit
 // with its trailers already on the run branch (made by a runner that died
 // before recording it) is taken as it is.
-func (r *Runner) commitTask(ctx context.Context, meta *state.Meta, title string) error {
+func (r *worker) commitTask(ctx context.Context, meta *state.Meta, title string) error {
 	ck := r.ck
 	if r.slot > 0 && ck.landed.iteration == meta.Iteration {
 		// Integrated by this runner, the checkout and the slot brought

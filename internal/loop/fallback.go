@@ -172,7 +172,7 @@ func (r *Runner) noteExecutors() {
 // stopped while it waited, say), it waits until the first limit is over,
 // within loop.max_wait; errNoIteration when a stop or a signal ended the
 // wait. An error when no executor is left.
-func (r *Runner) chooseExecutor(ctx context.Context) (*link, error) {
+func (r *worker) chooseExecutor(ctx context.Context) (*link, error) {
 	r.chain.sync(r.cfg.Chain())
 	var waited time.Duration
 	for {
@@ -191,7 +191,7 @@ func (r *Runner) chooseExecutor(ctx context.Context) (*link, error) {
 			return nil, fmt.Errorf("%w: %s. Run again once the limit has lifted, or raise loop.max_wait", errRateLimitGaveUp, why)
 		}
 		r.noteExecutors()
-		fmt.Fprintf(r.opts.Progress, "every executor is limited: waiting %s (until %s) for %s: %s\n",
+		fmt.Fprintf(r.out, "every executor is limited: waiting %s (until %s) for %s: %s\n",
 			ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), inert.Line(e.name()), inert.Line(e.why))
 		var slept ratelimit.End
 		r.outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
@@ -242,7 +242,7 @@ func (r *Runner) noneLeft(last error) error {
 // set aside and, when another is left, the next iteration runs on it
 // (errNoIteration). Any other failure, or one of the last executor, ends
 // the run as before the chain existed.
-func (r *Runner) startFailed(ctx context.Context, it *iteration, cause error) error {
+func (r *worker) startFailed(ctx context.Context, it *iteration, cause error) error {
 	var se *executor.StartError
 	if !errors.As(cause, &se) || ctx.Err() != nil || len(r.chain.links) < 2 {
 		return r.abort(it.meta, cause)
@@ -265,7 +265,7 @@ func (r *Runner) startFailed(ctx context.Context, it *iteration, cause error) er
 // failed loop.max_consecutive_errors times in a row, when another is
 // left, and reports whether it did; when none is left the run stops
 // (tooManyFailures).
-func (r *Runner) failedTooOften(meta *state.Meta, res *executor.Result) (bool, error) {
+func (r *worker) failedTooOften(meta *state.Meta, res *executor.Result) (bool, error) {
 	limit := r.cfg.Loop.MaxConsecutiveErrors
 	r.chain.sync(r.cfg.Chain()) // a resumed iteration comes before any choice
 	s := r.chain.named(meta.Executor)

@@ -40,7 +40,7 @@ const snapshotLimit = 256 << 20
 
 // heldWork is the working tree as a reviewer of iteration n is given it.
 type heldWork struct {
-	r *Runner
+	r *worker
 	n int
 	// With git: the commit holding the work (the checkpoint itself when
 	// the work changed nothing), its tree, and the run branch's commit.
@@ -53,7 +53,7 @@ type heldWork struct {
 // runs. When a runner that died during the review held it already, what
 // changed since is put back first: changed lists it (nil when nothing),
 // kept says where it is kept.
-func (r *Runner) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, changed []string, kept string, err error) {
+func (r *worker) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, changed []string, kept string, err error) {
 	h = &heldWork{r: r, n: meta.Iteration}
 	if ck := r.ck; ck != nil {
 		ref := reviewsPrefix + strconv.Itoa(h.n)
@@ -236,4 +236,4 @@ func (h *heldWork) changes(ctx context.Context, since time.Time, limit int) (tex
 }
 
 // reviewDir is the folder of iteration n's review.
-func (r *Runner) reviewDir(n int) string { return filepath.Join(r.p.RunDir(n), "review") }
+func (r *worker) reviewDir(n int) string { return filepath.Join(r.p.RunDir(n), "review") }

@@ -42,7 +42,7 @@ const integrationGuard = "integration"
 // integrate brings the finished task of the slot at work onto the run
 // branch. It returns nil both when the task landed and when it could not
 // (meta.Conflict says so); an error is a failure of the runner's own.
-func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) error {
+func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) error {
 	ck := r.ck
 	if ck.begun != meta.Iteration {
 		// Resumed: a runner that died after moving the run branch made the
@@ -120,7 +120,7 @@ func (r *Runner) integrate(ctx context.Context, meta *state.Meta, title string) 
 // integrated returns the commit of the iteration's task on the run branch
 // when a runner that died after moving the run branch made it, "" when
 // there is none.
-func (r *Runner) integrated(ctx context.Context, meta *state.Meta) (string, error) {
+func (r *worker) integrated(ctx context.Context, meta *state.Meta) (string, error) {
 	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
 	found, err := r.ck.repo.FindByTrailers(ctx, git.BranchRef(r.main.branch), 20, trailers)
 	if err != nil {
@@ -140,7 +140,7 @@ func (r *Runner) integrated(ctx context.Context, meta *state.Meta) (string, erro
 // meanwhile) changes from HEAD, which it integrates again. Were HEAD at
 // commit, which is on no branch, the slot would hold no change, and the
 // task would be recorded done with its work on no branch.
-func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap git.Snapshot, commit string) (bool, error) {
+func (r *worker) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap git.Snapshot, commit string) (bool, error) {
 	ck := r.ck
 	if err := ck.repo.ResetFromSnapshot(ctx, snap, commit, ck.runtime); err != nil {
 		return false, fmt.Errorf("slot %d: put the integrated result %s in its worktree: %w", r.slot, short(commit), err)
@@ -149,7 +149,7 @@ func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap 
 	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
+	fmt.Fprintf(r.out, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
 	_, verdict, err := r.guardsIn(ctx, meta, dir)
 	if err != nil {
 		return false, err
@@ -162,7 +162,7 @@ func (r *Runner) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap 
 
 // integrationFailure is the failing guards' output on the integrated
 // result, for failure.log.
-func (r *Runner) integrationFailure(n int) string {
+func (r *worker) integrationFailure(n int) string {
 	data, err := fsutil.ReadLimited(filepath.Join(r.p.RunDir(n), integrationGuard, "failure.log"), 64<<10, false)
 	if err != nil {
 		return "(the guards' output is in " + r.p.Rel(filepath.Join(r.p.RunDir(n), integrationGuard)) + ")"
@@ -175,7 +175,7 @@ func (r *Runner) integrationFailure(n int) string {
 // attempt is told), the journal's conflict record and the progress. The
 // slot keeps the attempt's files for checkpoint to keep under its attempt
 // ref; the next task in it starts from the new checkpoint.
-func (r *Runner) integrationFailed(ctx context.Context, meta *state.Meta, c *state.ConflictMeta, task, why string) error {
+func (r *worker) integrationFailed(ctx context.Context, meta *state.Meta, c *state.ConflictMeta, task, why string) error {
 	meta.Conflict = c
 	log := filepath.Join(r.p.RunDir(meta.Iteration), "failure.log")
 	if err := fsutil.WriteFileAtomic(log, []byte(why+"\n"), 0o644); err != nil {
@@ -185,7 +185,7 @@ func (r *Runner) integrationFailed(ctx context.Context, meta *state.Meta, c *sta
 	if c.Kind == "conflict" {
 		what = "conflict in " + strings.Join(c.Files, ", ")
 	}
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s integration: %s; the task goes back to work from %s\n",
+	fmt.Fprintf(r.out, "#%d %-24s integration: %s; the task goes back to work from %s\n",
 		meta.Iteration, inert.Line(meta.NodePath), inert.Line(what), short(r.main.head))
 	r.log.Warn("a finished task could not be integrated onto the run branch", "iteration", meta.Iteration, "node", meta.Node,
 		"kind", c.Kind, "files", strings.Join(c.Files, ", "), "onto", short(c.Onto), "task", short(task))

@@ -36,7 +36,7 @@ type iteration struct {
 // files and the prompt are written, the agent runs (waiting out usage
 // and rate limits), the guards check its work when it says done, and the
 // outcome is decided and recorded.
-func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) error {
+func (r *worker) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) error {
 	it, err := r.open(ctx, t, ix, node)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func (r *Runner) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node
 
 // open puts the working tree where node's iteration starts, chooses its
 // executor, and begins it.
-func (r *Runner) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteration, error) {
+func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteration, error) {
 	if err := r.startTask(ctx, node.ID); err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (r *Runner) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *t
 }
 
 // work carries a begun iteration on: its agent, then what follows.
-func (r *Runner) work(ctx context.Context, it *iteration) error {
+func (r *worker) work(ctx context.Context, it *iteration) error {
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
 		return err // set aside without an attempt, or a failure of the runner's own
@@ -69,7 +69,7 @@ func (r *Runner) work(ctx context.Context, it *iteration) error {
 // begin starts iteration n on node: the ledger's durable mark, and while
 // it is made durable, the context files and the prompt; then the run
 // folder with the prompt sent.
-func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*iteration, error) {
+func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*iteration, error) {
 	n := r.ledger.NextIteration()
 	if r.slot > 0 {
 		r.ck.begun = n
@@ -129,7 +129,7 @@ func (r *Runner) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 // the iteration ended without one: the agent could not be started, it
 // goes on with another executor (errNoIteration), or a wait was
 // interrupted, stopped, or outlasted loop.max_wait.
-func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result, error) {
+func (r *worker) runAgent(ctx context.Context, it *iteration) (*executor.Result, error) {
 	opts := r.optionsFor(it.link.exec)
 	meta := it.meta
 	var waited time.Duration
@@ -176,7 +176,7 @@ func (r *Runner) runAgent(ctx context.Context, it *iteration) (*executor.Result,
 // stopped when the agent failed loop.max_consecutive_errors times in a
 // row. A runner
 // resuming an iteration whose agent had finished comes in here too.
-func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *executor.Result) error {
+func (r *worker) agentFinished(ctx context.Context, meta *state.Meta, res *executor.Result) error {
 	if len(res.PermissionDenials) > 0 {
 		var tools []string
 		for _, d := range res.PermissionDenials {
@@ -219,7 +219,7 @@ func (r *Runner) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 // finish runs the guards of an iteration whose agent is done (when it
 // says done and guards are configured) and records the outcome. A runner
 // resuming an iteration left in phase agent_done comes in here.
-func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
+func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 	meta.Guard = state.GuardSkipped
 	ran := r.guardsWillRun(meta)
 	if len(meta.Tamper) > 0 {
@@ -250,7 +250,7 @@ func (r *Runner) finish(ctx context.Context, meta *state.Meta) error {
 // runGuards runs the configured guards in the repository root, with the
 // iteration in their environment as the agent has it, so that what they
 // leave behind is found and stopped like the agent's (leftovers.go).
-func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
+func (r *worker) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
 	r.ledger.GuardsStarting()
 	results, verdict, err := r.guardsIn(ctx, meta, r.p.RunDir(meta.Iteration))
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
@@ -270,13 +270,13 @@ func (r *Runner) runGuards(ctx context.Context, meta *state.Meta) ([]state.Guard
 // slot's working tree, outside the run's lock (r.outside), with their
 // logs guard.log and failure.log in logDir. It returns their results and
 // verdict.
-func (r *Runner) guardsIn(ctx context.Context, meta *state.Meta, logDir string) ([]guard.Result, string, error) {
+func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir string) ([]guard.Result, string, error) {
 	env := r.guardEnv(meta)
 	var results []guard.Result
 	var verdict string
 	var err error
-	// Read under the run's lock: with parallel slots, the registers are
-	// another slot's once it is given up.
+	// The config is read under the run's lock: it may be read again
+	// meanwhile, at another slot's iteration boundary.
 	work, guards, grace := r.workDir, r.cfg.Guards, r.cfg.Executor.KillGrace.Duration
 	r.outside(func() {
 		results, verdict, err = guard.Run(ctx, work, guards, filepath.Join(logDir, "guard.log"),
@@ -287,13 +287,13 @@ func (r *Runner) guardsIn(ctx context.Context, meta *state.Meta, logDir string) 
 
 // guardEnv is the guards' environment: the iteration, as the agent has
 // it, so that what they leave behind is found like the agent's.
-func (r *Runner) guardEnv(meta *state.Meta) []string {
+func (r *worker) guardEnv(meta *state.Meta) []string {
 	return []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
 }
 
 // guardsWillRun reports whether the guards run for an iteration whose
 // agent is done: only when it says done and guards are configured.
-func (r *Runner) guardsWillRun(meta *state.Meta) bool {
+func (r *worker) guardsWillRun(meta *state.Meta) bool {
 	return meta.AgentStatus == "done" && len(r.cfg.Guards) > 0
 }
 
@@ -301,7 +301,7 @@ func (r *Runner) guardsWillRun(meta *state.Meta) bool {
 // program, a bad working directory): a configuration problem, not an
 // attempt. The node's attempts stay as they are and nothing is left in
 // flight; the run folder keeps the prompt and a meta.json saying why.
-func (r *Runner) abort(meta *state.Meta, cause error) error {
+func (r *worker) abort(meta *state.Meta, cause error) error {
 	if err := r.ledger.SetAside(meta, "the agent could not be started: "+cause.Error(), cause); err != nil {
 		return errors.Join(cause, err)
 	}
@@ -313,7 +313,7 @@ func (r *Runner) abort(meta *state.Meta, cause error) error {
 // started: set aside with no attempt spent, as far as the failure lets
 // the runner write that. When it cannot, the iteration stays in flight,
 // and the next runner finds that no agent started (resume.go).
-func (r *Runner) failedBeforeAgent(meta *state.Meta, cause error) error {
+func (r *worker) failedBeforeAgent(meta *state.Meta, cause error) error {
 	cause = fmt.Errorf("prepare iteration %d: %w", meta.Iteration, cause)
 	if err := r.ledger.SetAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
 		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)

@@ -22,7 +22,7 @@ const tamperGuard = "protected paths"
 
 // judged says what is judged: in place, the runner's inputs too; beside a
 // linked worktree they are out of the agent's tree, and the person's.
-func (r *Runner) judged() verify.Judged {
+func (r *worker) judged() verify.Judged {
 	globs, _ := verify.ParseGlobs(r.cfg.Verify.Protect) // checked when the config loaded
 	if r.slot > 0 {
 		// A slot's worktree is beside the checkout, like git.worktree's:
@@ -47,7 +47,7 @@ var judgedSkip = []string{"run_state.json", "output.schema.json", "stop", "pause
 // checkJudges finds what the agent changed of the judges since base was
 // taken, keeps the agent's version under runs/N/tamper/, puts the
 // originals back, and notes each path in meta.Tamper and the journal.
-func (r *Runner) checkJudges(meta *state.Meta, base *verify.Baseline) error {
+func (r *worker) checkJudges(meta *state.Meta, base *verify.Baseline) error {
 	dir := filepath.Join(r.p.RunDir(meta.Iteration), "tamper")
 	tamper, err := r.restoreJudges(base, dir, "tamper/")
 	if err != nil || len(tamper) == 0 {
@@ -67,7 +67,7 @@ func (r *Runner) checkJudges(meta *state.Meta, base *verify.Baseline) error {
 // (and of run_state.json since the ledger wrote it), keeps the changed
 // versions under dir, puts the originals back, and returns each change,
 // its Kept path under prefix (dir as seen from the run folder).
-func (r *Runner) restoreJudges(base *verify.Baseline, dir, prefix string) ([]state.TamperMeta, error) {
+func (r *worker) restoreJudges(base *verify.Baseline, dir, prefix string) ([]state.TamperMeta, error) {
 	changes, err := base.Check()
 	if err != nil {
 		return nil, fmt.Errorf("check what changed of the judges: %w", err)
@@ -116,7 +116,7 @@ func tamperedPaths(tamper []state.TamperMeta) []string {
 
 // failTampered fails the guards of an attempt that changed its judges,
 // without running them: failure.log names each path for the next attempt.
-func (r *Runner) failTampered(meta *state.Meta) error {
+func (r *worker) failTampered(meta *state.Meta) error {
 	var b strings.Builder
 	b.WriteString("The previous attempt changed files that judge the work, which is not allowed. They were put back as they were, and the attempt failed:\n\n")
 	for _, t := range meta.Tamper {

@@ -32,7 +32,7 @@ type landing struct {
 // landed brings the run branch's working tree and the slot at work to
 // commit, the run branch's head, from whatever they hold: what a runner
 // resuming an iteration whose task landed does.
-func (r *Runner) landed(ctx context.Context, commit string) error {
+func (r *worker) landed(ctx context.Context, commit string) error {
 	if err := r.keepRunBranchTree(ctx, commit, errNotAtHead); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ var errNotAtHead = errors.New("the checkout was not known to be at the run's hea
 // stops the move: what the working tree holds is then kept under
 // refs/runner/kept/ before it is reset to commit as a whole. A working
 // tree not known to be at the head is reset as a whole.
-func (r *Runner) followRunBranch(ctx context.Context, commit string) error {
+func (r *worker) followRunBranch(ctx context.Context, commit string) error {
 	main := r.main
 	if main.dirty == "" {
 		err := main.repo.Follow(ctx, main.head, commit)
@@ -78,7 +78,7 @@ func (r *Runner) followRunBranch(ctx context.Context, commit string) error {
 // keepRunBranchTree keeps what the run branch's working tree holds beyond
 // the run's head, which the move to commit met in its way (why), as a
 // commit under refs/runner/kept/<commit>, and says so.
-func (r *Runner) keepRunBranchTree(ctx context.Context, commit string, why error) error {
+func (r *worker) keepRunBranchTree(ctx context.Context, commit string, why error) error {
 	main := r.main
 	snap, err := main.repo.Snapshot(ctx, main.head, main.runtime)
 	if err != nil {
@@ -112,7 +112,7 @@ func (r *Runner) keepRunBranchTree(ctx context.Context, commit string, why error
 // holds, is the run's head's parent: a runner died after moving the run
 // branch and before bringing the working tree along, which holds nothing
 // of anyone's then.
-func (r *Runner) lagsBehind(ctx context.Context, tree string) (bool, error) {
+func (r *worker) lagsBehind(ctx context.Context, tree string) (bool, error) {
 	parent, err := r.main.repo.TreeOf(ctx, r.main.head+"^")
 	if errors.Is(err, git.ErrNotFound) {
 		return false, nil
@@ -122,7 +122,7 @@ func (r *Runner) lagsBehind(ctx context.Context, tree string) (bool, error) {
 
 // resetRunBranchTree puts the run branch's working tree at commit as a
 // whole (git.ResetWorktree) and records the checkpoint.
-func (r *Runner) resetRunBranchTree(ctx context.Context, commit string) error {
+func (r *worker) resetRunBranchTree(ctx context.Context, commit string) error {
 	if err := r.main.repo.ResetWorktree(ctx, commit, r.main.runtime); err != nil {
 		return fmt.Errorf("bring %s to the run branch's new checkpoint %s: %w", r.main.repo.Top(), short(commit), err)
 	}
@@ -136,7 +136,7 @@ func (r *Runner) resetRunBranchTree(ctx context.Context, commit string) error {
 // commit and what the guards left (undone by cleanSlot, out of the lock);
 // else snap, the task's work, which is commit itself when the run branch
 // had not moved (task == commit). Failing that, restartSlot.
-func (r *Runner) slotLanded(ctx context.Context, snap git.Snapshot, task, commit string, guarded bool) error {
+func (r *worker) slotLanded(ctx context.Context, snap git.Snapshot, task, commit string, guarded bool) error {
 	ck := r.ck
 	var err error
 	switch {
@@ -166,7 +166,7 @@ func (r *Runner) slotLanded(ctx context.Context, snap git.Snapshot, task, commit
 
 // restartSlot puts the slot at work at commit, with nothing left of its
 // task, from whatever its worktree holds: the next task starts there.
-func (r *Runner) restartSlot(ctx context.Context, commit string) error {
+func (r *worker) restartSlot(ctx context.Context, commit string) error {
 	ck := r.ck
 	if err := ck.repo.StartDetachedAt(ctx, commit, ck.runtime); err != nil {
 		return fmt.Errorf("slot %d: put its worktree at %s: %w", r.slot, short(commit), err)
@@ -180,7 +180,7 @@ func (r *Runner) restartSlot(ctx context.Context, commit string) error {
 // Nobody else uses a busy slot's worktree. When it cannot, the slot is
 // marked as holding what no task goes on from, which startSlot or
 // tidySlots resets.
-func (r *Runner) cleanSlot(ctx context.Context, s *slot) {
+func (r *worker) cleanSlot(ctx context.Context, s *slot) {
 	if !s.ck.leftovers || ctx.Err() != nil {
 		return
 	}
@@ -203,7 +203,7 @@ func (r *Runner) cleanSlot(ctx context.Context, s *slot) {
 // although the run's head is its tip: a runner that died between moving
 // the branch and bringing the checkout along, read by this one at start
 // (the checkout then had changes, main.dirty).
-func (r *Runner) recordLanded(ctx context.Context, meta *state.Meta, commit, parent string) error {
+func (r *worker) recordLanded(ctx context.Context, meta *state.Meta, commit, parent string) error {
 	ck := r.ck
 	stat, _ := ck.repo.DiffStat(ctx, parent, commit)
 	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}

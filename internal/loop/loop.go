@@ -80,11 +80,6 @@ type Runner struct {
 	cache runCache // work kept between iterations (inputs.go)
 	chain chain    // the executors and what the run knows of each (fallback.go)
 
-	// ck is the run's git checkpoints (checkpoint.go), nil when off;
-	// workDir is where the agent and the guards work: the repository
-	// root, or the linked worktree of git.worktree.
-	ck      *checkpoints
-	workDir string
 	// preflighted says the run's preflight ran or was not needed
 	// (preflight.go).
 	preflighted bool
@@ -100,15 +95,15 @@ type Runner struct {
 
 	hooks webhooks // the [[notify]] webhooks (notify.go)
 
-	// par is the run's parallel slots (slots.go), nil when it works on one
-	// task at a time; main is then the run branch's checkpoints, and slot
-	// the slot whose goroutine holds the run's lock (0: the loop's own).
-	par  *parallel
-	main *checkpoints
-	slot int
-	// progressOut is opts.Progress as given: a slot's lines go through a
-	// writer that names the slot.
-	progressOut io.Writer
+	// main is the run branch's git checkpoints (checkpoint.go), nil when
+	// off, and mainDir the run branch's working tree, where the loop's own
+	// iterations work: the repository root, or the linked worktree of
+	// git.worktree. par is the run's parallel slots (slots.go), nil when
+	// it works on one task at a time. Each iteration works in a lane of
+	// its own (worker): the run branch's, or a slot's.
+	main    *checkpoints
+	mainDir string
+	par     *parallel
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -136,7 +131,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if opts.Notices == nil {
 		opts.Notices = opts.Progress
 	}
-	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log, progressOut: opts.Progress}
+	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
 	defer r.closeNotify()
 	defer func() { r.notifyEnd(ctx, res, err) }()
 
@@ -229,7 +224,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if err := r.preflight(ctx); err != nil {
 			return r.failed(ctx, err)
 		}
-		if err := r.iterate(ctx, t, ix, sel.Node); errors.Is(err, errNoIteration) {
+		if err := r.mainWorker().iterate(ctx, t, ix, sel.Node); errors.Is(err, errNoIteration) {
 			continue // another executor goes on, or a wait for one ended
 		} else if err != nil {
 			return r.failed(ctx, err)

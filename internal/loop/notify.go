@@ -123,8 +123,8 @@ func (r *Runner) notifyResult(res *Result) {
 	switch res.Reason {
 	case Complete:
 		text := res.Message
-		if r.ck != nil {
-			text += fmt.Sprintf("; the work is on branch %s", r.ck.branch)
+		if r.main != nil {
+			text += fmt.Sprintf("; the work is on branch %s", r.main.branch)
 		}
 		r.notify(notify.Complete, text+r.reportHint())
 	case Stuck:

@@ -25,7 +25,6 @@ func (r *Runner) parallelism() int {
 // (it is resumed there). It takes the run's lock, held from then on by
 // the loop but while it waits for its slots (runSlots).
 func (r *Runner) openSlots() error {
-	r.main = r.ck
 	want := r.parallelism() > 1 && !r.opts.Once
 	left := false
 	for _, f := range r.ledger.State().Flights() {
@@ -34,14 +33,14 @@ func (r *Runner) openSlots() error {
 	if !want && !left {
 		return nil
 	}
-	if r.ck == nil {
+	if r.main == nil {
 		if !want {
 			return fmt.Errorf("an iteration was left in flight in a parallel slot, but git checkpoints are off now; turn git.checkpoint back on to resume it")
 		}
 		return fmt.Errorf("loop.parallel = %d needs git checkpoints (SPEC §12): each task works in a worktree of its own and lands on the run branch as a commit; "+
 			"run in a git repository with a commit and git.checkpoint = true, or set loop.parallel = 1 in %s", r.parallelism(), r.p.Rel(r.p.Config()))
 	}
-	if err := r.ck.repo.CheckIntegrate(); err != nil {
+	if err := r.main.repo.CheckIntegrate(); err != nil {
 		return fmt.Errorf("loop.parallel = %d: %w", r.parallelism(), err)
 	}
 	if msg := cpuNotice(r.parallelism(), numCPU()); want && msg != "" {
@@ -73,19 +72,8 @@ func (r *Runner) leaveSlots() {
 	if r.par == nil {
 		return
 	}
-	r.setRegs(r.mainRegs())
 	r.par.mu.Unlock()
 	r.par = nil
-}
-
-// mainRegs are the registers of the loop itself: the run branch's
-// working tree.
-func (r *Runner) mainRegs() regs {
-	g := regs{workDir: r.p.Root, ck: r.main, progress: r.progressOut}
-	if r.main != nil {
-		g.workDir = r.main.repo.Top()
-	}
-	return g
 }
 
 // slotDone is a slot's iteration ended, and how.
@@ -131,7 +119,6 @@ func (r *Runner) runSlots(ctx context.Context) (*Result, error) {
 		r.par.mu.Unlock()
 		d := <-done
 		r.par.mu.Lock()
-		r.setRegs(r.mainRegs())
 		running--
 		d.s.busy = ""
 		switch {
@@ -221,10 +208,9 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		}
 		// Begun here, in the order selected: iteration numbers follow the
 		// tree's order.
-		r.setRegs(r.slotRegs(s))
+		w := r.slotWorker(s)
 		move := r.startSlot(s, node.ID)
-		it, err := r.open(ctx, t, ix, node)
-		r.setRegs(r.mainRegs())
+		it, err := w.open(ctx, t, ix, node)
 		if err != nil && move != nil {
 			// Not begun: the slot is moved now, as it says it is.
 			if merr := move(ctx); merr != nil {
@@ -240,7 +226,7 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		s.busy = node.ID
 		r.count++
 		started++
-		go r.slotWork(ctx, s, it, move, done)
+		go w.slotWork(ctx, s, it, move, done)
 	}
 	return started, nil, nil
 }
@@ -286,13 +272,12 @@ func (r *Runner) freeSlot(ctx context.Context, node string) (*slot, error) {
 // slot brought to the iteration's checkpoint, startSlot) without the
 // run's lock, then goes on under it (given up while processes work), and
 // says on done how it ended.
-func (r *Runner) slotWork(ctx context.Context, s *slot, it *iteration, move func(context.Context) error, done chan<- slotDone) {
+func (r *worker) slotWork(ctx context.Context, s *slot, it *iteration, move func(context.Context) error, done chan<- slotDone) {
 	var merr error
 	if move != nil {
 		merr = move(ctx)
 	}
 	r.par.mu.Lock()
-	r.setRegs(r.slotRegs(s))
 	var err error
 	switch {
 	case merr != nil && ctx.Err() != nil:
@@ -309,7 +294,6 @@ func (r *Runner) slotWork(ctx context.Context, s *slot, it *iteration, move func
 		err = r.work(ctx, it)
 		r.cleanSlot(ctx, s)
 	}
-	r.setRegs(r.mainRegs())
 	r.par.mu.Unlock()
 	done <- slotDone{s: s, err: err}
 }

@@ -55,7 +55,7 @@ func (r *Runner) preflight(ctx context.Context) error {
 	}
 	digest := guardsDigest(r.cfg.Guards)
 	on := "the working tree"
-	if ck := r.ck; ck != nil {
+	if ck := r.main; ck != nil {
 		on = "the checkpoint " + short(ck.head)
 		if c := r.ledger.Preflight(); c != nil && c.Commit == ck.head && c.Guards == digest {
 			fmt.Fprintf(r.opts.Notices, "runner: preflight: the guards passed on %s before; not run again\n", on)
@@ -77,8 +77,8 @@ func (r *Runner) preflight(ctx context.Context) error {
 	if failed := r.preflightFailure(on, results); failed != nil {
 		return failed
 	}
-	if r.ck != nil {
-		r.ledger.SetPreflight(&state.Preflight{Commit: r.ck.head, Guards: digest, At: time.Now().UTC()})
+	if r.main != nil {
+		r.ledger.SetPreflight(&state.Preflight{Commit: r.main.head, Guards: digest, At: time.Now().UTC()})
 	}
 	fmt.Fprintf(r.opts.Notices, "runner: preflight passed on %s\n", on)
 	if _, err := os.Stat(r.p.StopRequest()); err == nil {
@@ -107,7 +107,7 @@ func (r *Runner) runPreflightGuards(ctx context.Context) ([]guard.Result, error)
 	}
 	r.killLeftoverPreflight()
 	r.ledger.GuardsStarting()
-	results, _, err := guard.Run(ctx, r.workDir, r.cfg.Guards, filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log"),
+	results, _, err := guard.Run(ctx, r.mainDir, r.cfg.Guards, filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log"),
 		r.cfg.Executor.KillGrace.Duration, []string{"RUNNER_DIR=" + r.p.Dir, preflightMark})
 	if ierr := r.ledger.GuardsEnded(0); ierr != nil {
 		return nil, ierr

@@ -107,7 +107,7 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 // prepareIteration builds what the agent of an iteration on node is
 // given: the context files, written to context/, the prompt pack, and
 // state/output.schema.json.
-func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node) (*Prepared, error) {
+func (r *worker) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node) (*Prepared, error) {
 	scrubber, err := r.scrubberFor(r.cfg)
 	if err != nil {
 		return nil, err

@@ -55,7 +55,7 @@ func (r *Runner) limitWait(e *link, waited time.Duration, now time.Time) (wait t
 // done with a nil error: the wait was interrupted or a stop was requested
 // (the loop then ends the run); with errRateLimitGaveUp: the limit
 // outlasts loop.max_wait.
-func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *executor.Result, waited *time.Duration) (done bool, err error) {
+func (r *worker) waitOutRateLimit(ctx context.Context, it *iteration, res *executor.Result, waited *time.Duration) (done bool, err error) {
 	meta, cur := it.meta, it.link
 	now := rateLimitClock()
 	cur.limit(r.cfg.Loop, res, now)
@@ -91,7 +91,7 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *execu
 	if e != cur {
 		what = "running " + e.name()
 	}
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s waiting %s (until %s) before %s, no attempt spent: %s\n",
+	fmt.Fprintf(r.out, "#%d %-24s agent: %-10s waiting %s (until %s) before %s, no attempt spent: %s\n",
 		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), ratelimit.Round(wait), until.Format("15:04:05"), inert.Line(what), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node, "executor", cur.name(),
 		"wait", ratelimit.Round(wait), "waited_so_far", ratelimit.Round(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
@@ -124,13 +124,13 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *iteration, res *execu
 // rate limit while next is free: recorded like a wait of nothing
 // (meta.json, the rate_limited record), then set aside without an
 // attempt spent; the next iteration runs on next.
-func (r *Runner) switchExecutor(meta *state.Meta, res *executor.Result, cur, next *link) error {
+func (r *worker) switchExecutor(meta *state.Meta, res *executor.Result, cur, next *link) error {
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt})
 	r.noteExecutors()
 	if err := r.ledger.Waiting(meta, state.Record{AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage}); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s %s is limited until %s; the next iteration runs on %s at once, no attempt spent: %s\n",
+	fmt.Fprintf(r.out, "#%d %-24s agent: %-10s %s is limited until %s; the next iteration runs on %s at once, no attempt spent: %s\n",
 		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), inert.Line(cur.name()), cur.until.Local().Format("15:04:05"),
 		inert.Line(next.name()), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; switching executor", "iteration", meta.Iteration, "node", meta.Node,
@@ -145,7 +145,7 @@ func (r *Runner) switchExecutor(meta *state.Meta, res *executor.Result, cur, nex
 
 // endWait ends an iteration in a rate-limit wait without spending an
 // attempt; the loop then sees the interruption or the stop request.
-func (r *Runner) endWait(meta *state.Meta, why string) error {
+func (r *worker) endWait(meta *state.Meta, why string) error {
 	return r.ledger.SetAside(meta, why+"; no attempt was spent", errors.New(why))
 }
 
@@ -153,7 +153,7 @@ func (r *Runner) endWait(meta *state.Meta, why string) error {
 // failed loop.max_consecutive_errors times in a row, quoting what it
 // printed the last time; nil otherwise. With fallbacks, the executor is
 // set aside instead while another is left (failedTooOften).
-func (r *Runner) tooManyFailures(meta *state.Meta, res *executor.Result) error {
+func (r *worker) tooManyFailures(meta *state.Meta, res *executor.Result) error {
 	if aside, err := r.failedTooOften(meta, res); aside || err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 // it to the tree, and has the ledger record it. Everything written is an
 // absolute value computed from meta, so recording the same iteration
 // twice (after a crash in the middle of recording) gives the same result.
-func (r *Runner) record(ctx context.Context, meta *state.Meta) error {
+func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 	r.stopEscapedAgent(meta.Iteration)
 	meta.Outcome = outcomeOf(meta)
 	var msg *executor.Message
@@ -103,7 +103,7 @@ func outcomeOf(meta *state.Meta) string {
 // recordInterrupted records an iteration whose agent was working when it
 // was cut short: it counts as an attempt, and the retry is told the
 // working tree may hold partial changes.
-func (r *Runner) recordInterrupted(ctx context.Context, meta *state.Meta, why string) error {
+func (r *worker) recordInterrupted(ctx context.Context, meta *state.Meta, why string) error {
 	meta.Outcome = state.OutcomeInterrupted
 	meta.AgentStatus = ""
 	meta.Guard = state.GuardSkipped
@@ -120,7 +120,7 @@ func (r *Runner) recordInterrupted(ctx context.Context, meta *state.Meta, why st
 // say) make the message invalid: the outcome becomes an executor error,
 // which the next attempt is told about, and *msg is cleared. It returns
 // the node, or nil when it was removed from the tree.
-func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Message) *tree.Node {
+func (r *worker) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Message) *tree.Node {
 	node := t.Find(meta.Node)
 	if node == nil {
 		meta.Note = fmt.Sprintf("node %s was removed from the tree during the iteration; outcome not applied", meta.Node)
@@ -161,7 +161,7 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 // version, so that their edit is kept. It tries a few times; a file
 // rewritten faster than that gets the last version applied to.
 type treeWrite struct {
-	r      *Runner
+	r      *worker
 	ctx    context.Context
 	meta   *state.Meta
 	msg    *executor.Message
@@ -262,7 +262,7 @@ func executorSummary(meta *state.Meta) string {
 
 // progress prints the one line a user sees per iteration. meta.json is
 // shared with the agent, so what it says is escaped.
-func (r *Runner) progress(m *state.Meta) {
+func (r *worker) progress(m *state.Meta) {
 	agent := m.AgentStatus
 	if (agent == "" || m.Outcome == state.OutcomeExecutorError) && m.Agent != nil {
 		agent = m.Agent.Class
@@ -285,6 +285,6 @@ func (r *Runner) progress(m *state.Meta) {
 	if m.Review != nil && m.Review.Verdict != "" {
 		review = "review: " + inert.Line(m.Review.Verdict) + " "
 	}
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)\n",
+	fmt.Fprintf(r.out, "#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)\n",
 		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(m.Guard), review, inert.Line(next), dur.Round(100*time.Millisecond))
 }

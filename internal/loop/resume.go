@@ -46,17 +46,22 @@ func (r *Runner) resumeLeft(ctx context.Context) error {
 // runner died between the two writes) its results are kept rather than
 // thrown away.
 func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
-	r.ledger.Resume(true)
-	defer r.ledger.Resume(false)
+	w := r.mainWorker()
 	if in.Slot > 0 && r.par != nil {
 		// Resolved in the slot it worked in: its work is there.
 		s, err := r.slotFor(ctx, in.Slot)
 		if err != nil {
 			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 		}
-		r.setRegs(r.slotRegs(s))
-		defer r.setRegs(r.mainRegs())
+		w = r.slotWorker(s)
 	}
+	return w.resumeIn(ctx, in)
+}
+
+// resumeIn is resume in the lane the iteration worked in.
+func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
+	r.ledger.Resume(true)
+	defer r.ledger.Resume(false)
 	r.killLeftoverAgent(in)
 	meta, err := r.ledger.LoadMeta(in.Iteration)
 	if err != nil {
@@ -143,7 +148,7 @@ func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
 // its own I/O, a kill between the two), spends none, and neither does an
 // agent that had finished and left its final message, which is recorded
 // as if the runner had seen it end.
-func (r *Runner) resumeStarted(ctx context.Context, in *state.InFlight, meta *state.Meta) error {
+func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *state.Meta) error {
 	runDir := r.p.RunDir(in.Iteration)
 	who := fmt.Sprintf("runner pid %d", in.RunnerPID)
 	if !agentBegan(in, meta, runDir) {
@@ -205,7 +210,7 @@ func agentBegan(in *state.InFlight, meta *state.Meta, runDir string) bool {
 // record, final message or closing failure event is in the run folder
 // although the runner never saved meta.json (it died, or could not write,
 // right after the agent ended). nil when the agent did not finish.
-func (r *Runner) recoverAgent(meta *state.Meta) *executor.Result {
+func (r *worker) recoverAgent(meta *state.Meta) *executor.Result {
 	req := executor.Request{
 		Root: r.workDir, RunnerDir: r.p.Dir, RunDir: r.p.RunDir(meta.Iteration),
 		Iteration: meta.Iteration, NodeID: meta.Node,

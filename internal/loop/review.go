@@ -38,7 +38,7 @@ const maxReviewFailures = 10
 // reviewWanted reports whether the iteration waits for a verdict:
 // [review] is on, the agent ran cleanly and says done, the guards did not
 // fail, and no verdict is recorded yet.
-func (r *Runner) reviewWanted(meta *state.Meta) bool {
+func (r *worker) reviewWanted(meta *state.Meta) bool {
 	return r.cfg.Review.Enabled && meta.Agent != nil && meta.Agent.Class == executor.ClassOK &&
 		meta.AgentStatus == executor.StatusDone && meta.Guard != state.GuardFail &&
 		(meta.Review == nil || meta.Review.Verdict == "")
@@ -48,7 +48,7 @@ func (r *Runner) reviewWanted(meta *state.Meta) bool {
 // when it waits for one, then the record. A runner resuming an iteration
 // left in phase guards_done, reviewing or reviewed comes in here. An
 // interruption during the review leaves the iteration in flight (nil).
-func (r *Runner) afterGuards(ctx context.Context, meta *state.Meta) error {
+func (r *worker) afterGuards(ctx context.Context, meta *state.Meta) error {
 	if r.reviewWanted(meta) {
 		if err := r.review(ctx, meta); err != nil || ctx.Err() != nil {
 			return err
@@ -78,7 +78,7 @@ type reviewAnswer struct {
 // iteration left in flight for the next run to ask again, when the
 // reviewer failed loop.max_consecutive_errors times in a row or its
 // limit outlasts loop.max_wait; nil with nothing recorded when ctx ended.
-func (r *Runner) review(ctx context.Context, meta *state.Meta) error {
+func (r *worker) review(ctx context.Context, meta *state.Meta) error {
 	rc := r.cfg.Review
 	rv := meta.Review
 	if rv == nil {
@@ -155,7 +155,7 @@ type reviewFailures struct {
 // loop.max_consecutive_errors in a row the run stops (an error), the
 // iteration left for the next run to review; with that cap off, the
 // reviewer is asked again after a growing pause.
-func (r *Runner) beforeAskingAgain(ctx context.Context, meta *state.Meta, ans reviewAnswer, f *reviewFailures) error {
+func (r *worker) beforeAskingAgain(ctx context.Context, meta *state.Meta, ans reviewAnswer, f *reviewFailures) error {
 	if ans.limited != nil {
 		now := rateLimitClock()
 		f.lim.limit(r.cfg.Loop, ans.limited, now)
@@ -186,7 +186,7 @@ func (r *Runner) beforeAskingAgain(ctx context.Context, meta *state.Meta, ans re
 // askReviewer runs the reviewer once on the work held, and puts back
 // whatever it changed (which fails that review, verdict or not). The
 // error is for the runner's own failures.
-func (r *Runner) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWork) (reviewAnswer, error) {
+func (r *worker) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWork) (reviewAnswer, error) {
 	rc, rv, n := r.cfg.Review, meta.Review, meta.Iteration
 	dir := r.reviewDir(n)
 	if err := r.keepEarlierAsk(dir); err != nil {
@@ -211,7 +211,7 @@ func (r *Runner) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 		Prompt: []byte(pack.Text), PromptFile: filepath.Join(dir, "prompt.md"), SchemaFile: r.p.ReviewSchema(),
 		OnStart: func(_, pgid int) { r.inside(func() { r.ledger.ReviewStarted(n, pgid) }) },
 	}
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s review: asking %s\n", n, inert.Line(meta.NodePath), inert.Line(rv.Executor))
+	fmt.Fprintf(r.out, "#%d %-24s review: asking %s\n", n, inert.Line(meta.NodePath), inert.Line(rv.Executor))
 	// The judges as they are before the reviewer starts: it may change
 	// them no more than the agent may (judges.go).
 	base, err := verify.Take(r.judged())
@@ -268,7 +268,7 @@ func (r *Runner) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 // keepEarlierAsk moves what an earlier run of the reviewer left in dir
 // (its log, events and output) into dir/ask-<k>/, so that each run's
 // files stay apart.
-func (r *Runner) keepEarlierAsk(dir string) error {
+func (r *worker) keepEarlierAsk(dir string) error {
 	if _, err := os.Lstat(filepath.Join(dir, executor.LogFileName)); err != nil {
 		return nil
 	}
@@ -292,7 +292,7 @@ func (r *Runner) keepEarlierAsk(dir string) error {
 
 // reviewPrompt builds the reviewer's prompt: the task as tree.json has
 // it now, the agent's summary, the guard results and the changes.
-func (r *Runner) reviewPrompt(ctx context.Context, meta *state.Meta, hold *heldWork) (*prompt.Pack, error) {
+func (r *worker) reviewPrompt(ctx context.Context, meta *state.Meta, hold *heldWork) (*prompt.Pack, error) {
 	in := review.Input{Path: meta.NodePath, ID: meta.Node, Summary: meta.Summary, Budget: int(r.cfg.Prompt.Budget)}
 	if t, err := r.loadTree(); err == nil {
 		if node := t.Find(meta.Node); node != nil {
@@ -317,7 +317,7 @@ func (r *Runner) reviewPrompt(ctx context.Context, meta *state.Meta, hold *heldW
 // reviewFailed records a run of the reviewer that gave no verdict: in
 // meta.json's review (not as a verdict), the journal, and one line of
 // progress.
-func (r *Runner) reviewFailed(meta *state.Meta, ans reviewAnswer) error {
+func (r *worker) reviewFailed(meta *state.Meta, ans reviewAnswer) error {
 	rv := meta.Review
 	rv.Error = ans.why
 	rv.Failures = append(rv.Failures, textfmt.OneLine(ans.why, 300))
@@ -328,7 +328,7 @@ func (r *Runner) reviewFailed(meta *state.Meta, ans reviewAnswer) error {
 	if ans.limited != nil {
 		rec.AgentClass, rec.Evidence = ans.limited.Class, ans.limited.Evidence
 	}
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s review: failed, no verdict, asking again (no attempt spent): %s\n",
+	fmt.Fprintf(r.out, "#%d %-24s review: failed, no verdict, asking again (no attempt spent): %s\n",
 		meta.Iteration, inert.Line(meta.NodePath), inert.Line(textfmt.OneLine(ans.why, 200)))
 	r.log.Warn("the reviewer gave no verdict; asking again", "iteration", meta.Iteration, "node", meta.Node, "reviewer", rv.Executor, "why", firstLineOf(ans.why))
 	return r.ledger.ReviewFailed(meta, rec)
@@ -336,8 +336,8 @@ func (r *Runner) reviewFailed(meta *state.Meta, ans reviewAnswer) error {
 
 // reviewPause waits before the reviewer is asked again; a stop or a
 // signal ends the run, the iteration left for the next one to review.
-func (r *Runner) reviewPause(ctx context.Context, meta *state.Meta, wait time.Duration, why string) error {
-	fmt.Fprintf(r.opts.Progress, "#%d %-24s review: waiting %s (until %s) for %s\n", meta.Iteration, inert.Line(meta.NodePath),
+func (r *worker) reviewPause(ctx context.Context, meta *state.Meta, wait time.Duration, why string) error {
+	fmt.Fprintf(r.out, "#%d %-24s review: waiting %s (until %s) for %s\n", meta.Iteration, inert.Line(meta.NodePath),
 		ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), why)
 	var slept ratelimit.End
 	r.outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
@@ -374,7 +374,7 @@ func coversNode(path, id string) bool {
 // work, the reasons into its failure.log, which the next attempt's
 // failure.md is made of (the run state's last_guard says fail). Written
 // again when the outcome is recorded again after a crash.
-func (r *Runner) noteRejection(meta *state.Meta) error {
+func (r *worker) noteRejection(meta *state.Meta) error {
 	rv := meta.Review
 	if rv == nil || rv.Verdict != executor.VerdictReject {
 		return nil
@@ -402,7 +402,7 @@ func reviewVerdict(meta *state.Meta) string {
 
 // afterRejection blocks a task at its review.max_rejections-th rejection
 // (outcome.Rejected), given the fields outcome.Apply left.
-func (r *Runner) afterRejection(meta *state.Meta, f outcome.Fields) outcome.Fields {
+func (r *worker) afterRejection(meta *state.Meta, f outcome.Fields) outcome.Fields {
 	if meta.Outcome != state.OutcomeRejected || meta.Review == nil {
 		return f
 	}

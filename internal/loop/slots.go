@@ -21,9 +21,8 @@ import (
 // without slots, under the run's lock, which it gives up only while a
 // process works (the agent, the reviewer, the guards) or a wait lasts.
 // The ledger, the tree and the run branch thus have one writer at a
-// time, and the lock's holder works in its own slot's worktree: the
-// per-slot fields of the Runner (its registers) are set each time a
-// goroutine takes the lock.
+// time. Each goroutine's iteration works in its own lane (worker): its
+// slot's worktree, checkpoints and progress output.
 
 // parallel is a run's slots and the lock their goroutines share.
 type parallel struct {
@@ -46,47 +45,49 @@ type slot struct {
 	out  io.Writer    // the progress output, its lines naming the slot
 }
 
-// regs are the Runner's fields that belong to the slot at work.
-type regs struct {
-	workDir  string
-	ck       *checkpoints
-	slot     int
-	progress io.Writer
+// lane is where one iteration works, its own while it works: the
+// working tree (the run branch's, or a slot's worktree), its checkpoints
+// (nil without git), its slot (0: none) and its progress output.
+type lane struct {
+	workDir string
+	ck      *checkpoints
+	slot    int
+	out     io.Writer
 }
 
-func (r *Runner) regs() regs {
-	return regs{workDir: r.workDir, ck: r.ck, slot: r.slot, progress: r.opts.Progress}
+// worker is the Runner as one iteration sees it: what the run shares
+// (the ledger, the tree, the run branch, the executors), used under the
+// run's lock, and the lane the iteration works in.
+type worker struct {
+	*Runner
+	lane
 }
 
-func (r *Runner) setRegs(g regs) {
-	r.workDir, r.ck, r.slot, r.opts.Progress = g.workDir, g.ck, g.slot, g.progress
+// mainWorker works in the run branch's working tree.
+func (r *Runner) mainWorker() *worker {
+	return &worker{Runner: r, lane: lane{workDir: r.mainDir, ck: r.main, out: r.opts.Progress}}
 }
 
-// slotRegs are the registers of slot s.
-func (r *Runner) slotRegs(s *slot) regs {
-	return regs{workDir: s.ck.repo.Top(), ck: s.ck, slot: s.id, progress: s.out}
+// slotWorker works in slot s.
+func (r *Runner) slotWorker(s *slot) *worker {
+	return &worker{Runner: r, lane: lane{workDir: s.ck.repo.Top(), ck: s.ck, slot: s.id, out: s.out}}
 }
 
 // outside runs f without the run's lock, so that other slots go on while
-// it waits for a process or a timer; the registers are set back when it
-// has the lock again. Without slots it just runs f.
+// it waits for a process or a timer; what f reads of the run's shared
+// state it must read before. Without slots it just runs f.
 func (r *Runner) outside(f func()) {
 	if r.par == nil {
 		f()
 		return
 	}
-	g := r.regs()
 	r.par.mu.Unlock()
-	defer func() {
-		r.par.mu.Lock()
-		r.setRegs(g)
-	}()
+	defer r.par.mu.Lock()
 	f()
 }
 
 // inside runs f under the run's lock from code that runs outside it (a
-// process's start callback), keeping the registers of whoever holds it
-// between.
+// process's start callback).
 func (r *Runner) inside(f func()) {
 	if r.par == nil {
 		f()
@@ -94,8 +95,6 @@ func (r *Runner) inside(f func()) {
 	}
 	r.par.mu.Lock()
 	defer r.par.mu.Unlock()
-	g := r.regs()
-	defer r.setRegs(g)
 	f()
 }
 
