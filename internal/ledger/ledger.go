@@ -305,6 +305,25 @@ func (l *Ledger) cleanTemps() error {
 				dirs = append(dirs, l.p.RunDir(f.Iteration))
 			}
 		}
+		// With parallel slots, iterations a dead runner began may be
+		// known to the journal only.
+		if recs, err := state.UnfinishedStarts(l.p.Journal(), rs.LastKnown()); err == nil {
+			for _, rec := range recs {
+				if rec.Iteration != last {
+					dirs = append(dirs, l.p.RunDir(rec.Iteration))
+				}
+			}
+		}
+	}
+	// A run folder's own folders (the review's, the integration's) are
+	// written the same way.
+	for _, d := range dirs[3:] {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(d, e.Name()))
+			}
+		}
 	}
 	for _, d := range dirs {
 		removed, err := fsutil.RemoveTemps(d)
