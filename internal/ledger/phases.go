@@ -181,12 +181,18 @@ func (l *Ledger) SetAside(meta *state.Meta, note string, cause error) error {
 	if err := state.SaveMeta(l.p.RunDir(meta.Iteration), meta); err != nil {
 		return err
 	}
-	l.rs.EndFlight(meta.Iteration)
-	l.AddUsage(meta.Executor, meta.Usage)
-	if err := l.saveState(fsutil.Durable); err != nil {
+	// The journal's record before the marker goes: a runner that dies in
+	// between finds the iteration still in flight, its meta.json aborted,
+	// and ends it again (EndResumed) without a second record. The other
+	// way round, with parallel slots, an iteration older than one already
+	// finished would be left with no record ending it, and no marker to
+	// find it by.
+	if err := l.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error(), Usage: meta.Usage, Executor: meta.Executor}); err != nil {
 		return err
 	}
-	return l.journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventAborted, Error: cause.Error(), Usage: meta.Usage, Executor: meta.Executor})
+	l.rs.EndFlight(meta.Iteration)
+	l.AddUsage(meta.Executor, meta.Usage)
+	return l.saveState(fsutil.Durable)
 }
 
 // EndResumed sets aside an iteration a previous runner left without an
