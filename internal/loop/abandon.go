@@ -67,8 +67,16 @@ func Abandon(opts Options, n int) (*state.Meta, error) {
 		return nil, fmt.Errorf("abandon: iteration %d is %s already (its meta.json says so); the next `runner run` finishes what is left of it", n, meta.Phase)
 	}
 	if meta == nil {
-		meta = &state.Meta{Iteration: n, Node: in.Node, NodePath: nodePath(opts.Paths, in.Node), StartedAt: in.StartedAt,
+		meta = &state.Meta{Iteration: n, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt,
 			Phase: in.Phase, Slot: in.Slot, Executor: in.Executor, Prompt: promptSent(opts.Paths.RunDir(n))}
+		if t := readTree(opts.Paths); t != nil {
+			ix := tree.NewIndex(t)
+			if node := ix.Node(in.Node); node != nil {
+				meta.NodePath = ix.Path(node.ID)
+				meta.Attempt, meta.Attempts = node.Attempts+1, node.Attempts
+				meta.MaxAttempts = node.AttemptLimit(cfg.Loop.MaxAttempts)
+			}
+		}
 		if err := l.Rebuilt(meta); err != nil {
 			return nil, fmt.Errorf("abandon iteration %d: %w", n, err)
 		}
@@ -81,20 +89,16 @@ func Abandon(opts Options, n int) (*state.Meta, error) {
 	return meta, nil
 }
 
-// nodePath is the path of task id in tree.json, the id itself when the
-// tree cannot be read or has no such task.
-func nodePath(p state.Paths, id string) string {
+// readTree reads tree.json, nil when it cannot be read or does not
+// validate.
+func readTree(p state.Paths) *tree.Tree {
 	data, err := fsutil.ReadLimited(p.Tree(), tree.MaxFileSize, false)
 	if err != nil {
-		return id
+		return nil
 	}
 	t, err := tree.Parse(p.Rel(p.Tree()), data)
 	if err != nil {
-		return id
+		return nil
 	}
-	ix := tree.NewIndex(t)
-	if ix.Node(id) == nil {
-		return id
-	}
-	return ix.Path(id)
+	return t
 }
