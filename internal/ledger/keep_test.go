@@ -18,16 +18,9 @@ import (
 // links, and the attempt is charged): only folders up to the first
 // iteration still under way are linked.
 func TestKeepLinksNoFolderInFlight(t *testing.T) {
-	root := t.TempDir()
-	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+	p := scratchPaths(t)
+	if err := os.Mkdir(filepath.Join(p.Root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
-	}
-	p := state.NewPaths(root)
-	for _, d := range []string{p.StateDir(), p.RunsDir()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
 	}
 	out := func(n int) string { return filepath.Join(p.RunDir(n), "last_message.txt") }
 	for n := 1; n <= 3; n++ {
@@ -78,4 +71,19 @@ func TestKeepLinksNoFolderInFlight(t *testing.T) {
 	if got := links(3); got != 2 {
 		t.Errorf("after iteration 3 finished: %d links, want 2", got)
 	}
+}
+
+// scratchPaths is a .runner folder with its state/ and runs/ in a new
+// temporary folder, a repository only when the test makes it one.
+func scratchPaths(t *testing.T) state.Paths {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
+	p := state.NewPaths(root)
+	for _, d := range []string{p.StateDir(), p.RunsDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
 }

@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/charmbracelet/log"
@@ -294,34 +295,33 @@ func (l *Ledger) RunStateChanged() ([]byte, error) {
 // have been writing in (the last one, and the one run_state.json names in
 // flight, which may be the one before it).
 func (l *Ledger) cleanTemps() error {
-	dirs := []string{l.p.Dir, l.p.StateDir(), l.p.ContextDir()}
+	var runs []int
 	last, err := state.LastRun(l.p)
 	if err == nil && last > 0 {
-		dirs = append(dirs, l.p.RunDir(last))
+		runs = append(runs, last)
 	}
 	if rs, err := state.LoadRunState(l.p.RunState()); err == nil {
 		for _, f := range rs.Flights() {
-			if f.Iteration != last {
-				dirs = append(dirs, l.p.RunDir(f.Iteration))
-			}
+			runs = append(runs, f.Iteration)
 		}
 		// With parallel slots, iterations a dead runner began may be
 		// known to the journal only.
 		if recs, err := state.UnfinishedStarts(l.p.Journal(), rs.LastKnown()); err == nil {
 			for _, rec := range recs {
-				if rec.Iteration != last {
-					dirs = append(dirs, l.p.RunDir(rec.Iteration))
-				}
+				runs = append(runs, rec.Iteration)
 			}
 		}
 	}
-	// A run folder's own folders (the review's, the integration's) are
-	// written the same way.
-	for _, d := range dirs[3:] {
-		entries, _ := os.ReadDir(d)
+	slices.Sort(runs)
+	dirs := []string{l.p.Dir, l.p.StateDir(), l.p.ContextDir()}
+	for _, n := range slices.Compact(runs) {
+		// A run folder's own folders (the review's, the integration's)
+		// are written the same way.
+		dirs = append(dirs, l.p.RunDir(n))
+		entries, _ := os.ReadDir(l.p.RunDir(n))
 		for _, e := range entries {
 			if e.IsDir() {
-				dirs = append(dirs, filepath.Join(d, e.Name()))
+				dirs = append(dirs, filepath.Join(l.p.RunDir(n), e.Name()))
 			}
 		}
 	}

@@ -19,12 +19,7 @@ import (
 // the next runner removes the temporary files it left there, also for an
 // iteration only the journal knows.
 func TestLoadRemovesTempsOfEveryIterationInFlight(t *testing.T) {
-	root := t.TempDir()
-	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))
-	p := state.NewPaths(root)
-	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := scratchPaths(t)
 	rs := &state.RunState{Iteration: 3}
 	rs.AddFlight(&state.InFlight{Iteration: 4, Node: "a", Phase: state.PhaseGuardsDone, Slot: 1})
 	rs.AddFlight(&state.InFlight{Iteration: 5, Node: "b", Phase: state.PhaseStarted, Slot: 2})

@@ -8,7 +8,6 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/runner-cli/runner/internal/config"
-	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -67,16 +66,11 @@ func Abandon(opts Options, n int) (*state.Meta, error) {
 		return nil, fmt.Errorf("abandon: iteration %d is %s already (its meta.json says so); the next `runner run` finishes what is left of it", n, meta.Phase)
 	}
 	if meta == nil {
-		meta = &state.Meta{Iteration: n, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt,
-			Phase: in.Phase, Slot: in.Slot, Executor: in.Executor, Prompt: promptSent(opts.Paths.RunDir(n))}
-		if t := readTree(opts.Paths); t != nil {
-			ix := tree.NewIndex(t)
-			if node := ix.Node(in.Node); node != nil {
-				meta.NodePath = ix.Path(node.ID)
-				meta.Attempt, meta.Attempts = node.Attempts+1, node.Attempts
-				meta.MaxAttempts = node.AttemptLimit(cfg.Loop.MaxAttempts)
-			}
+		t, err := tree.Load(opts.Paths.Tree())
+		if err != nil {
+			t = nil // without a tree, the task is named by its id
 		}
+		meta = rebuiltMeta(opts.Paths, cfg, in, t)
 		if err := l.Rebuilt(meta); err != nil {
 			return nil, fmt.Errorf("abandon iteration %d: %w", n, err)
 		}
@@ -87,18 +81,4 @@ func Abandon(opts Options, n int) (*state.Meta, error) {
 		return nil, fmt.Errorf("abandon iteration %d: %w", n, err)
 	}
 	return meta, nil
-}
-
-// readTree reads tree.json, nil when it cannot be read or does not
-// validate.
-func readTree(p state.Paths) *tree.Tree {
-	data, err := fsutil.ReadLimited(p.Tree(), tree.MaxFileSize, false)
-	if err != nil {
-		return nil
-	}
-	t, err := tree.Parse(p.Rel(p.Tree()), data)
-	if err != nil {
-		return nil
-	}
-	return t
 }

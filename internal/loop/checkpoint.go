@@ -219,26 +219,54 @@ func (r *worker) startTask(ctx context.Context, node string) error {
 // node starts on the checkpoint, and says so.
 func (r *worker) keepStartTree(ctx context.Context, node string) error {
 	ck := r.ck
-	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
-	if err != nil {
-		return fmt.Errorf("keep the changes in %s before task %s starts: %w", ck.repo.Top(), node, err)
-	}
-	if len(snap.Paths) == 0 {
-		return nil
-	}
-	name := fmt.Sprintf("%s-%d", ck.head, time.Now().UnixNano())
 	m := git.Message{Subject: "changes found in the working tree when the run began",
 		Body: fmt.Sprintf("Task %s starts on the checkpoint %s, which these changes were made on.", node, ck.head)}
-	kept, err := ck.repo.Keep(ctx, name, snap.Tree, ck.head, m)
-	if err != nil {
-		return fmt.Errorf("keep the changes in %s before task %s starts: %w", ck.repo.Top(), node, err)
+	k, err := keepChanges(ctx, ck, fmt.Sprintf("%s-%d", ck.head, time.Now().UnixNano()), m, nil)
+	if err != nil || k == nil {
+		return wrapKeep(err, ck, "before task "+node+" starts")
 	}
-	ref := git.KeptPrefix + name
 	r.log.Warn("the working tree held changes from before this run; they are kept, and the next task starts on the checkpoint",
-		"dir", ck.repo.Top(), "kept", ref, "commit", short(kept), "files", len(snap.Paths))
+		"dir", ck.repo.Top(), "kept", k.ref, "commit", short(k.commit), "files", k.files)
 	fmt.Fprintf(r.opts.Notices, "runner: %s held changes from before this run (%d files); they are kept under %s (git diff %s %s), and task %s starts on the checkpoint\n",
-		ck.repo.Top(), len(snap.Paths), ref, short(ck.head), ref, node)
+		ck.repo.Top(), k.files, k.ref, short(ck.head), k.ref, node)
 	return nil
+}
+
+// kept is what keepChanges kept: the commit, its ref, and how many files
+// it holds beyond the checkpoint.
+type kept struct {
+	commit, ref string
+	files       int
+}
+
+// keepChanges keeps what ck's working tree holds beyond its checkpoint as
+// a commit under refs/runner/kept/<name>, unless it holds nothing or skip
+// (when not nil) says the tree it holds needs no keeping. nil: nothing
+// kept.
+func keepChanges(ctx context.Context, ck *checkpoints, name string, m git.Message, skip func(tree string) (bool, error)) (*kept, error) {
+	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	if err != nil || len(snap.Paths) == 0 {
+		return nil, err
+	}
+	if skip != nil {
+		if no, err := skip(snap.Tree); err != nil || no {
+			return nil, err
+		}
+	}
+	c, err := ck.repo.Keep(ctx, name, snap.Tree, ck.head, m)
+	if err != nil {
+		return nil, err
+	}
+	return &kept{commit: c, ref: git.KeptPrefix + name, files: len(snap.Paths)}, nil
+}
+
+// wrapKeep names the working tree and the moment in an error of
+// keepChanges; nil stays nil.
+func wrapKeep(err error, ck *checkpoints, when string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("keep the changes in %s %s: %w", ck.repo.Top(), when, err)
 }
 
 // checkpoint records a decided outcome in git, before the ledger records

@@ -120,9 +120,13 @@ func (c *chain) left() int {
 // of that limit: it holds until it is over, and the next one in a row
 // doubles the backoff.
 func (s *link) ran(noted uint64) {
-	if s.noted != noted {
-		return
+	if s.noted == noted {
+		s.clear()
 	}
+}
+
+// clear forgets s's limit and starts its backoff again.
+func (s *link) clear() {
 	s.limits, s.until, s.why, s.byReset = 0, time.Time{}, "", false
 }
 

@@ -80,44 +80,35 @@ func (r *worker) followRunBranch(ctx context.Context, commit string) error {
 // commit under refs/runner/kept/<commit>, and says so.
 func (r *worker) keepRunBranchTree(ctx context.Context, commit string, why error) error {
 	main := r.main
-	snap, err := main.repo.Snapshot(ctx, main.head, main.runtime)
-	if err != nil {
-		return fmt.Errorf("keep the changes in %s before it follows the run branch: %w", main.repo.Top(), err)
-	}
-	if len(snap.Paths) == 0 {
-		return nil
-	}
-	if lagging, err := r.lagsBehind(ctx, snap.Tree); err != nil || lagging {
-		return err
-	}
 	m := git.Message{Subject: "changes found in the checkout while tasks landed",
 		Body: fmt.Sprintf("The run branch moved to %s, which writes where these changes were.", commit)}
-	kept, err := main.repo.Keep(ctx, commit, snap.Tree, main.head, m)
-	if err != nil {
-		return fmt.Errorf("keep the changes in %s before it follows the run branch: %w", main.repo.Top(), err)
+	k, err := keepChanges(ctx, main, commit, m, r.lagsBehind(ctx))
+	if err != nil || k == nil {
+		return wrapKeep(err, main, "before it follows the run branch")
 	}
-	ref := git.KeptPrefix + commit
 	where := "where the run branch's new head " + short(commit) + " writes"
 	if errors.Is(why, errNotAtHead) {
 		where = "from before this run, which the run branch's new head " + short(commit) + " replaces"
 	}
 	r.log.Warn("the checkout held changes; they are kept, and the checkout follows the run branch",
-		"dir", main.repo.Top(), "kept", ref, "commit", short(kept), "files", len(snap.Paths), "met", why)
+		"dir", main.repo.Top(), "kept", k.ref, "commit", short(k.commit), "files", k.files, "met", why)
 	fmt.Fprintf(r.opts.Notices, "runner: %s held changes of its own (%d files) %s; they are kept under %s (git diff %s %s)\n",
-		main.repo.Top(), len(snap.Paths), where, ref, short(main.head), ref)
+		main.repo.Top(), k.files, where, k.ref, short(main.head), k.ref)
 	return nil
 }
 
-// lagsBehind reports whether tree, what the run branch's working tree
-// holds, is the run's head's parent: a runner died after moving the run
-// branch and before bringing the working tree along, which holds nothing
-// of anyone's then.
-func (r *worker) lagsBehind(ctx context.Context, tree string) (bool, error) {
-	parent, err := r.main.repo.TreeOf(ctx, r.main.head+"^")
-	if errors.Is(err, git.ErrNotFound) {
-		return false, nil
+// lagsBehind reports whether a tree the run branch's working tree holds
+// is the run's head's parent: a runner died after moving the run branch
+// and before bringing the working tree along, which holds nothing of
+// anyone's then.
+func (r *worker) lagsBehind(ctx context.Context) func(tree string) (bool, error) {
+	return func(tree string) (bool, error) {
+		parent, err := r.main.repo.TreeOf(ctx, r.main.head+"^")
+		if errors.Is(err, git.ErrNotFound) {
+			return false, nil
+		}
+		return parent == tree, err
 	}
-	return parent == tree, err
 }
 
 // resetRunBranchTree puts the run branch's working tree at commit as a

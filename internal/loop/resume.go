@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/prompt"
@@ -73,19 +74,12 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 		// of this iteration reached the tree: it was the node's next
 		// attempt. meta.json is written at once, so that a crash while
 		// this iteration is being recorded cannot count the attempt twice.
-		meta = &state.Meta{Iteration: in.Iteration, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt, Phase: state.PhaseStarted,
-			Slot: in.Slot, Executor: in.Executor, Prompt: promptSent(r.p.RunDir(in.Iteration))}
 		t, err := r.treeForRecord(ctx, in.Iteration)
 		if err != nil {
 			return err
 		}
-		ix := tree.NewIndex(t)
-		if n := ix.Node(in.Node); n != nil {
-			meta.NodePath = ix.Path(n.ID)
-			meta.Attempt = n.Attempts + 1
-			meta.MaxAttempts = n.AttemptLimit(r.cfg.Loop.MaxAttempts)
-			meta.Attempts = n.Attempts
-		}
+		meta = rebuiltMeta(r.p, r.cfg, in, t)
+		meta.Phase = state.PhaseStarted
 		if err := r.ledger.Rebuilt(meta); err != nil {
 			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 		}
@@ -176,6 +170,25 @@ func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	}
 	meta.NoAttempt = !r.ledger.Death(in.RunnerPID, in.Node)
 	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
+}
+
+// rebuiltMeta is the meta.json of iteration in, which a runner died in
+// before writing any, rebuilt from its marker, the prompt's record and
+// t (nil: no tree to read the task from): it was the task's next attempt.
+func rebuiltMeta(p state.Paths, cfg *config.Config, in *state.InFlight, t *tree.Tree) *state.Meta {
+	meta := &state.Meta{Iteration: in.Iteration, Node: in.Node, NodePath: in.Node, StartedAt: in.StartedAt, Phase: in.Phase,
+		Slot: in.Slot, Executor: in.Executor, Prompt: promptSent(p.RunDir(in.Iteration))}
+	if t == nil {
+		return meta
+	}
+	ix := tree.NewIndex(t)
+	if n := ix.Node(in.Node); n != nil {
+		meta.NodePath = ix.Path(n.ID)
+		meta.Attempt = n.Attempts + 1
+		meta.MaxAttempts = n.AttemptLimit(cfg.Loop.MaxAttempts)
+		meta.Attempts = n.Attempts
+	}
+	return meta
 }
 
 // promptSent is what an iteration's context.json says of the prompt it

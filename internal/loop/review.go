@@ -167,7 +167,7 @@ func (r *worker) beforeAskingAgain(ctx context.Context, meta *state.Meta, ans re
 		f.waited += wait
 		return r.reviewPause(ctx, meta, wait, "its usage or rate limit")
 	}
-	f.lim.ran(f.lim.noted)
+	f.lim.clear() // the reviewer ran and hit no limit
 	f.inRow++
 	limit := r.cfg.Loop.MaxConsecutiveErrors
 	if limit > 0 && f.inRow >= limit {
