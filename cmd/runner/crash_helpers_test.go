@@ -497,7 +497,7 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 	if o := r.overlaps(); o != "" {
 		t.Errorf("two agents worked at once:\n%s", o)
 	}
-	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+	if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
 		t.Errorf("agent processes survived: %v", left)
 	}
 	return len(iters), interrupted

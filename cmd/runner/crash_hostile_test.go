@@ -174,7 +174,7 @@ env = { FAKEAGENT_MODE = "codex", FAKEAGENT_SCRIPT = %s, %s = %s }
 			if m.Outcome != tt.outcome || m.Agent == nil || m.Agent.Class != tt.class {
 				t.Errorf("outcome %s, agent %+v; want %s, class %s", m.Outcome, m.Agent, tt.outcome, tt.class)
 			}
-			if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+			if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
 				t.Errorf("processes of the agent's group survived: %v", left)
 			}
 			if tt.check != nil {

@@ -413,7 +413,7 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 			fail("the slot worktree %s holds changes outside .runner/ (%v):\n%s", wt, err, out)
 		}
 	}
-	if left := r.waitNoAgents(2 * time.Second); len(left) > 0 {
+	if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
 		fail("agent processes survived the run: %v", left)
 	}
 	if o := r.overlaps(); o != "" {

@@ -160,8 +160,8 @@ func testStopsWhatLeftTheGroup(t *testing.T, _ bool) {
 // TestSupervisorStopsAllWhenRunnerKilled is the attack: a runner is
 // killed with SIGKILL while its command runs with a grandchild and a
 // daemon that left its group, session and environment and ignores
-// SIGTERM. Within the grace period plus a second, nothing of the command
-// runs, nor its supervisor, and the cgroup is removed.
+// SIGTERM. Soon nothing of the command runs, nor its supervisor, and the
+// cgroup is removed.
 func TestSupervisorStopsAllWhenRunnerKilled(t *testing.T) {
 	withAndWithoutCgroup(t, testStopsAllWhenRunnerKilled)
 }
@@ -186,11 +186,17 @@ func testStopsAllWhenRunnerKilled(t *testing.T, noCgroup bool) {
 	}
 	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pids[0]))
 	runner.Process.Kill()
+	killed := time.Now()
 	runner.Wait()
 
-	if left := pollGone(append(pids, supervisor), grace+time.Second); len(left) > 0 {
-		t.Fatalf("%s after the runner was killed, still running: %v (command and its processes %v, supervisor %d)", grace+time.Second, left, pids, supervisor)
+	// It takes the grace period and the supervisor's reaction, about 1.1 s
+	// on an idle machine; the bound is far longer, for a loaded one, and
+	// far shorter than the command's thousand seconds of sleep.
+	const within = 30 * time.Second
+	if left := pollGone(append(pids, supervisor), within); len(left) > 0 {
+		t.Fatalf("%s after the runner was killed, still running: %v (command and its processes %v, supervisor %d)", within, left, pids, supervisor)
 	}
+	t.Logf("all gone %s after the runner was killed (grace %s)", time.Since(killed).Round(time.Millisecond), grace)
 	if path, ok := unifiedCgroup(cg); ok && strings.Contains(path, cgroupPrefix) {
 		parent, err := ownCgroupDir()
 		if err != nil {
