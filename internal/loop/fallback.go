@@ -246,7 +246,7 @@ func (r *Runner) noneLeft(last error) error {
 // set aside and, when another is left, the next iteration runs on it
 // (errNoIteration). Any other failure, or one of the last executor, ends
 // the run as before the chain existed.
-func (r *worker) startFailed(ctx context.Context, it *iteration, cause error) error {
+func (r *worker) startFailed(ctx context.Context, it *underway, cause error) error {
 	var se *executor.StartError
 	if !errors.As(cause, &se) || ctx.Err() != nil || len(r.chain.links) < 2 {
 		return r.abort(it.meta, cause)

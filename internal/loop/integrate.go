@@ -150,14 +150,14 @@ func (r *worker) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap 
 		return false, err
 	}
 	fmt.Fprintf(r.out, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
-	_, verdict, err := r.guardsIn(ctx, meta, dir)
+	j, err := r.guardsIn(ctx, meta, dir)
 	if err != nil {
 		return false, err
 	}
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	return verdict == state.GuardPass, nil
+	return j.Verdict == state.GuardPass, nil
 }
 
 // integrationFailure is the failing guards' output on the integrated

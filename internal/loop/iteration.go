@@ -12,18 +12,17 @@ import (
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
-	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
-	"github.com/runner-cli/runner/internal/verify"
 )
 
-// iteration is one iteration under way: its number, its node, what its
+// underway is one iteration under way: its number, its node, what its
 // agent is given, and its record (meta.json), carried from step to step.
 // The steps read top to bottom in iterate.
-type iteration struct {
+type underway struct {
 	n    int
 	node *tree.Node
 	meta *state.Meta
@@ -46,7 +45,7 @@ func (r *worker) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node
 
 // open puts the working tree where node's iteration starts, chooses its
 // executor, and begins it.
-func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) (*iteration, error) {
+func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) (*underway, error) {
 	if err := r.startTask(ctx, node.ID); err != nil {
 		return nil, err
 	}
@@ -58,7 +57,7 @@ func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *t
 }
 
 // work carries a begun iteration on: its agent, then what follows.
-func (r *worker) work(ctx context.Context, it *iteration) error {
+func (r *worker) work(ctx context.Context, it *underway) error {
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
 		return err // set aside without an attempt, or a failure of the runner's own
@@ -69,7 +68,7 @@ func (r *worker) work(ctx context.Context, it *iteration) error {
 // begin starts iteration n on node: the ledger's durable mark, and while
 // it is made durable, the context files and the prompt; then the run
 // folder with the prompt sent.
-func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*iteration, error) {
+func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*underway, error) {
 	n := r.ledger.NextIteration()
 	if r.slot > 0 {
 		r.ck.begun = n
@@ -80,7 +79,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		// Not under way: the started record did not reach the disk.
 		return nil, errors.Join(serr, err)
 	}
-	it := &iteration{n: n, node: node, prep: prep, link: ex, meta: &state.Meta{
+	it := &underway{n: n, node: node, prep: prep, link: ex, meta: &state.Meta{
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
@@ -129,31 +128,31 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 // the iteration ended without one: the agent could not be started, it
 // goes on with another executor (errNoIteration), or a wait was
 // interrupted, stopped, or outlasted loop.max_wait.
-func (r *worker) runAgent(ctx context.Context, it *iteration) (*executor.Result, error) {
+func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, error) {
 	opts := r.optionsFor(it.link.exec)
 	meta := it.meta
 	var waited time.Duration
 	for retry := 0; ; retry++ {
 		it.req.Retry = retry
-		// The judges as they are before the agent starts (judges.go).
-		base, err := verify.Take(r.judged())
-		if err != nil {
-			return nil, r.failedBeforeAgent(meta, err)
-		}
-		var res *executor.Result
 		noted := it.link.noted
-		r.outside(func() { res, err = executor.Run(ctx, opts, it.req) })
-		// What the agent removed of the runner's files is put back
-		// before anything is written, and what it changed of its judges.
-		if serr := r.ledger.AgentExited(it.n); serr != nil {
-			return nil, serr
+		// The agent's run: what it removed of the runner's files is put
+		// back before anything is written (the Exited hook), what it
+		// changed of its judges kept and put back (judges.go).
+		spec := r.programSpec(opts, it.req, filepath.Join(r.p.RunDir(it.n), "tamper"), "tamper/")
+		run, err := iteration.RunProgram(ctx, spec)
+		var before *iteration.BeforeStartError
+		if errors.As(err, &before) {
+			return nil, r.failedBeforeAgent(meta, before.Err)
+		} else if err != nil {
+			return nil, err
 		}
-		if serr := r.checkJudges(meta, base); serr != nil {
-			return nil, serr
+		if err := r.noteTamper(meta, run.Tamper); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, r.startFailed(ctx, it, err)
+		if run.StartErr != nil {
+			return nil, r.startFailed(ctx, it, run.StartErr)
 		}
+		res := run.Result
 		executor.NoteRun(meta, res)
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			if res.Class != executor.ClassInterrupted {
@@ -252,37 +251,24 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 // leave behind is found and stopped like the agent's (leftovers.go).
 func (r *worker) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
 	r.ledger.GuardsStarting()
-	results, verdict, err := r.guardsIn(ctx, meta, r.p.RunDir(meta.Iteration))
+	j, err := r.guardsIn(ctx, meta, r.p.RunDir(meta.Iteration))
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]state.GuardMeta, 0, len(results))
-	for _, g := range results {
-		out = append(out, state.GuardMeta{Name: g.Name, ExitCode: g.ExitCode, DurationMS: g.DurationMS, Status: g.Status, Error: g.Error})
-	}
-	return out, verdict, nil
+	return j.Results, j.Verdict, nil
 }
 
 // guardsIn runs the configured guards for meta's iteration in the
-// slot's working tree, outside the run's lock (r.outside), with their
-// logs guard.log and failure.log in logDir. It returns their results and
-// verdict.
-func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir string) ([]guard.Result, string, error) {
-	env := r.guardEnv(meta)
-	var results []guard.Result
-	var verdict string
-	var err error
+// lane's working tree, outside the run's lock, with their logs guard.log
+// and failure.log in logDir.
+func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir string) (iteration.Judgement, error) {
 	// The config is read under the run's lock: it may be read again
 	// meanwhile, at another slot's iteration boundary.
-	work, guards, grace := r.workDir, r.cfg.Guards, r.cfg.Executor.KillGrace.Duration
-	r.outside(func() {
-		results, verdict, err = guard.Run(ctx, work, guards, filepath.Join(logDir, "guard.log"),
-			filepath.Join(logDir, "failure.log"), grace, env)
-	})
-	return results, verdict, err
+	g := iteration.Guards{Work: r.workDir, Guards: r.cfg.Guards, Grace: r.cfg.Executor.KillGrace.Duration, Env: r.guardEnv(meta)}
+	return iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside})
 }
 
 // guardEnv is the guards' environment: the iteration, as the agent has

@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/verify"
 )
@@ -44,14 +46,18 @@ func (r *worker) judged() verify.Judged {
 // agent run, and the requests a person leaves there.
 var judgedSkip = []string{"run_state.json", "output.schema.json", "stop", "pause", "setup.log"}
 
-// checkJudges finds what the agent changed of the judges since base was
-// taken, keeps the agent's version under runs/N/tamper/, puts the
-// originals back, and notes each path in meta.Tamper and the journal.
-func (r *worker) checkJudges(meta *state.Meta, base *verify.Baseline) error {
+// noteTamper notes what the agent changed of its judges (kept and put
+// back by the iteration's run) and of run_state.json since the ledger
+// wrote it: in meta.Tamper, the journal, a notice and the webhooks.
+func (r *worker) noteTamper(meta *state.Meta, tamper []state.TamperMeta) error {
 	dir := filepath.Join(r.p.RunDir(meta.Iteration), "tamper")
-	tamper, err := r.restoreJudges(base, dir, "tamper/")
-	if err != nil || len(tamper) == 0 {
+	forged, err := r.forgedRunState(dir, "tamper/")
+	if err != nil {
 		return err
+	}
+	tamper = append(tamper, forged...)
+	if len(tamper) == 0 {
+		return nil
 	}
 	meta.Tamper = append(meta.Tamper, tamper...)
 	paths := tamperedPaths(tamper)
@@ -63,46 +69,31 @@ func (r *worker) checkJudges(meta *state.Meta, base *verify.Baseline) error {
 	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventTamper, Paths: paths})
 }
 
-// restoreJudges finds what changed of the judges since base was taken
-// (and of run_state.json since the ledger wrote it), keeps the changed
-// versions under dir, puts the originals back, and returns each change,
-// its Kept path under prefix (dir as seen from the run folder).
-func (r *worker) restoreJudges(base *verify.Baseline, dir, prefix string) ([]state.TamperMeta, error) {
-	changes, err := base.Check()
-	if err != nil {
-		return nil, fmt.Errorf("check what changed of the judges: %w", err)
-	}
+// forgedRunState finds whether run_state.json changed since the ledger
+// wrote it; a changed one (the ledger keeps its own) is kept under dir
+// and named with prefix.
+func (r *worker) forgedRunState(dir, prefix string) ([]state.TamperMeta, error) {
 	forged, err := r.ledger.RunStateChanged()
-	if err != nil {
+	if err != nil || forged == nil {
 		return nil, err
 	}
-	if len(changes) == 0 && forged == nil {
-		return nil, nil
+	rel := r.p.Rel(r.p.RunState())
+	if err := fsutil.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err == nil {
+		fsutil.WriteFileAtomic(filepath.Join(dir, rel), forged, 0o644)
 	}
-	kept, err := base.Keep(changes, dir)
-	if err != nil {
-		return nil, fmt.Errorf("keep what changed of the judges: %w", err)
+	return []state.TamperMeta{{Path: rel, Change: verify.Modified, Kept: prefix + rel}}, nil
+}
+
+// programSpec is the run of an iteration's program (its agent, or with
+// opts.Review its reviewer) in this worker's lane, with its judges kept
+// under tamperDir (named with prefix in meta.json).
+func (r *worker) programSpec(opts executor.Options, req executor.Request, tamperDir, prefix string) iteration.Spec {
+	n := req.Iteration
+	return iteration.Spec{
+		Request: req, Executor: opts, Judged: r.judged(),
+		TamperDir: tamperDir, TamperPrefix: prefix,
+		Hooks: iteration.Hooks{Outside: r.outside, Exited: func() error { return r.ledger.AgentExited(n) }},
 	}
-	if err := base.Restore(changes); err != nil {
-		return nil, fmt.Errorf("put back what changed of the judges: %w", err)
-	}
-	var tamper []state.TamperMeta
-	for i, c := range changes {
-		t := state.TamperMeta{Path: c.Rel, Change: c.Kind}
-		if kept[i] != "" {
-			t.Kept = prefix + kept[i]
-		}
-		tamper = append(tamper, t)
-	}
-	if forged != nil {
-		rel := r.p.Rel(r.p.RunState())
-		t := state.TamperMeta{Path: rel, Change: verify.Modified, Kept: prefix + rel}
-		if err := fsutil.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err == nil {
-			fsutil.WriteFileAtomic(filepath.Join(dir, rel), forged, 0o644)
-		}
-		tamper = append(tamper, t)
-	}
-	return tamper, nil
 }
 
 // tamperedPaths are the paths of the changes.

@@ -272,7 +272,7 @@ func (r *Runner) freeSlot(ctx context.Context, node string) (*slot, error) {
 // slot brought to the iteration's checkpoint, startSlot) without the
 // run's lock, then goes on under it (given up while processes work), and
 // says on done how it ended.
-func (r *worker) slotWork(ctx context.Context, s *slot, it *iteration, move func(context.Context) error, done chan<- slotDone) {
+func (r *worker) slotWork(ctx context.Context, s *slot, it *underway, move func(context.Context) error, done chan<- slotDone) {
 	var merr error
 	if move != nil {
 		merr = move(ctx)

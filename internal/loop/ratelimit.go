@@ -55,7 +55,7 @@ func (r *Runner) limitWait(e *link, waited time.Duration, now time.Time) (wait t
 // done with a nil error: the wait was interrupted or a stop was requested
 // (the loop then ends the run); with errRateLimitGaveUp: the limit
 // outlasts loop.max_wait.
-func (r *worker) waitOutRateLimit(ctx context.Context, it *iteration, res *executor.Result, waited *time.Duration) (done bool, err error) {
+func (r *worker) waitOutRateLimit(ctx context.Context, it *underway, res *executor.Result, waited *time.Duration) (done bool, err error) {
 	meta, cur := it.meta, it.link
 	now := rateLimitClock()
 	cur.limit(r.cfg.Loop, res, now)

@@ -13,13 +13,13 @@ import (
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/review"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
-	"github.com/runner-cli/runner/internal/verify"
 )
 
 // The review (SPEC §17): with [review], a task whose agent says done and
@@ -212,23 +212,18 @@ func (r *worker) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 		OnStart: func(_, pgid int) { r.inside(func() { r.ledger.ReviewStarted(n, pgid) }) },
 	}
 	fmt.Fprintf(r.out, "#%d %-24s review: asking %s\n", n, inert.Line(meta.NodePath), inert.Line(rv.Executor))
-	// The judges as they are before the reviewer starts: it may change
-	// them no more than the agent may (judges.go).
-	base, err := verify.Take(r.judged())
+	// It may change its judges no more than the agent may (judges.go).
+	judgesDir := filepath.Join(dir, "judges")
+	run, err := iteration.RunProgram(ctx, r.programSpec(opts, req, judgesDir, "review/judges/"))
 	if err != nil {
-		return reviewAnswer{}, err
-	}
-	var res *executor.Result
-	var runErr error
-	r.outside(func() { res, runErr = executor.Run(ctx, opts, req) })
-	if err := r.ledger.AgentExited(n); err != nil {
 		return reviewAnswer{}, err
 	}
 	r.stopEscapedAgent(n)
-	judges, err := r.restoreJudges(base, filepath.Join(dir, "judges"), "review/judges/")
+	forged, err := r.forgedRunState(judgesDir, "review/judges/")
 	if err != nil {
 		return reviewAnswer{}, err
 	}
+	res, runErr, judges := run.Result, run.StartErr, append(run.Tamper, forged...)
 	changed, kept, err := hold.putBack(ctx)
 	if err != nil {
 		return reviewAnswer{}, err

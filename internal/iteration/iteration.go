@@ -1,0 +1,171 @@
+// Package iteration runs the work of one iteration where its agent runs:
+// the agent (or the reviewer) in the iteration's working tree, the check
+// of what it changed of its judges, and the guards on the result. It is
+// handed a Spec and hands back what happened; it knows nothing of the
+// task tree, the ledger, the run branch or other slots. The coordinator
+// (package loop) decides what runs, makes each phase durable between the
+// steps here, and records the outcome.
+//
+// The steps are separate calls, not one, because the coordinator writes
+// a durable phase between them (SPEC §8) and a runner resuming an
+// iteration enters at a later step: guards after agent_done, a review
+// after guards_done.
+package iteration
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/verify"
+)
+
+// Spec is one run of a program of an iteration, its agent or its
+// reviewer, as the coordinator hands it over.
+type Spec struct {
+	// Request is what the program is given: its working tree, the
+	// runner's folder, its run folder, the prompt and the answer's schema.
+	Request executor.Request
+	// Executor is the executor the chain chose, its options resolved.
+	Executor executor.Options
+	// Judged is what the program may not change (SPEC §13): taken before
+	// it starts and checked when it exits.
+	Judged verify.Judged
+	// TamperDir is where what it changed of its judges is kept, and
+	// TamperPrefix that folder as meta.json names it (relative to the
+	// iteration's run folder).
+	TamperDir, TamperPrefix string
+	Hooks                   Hooks
+}
+
+// Hooks are the coordinator's, called at the points of a step where it
+// must act. Each may be nil.
+type Hooks struct {
+	// Outside runs f, a wait for a process, without the coordinator's
+	// lock; nil runs f directly.
+	Outside func(f func())
+	// Exited is called as soon as the program's processes are gone,
+	// before anything of the working tree is checked: the coordinator
+	// puts back what of its own files the program removed.
+	Exited func() error
+}
+
+func (h Hooks) outside(f func()) {
+	if h.Outside == nil {
+		f()
+		return
+	}
+	h.Outside(f)
+}
+
+// Run is what one run of a program gave.
+type Run struct {
+	// Result is the executor's result; nil when the program could not be
+	// started (StartErr says why) or the runner failed.
+	Result *executor.Result
+	// StartErr is set when the program did not run: the executor's error.
+	StartErr error
+	// Tamper lists what the program changed of its judges: kept under
+	// TamperDir and put back.
+	Tamper []state.TamperMeta
+}
+
+// BeforeStartError is an error of RunProgram that came before the
+// program started: its judges could not be read.
+type BeforeStartError struct{ Err error }
+
+func (e *BeforeStartError) Error() string { return e.Err.Error() }
+func (e *BeforeStartError) Unwrap() error { return e.Err }
+
+// RunProgram runs the program of s once and checks its judges. The
+// error is the runner's own failure (its judges could not be read, a
+// BeforeStartError, or put back; a hook failed); a program that could not
+// be started is reported in Run.StartErr.
+func RunProgram(ctx context.Context, s Spec) (Run, error) {
+	base, err := verify.Take(s.Judged)
+	if err != nil {
+		return Run{}, &BeforeStartError{err}
+	}
+	var run Run
+	s.Hooks.outside(func() { run.Result, run.StartErr = executor.Run(ctx, s.Executor, s.Request) })
+	if s.Hooks.Exited != nil {
+		if err := s.Hooks.Exited(); err != nil {
+			return Run{}, err
+		}
+	}
+	if run.Tamper, err = RestoreJudges(base, s.TamperDir, s.TamperPrefix); err != nil {
+		return Run{}, err
+	}
+	return run, nil
+}
+
+// RestoreJudges finds what changed of the judges since base was taken,
+// keeps the changed versions under dir, puts the originals back, and
+// returns each change with its Kept path under prefix.
+func RestoreJudges(base *verify.Baseline, dir, prefix string) ([]state.TamperMeta, error) {
+	changes, err := base.Check()
+	if err != nil {
+		return nil, fmt.Errorf("check what changed of the judges: %w", err)
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	kept, err := base.Keep(changes, dir)
+	if err != nil {
+		return nil, fmt.Errorf("keep what changed of the judges: %w", err)
+	}
+	if err := base.Restore(changes); err != nil {
+		return nil, fmt.Errorf("put back what changed of the judges: %w", err)
+	}
+	tamper := make([]state.TamperMeta, 0, len(changes))
+	for i, c := range changes {
+		t := state.TamperMeta{Path: c.Rel, Change: c.Kind}
+		if kept[i] != "" {
+			t.Kept = prefix + kept[i]
+		}
+		tamper = append(tamper, t)
+	}
+	return tamper, nil
+}
+
+// Guards is what judges the work after its agent says done: the guard
+// commands, run in Work with Env added to their environment, stopped
+// after Grace when cancelled or timed out.
+type Guards struct {
+	Work   string
+	Guards []config.Guard
+	Grace  time.Duration
+	Env    []string
+}
+
+// Judgement is what the guards said of the work.
+type Judgement struct {
+	Results []state.GuardMeta
+	Verdict string // state.GuardPass or state.GuardFail
+}
+
+// Judge runs the guards of g, with their logs guard.log and failure.log
+// in logDir. The error is the runner's own failure or the context's end;
+// the results so far are not a judgement then.
+func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, error) {
+	var results []guard.Result
+	var verdict string
+	var err error
+	h.outside(func() {
+		results, verdict, err = guard.Run(ctx, g.Work, g.Guards, filepath.Join(logDir, "guard.log"),
+			filepath.Join(logDir, "failure.log"), g.Grace, g.Env)
+	})
+	if err != nil {
+		return Judgement{}, err
+	}
+	out := make([]state.GuardMeta, 0, len(results))
+	for _, r := range results {
+		out = append(out, state.GuardMeta{Name: r.Name, ExitCode: r.ExitCode, DurationMS: r.DurationMS, Status: r.Status, Error: r.Error})
+	}
+	return Judgement{Results: out, Verdict: verdict}, nil
+}
