@@ -132,10 +132,13 @@ type Review struct {
 
 // Guard is one verification command, run with sh -c in the repository root.
 type Guard struct {
-	Name        string   `toml:"name"`
-	Run         string   `toml:"run"`
-	Timeout     Duration `toml:"timeout"`
-	OutputLimit Size     `toml:"output_limit"`
+	Name        string   `toml:"name" json:"name"`
+	Run         string   `toml:"run" json:"run"`
+	Timeout     Duration `toml:"timeout" json:"timeout,omitzero"`
+	OutputLimit Size     `toml:"output_limit" json:"output_limit,omitzero"`
+	// Report names the test report the command produces (SPEC §18):
+	// "go-json", "tap" or "junit:PATH"; "" judges by the exit status alone.
+	Report string `toml:"report" json:"report,omitempty"`
 }
 
 // Prompt holds the prompt pack settings.

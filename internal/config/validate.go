@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/runner-cli/runner/internal/notify"
+	"github.com/runner-cli/runner/internal/testreport"
 )
 
 // Validate checks the value rules of a Config built in code; Parse applies
@@ -41,6 +42,9 @@ func (r *report) validate(c *Config) {
 		}
 		r.positive(keyPath(p, "timeout"), g.Timeout, `"10m"`)
 		r.positiveSize(keyPath(p, "output_limit"), g.OutputLimit, `"1MiB"`)
+		if _, err := testreport.ParseFormat(g.Report); err != nil {
+			r.addf(keyPath(p, "report"), "%v", err)
+		}
 	}
 
 	r.positiveSize("prompt.budget", c.Prompt.Budget, `"40KiB"`)

@@ -1,5 +1,7 @@
 package tree
 
+import "slices"
+
 // Clone returns a deep copy of t: changing one never changes the other.
 // Strings are shared (they are immutable); nodes and lists are copied,
 // with all nodes in one allocation and all lists in a few more, so
@@ -53,6 +55,9 @@ func (t *Tree) Clone() *Tree {
 			c.Acceptance = strSlab[:k:k]
 			copy(c.Acceptance, it.from.Acceptance)
 			strSlab = strSlab[k:]
+		}
+		if len(c.Checks) > 0 {
+			c.Checks = slices.Clone(c.Checks)
 		}
 		if k := len(c.DependsOn); k > 0 {
 			c.DependsOn = strSlab[:k:k]

@@ -17,6 +17,7 @@ var (
 		"deps": "depends_on", "dependencies": "depends_on", "depends": "depends_on", "dependson": "depends_on",
 		"after": "depends_on", "needs": "depends_on", "requires": "depends_on", "dependon": "depends_on",
 		"name": "title", "description": "goal", "desc": "goal", "details": "goal",
+		"tests": "checks", "check": "checks", "verify": "checks", "guards": "checks",
 		"acceptancecriteria": "acceptance", "criteria": "acceptance", "accept": "acceptance",
 		"tasks": "children", "subtasks": "children", "nodes": "children", "items": "children", "child": "children",
 		"retries": "max_attempts", "maxretries": "max_attempts", "maxtries": "max_attempts", "attemptlimit": "max_attempts",
@@ -35,6 +36,8 @@ func lookupKeyBytes(key []byte) (fieldSet, bool) {
 		return fGoal, true
 	case "acceptance":
 		return fAcceptance, true
+	case "checks":
+		return fChecks, true
 	case "depends_on":
 		return fDependsOn, true
 	case "max_attempts":

@@ -65,6 +65,9 @@ func sizeHint(root *Node) int {
 				}
 			}
 		}
+		for _, c := range n.Checks {
+			size += 7*line + len(c.Name) + len(c.Run) + len(c.Timeout) + len(c.OutputLimit) + len(c.Report)
+		}
 		size += 4 * line // max_attempts, status, attempts, blocked_reason
 		size += len(n.BlockedReason)
 		if len(n.Children) > 0 {
@@ -123,6 +126,10 @@ func appendNode(b []byte, root *Node) []byte {
 		if len(n.Acceptance) > 0 {
 			b = appendKey(b, in, "acceptance", true)
 			b = appendStrings(b, in, n.Acceptance)
+		}
+		if len(n.Checks) > 0 {
+			b = appendKey(b, in, "checks", true)
+			b = appendChecks(b, in, n.Checks)
 		}
 		if len(n.DependsOn) > 0 {
 			b = appendKey(b, in, "depends_on", true)
@@ -192,6 +199,34 @@ func appendStrings(b []byte, indent int, list []string) []byte {
 		}
 		b = appendIndent(b, indent+2)
 		b = appendString(b, s)
+	}
+	b = appendIndent(b, indent)
+	return append(b, ']')
+}
+
+// appendChecks writes a node's checks, each object's keys in the order
+// of the Check struct's fields, empty optional ones left out.
+func appendChecks(b []byte, indent int, list []Check) []byte {
+	b = append(b, '[')
+	for k, c := range list {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendIndent(b, indent+2)
+		b = append(b, '{')
+		in := indent + 4
+		b = appendKey(b, in, "name", false)
+		b = appendString(b, c.Name)
+		b = appendKey(b, in, "run", true)
+		b = appendString(b, c.Run)
+		for _, f := range [...]struct{ key, val string }{{"timeout", c.Timeout}, {"output_limit", c.OutputLimit}, {"report", c.Report}} {
+			if f.val != "" {
+				b = appendKey(b, in, f.key, true)
+				b = appendString(b, f.val)
+			}
+		}
+		b = appendIndent(b, indent+2)
+		b = append(b, '}')
 	}
 	b = appendIndent(b, indent)
 	return append(b, ']')

@@ -6,11 +6,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/strictjson"
+	"github.com/runner-cli/runner/internal/testreport"
 )
 
 // Load reads and parses a tree file. The file must be at most MaxFileSize
@@ -260,6 +263,13 @@ func (p *treeParser) node(n *Node, parent, k int32, level int) error {
 			} else {
 				n.MaxAttempts = &num
 			}
+		case fChecks:
+			if kind != jsontext.KindBeginArray {
+				return typeErr(f, kind, "a list of checks (objects with a guard's keys)")
+			}
+			list, err := p.checks(i)
+			n.Checks = list
+			return err
 		case fChildren:
 			if kind != jsontext.KindBeginArray {
 				return typeErr(f, kind, "a list of nodes")
@@ -388,4 +398,104 @@ func internStatus(s string) Status {
 		return StatusBlocked
 	}
 	return Status(s)
+}
+
+// checkKeys are the keys of a check, a guard's (config.Guard).
+var checkKeys = []string{"name", "run", "timeout", "output_limit", "report"}
+
+// checkAliases are keys people plausibly write for a check's.
+var checkAliases = map[string]string{"command": "run", "cmd": "run", "exec": "run", "script": "run", "title": "name", "id": "name", "limit": "output_limit", "format": "report"}
+
+// checks reads the checks of node i: a list of objects with a guard's
+// keys, each checked on its own (checkRules).
+func (p *treeParser) checks(i int32) ([]Check, error) {
+	c := p.c
+	var out []Check
+	err := p.array(func(k int) error {
+		ek, err := p.peek()
+		if err != nil {
+			return err
+		}
+		if ek != jsontext.KindBeginObject {
+			eoff, err := p.skip()
+			c.addf(i, eoff, `field "checks" item %d must be an object with "name" and "run", found %s`, k+1, strictjson.KindName(ek))
+			return err
+		}
+		var ch Check
+		var seen keySet
+		var offs [5]int
+		off, err := p.object(func(key []byte, keyOff int) error {
+			name := string(key)
+			if err := p.add(&seen, name, keyOff); err != nil {
+				return err
+			}
+			f, known := lookupKey(name, checkKeys)
+			if !known {
+				c.addf(i, keyOff, `field "checks" item %d: %s`, k+1, unknownField(name, checkKeys, checkAliases))
+				_, err := p.skip()
+				return err
+			}
+			kind, err := p.peek()
+			if err != nil {
+				return err
+			}
+			if kind != '"' {
+				voff, err := p.skip()
+				c.addf(i, voff, `field "checks" item %d: %q must be a string, found %s`, k+1, name, strictjson.KindName(kind))
+				return err
+			}
+			str, voff, err := p.str()
+			if err != nil {
+				return err
+			}
+			offs[f.bit()] = voff
+			*[...]*string{&ch.Name, &ch.Run, &ch.Timeout, &ch.OutputLimit, &ch.Report}[f.bit()] = str
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for b, v := range offs {
+			if v == 0 {
+				offs[b] = off
+			}
+		}
+		checkRules(ch, out, func(key int, msg string) {
+			c.addf(i, offs[key], `field "checks" item %d: %s`, k+1, msg)
+		})
+		out = append(out, ch)
+		return nil
+	})
+	return out, err
+}
+
+// checkRules applies the rules of one check, given the node's checks
+// before it; emit gets the index of the key in checkKeys a problem is at.
+func checkRules(ch Check, before []Check, emit func(key int, msg string)) {
+	if strings.TrimSpace(ch.Name) == "" {
+		emit(0, `needs a "name"`)
+	} else {
+		for j, b := range before {
+			if b.Name == ch.Name {
+				emit(0, fmt.Sprintf("name %q is already used by item %d", ch.Name, j+1))
+				break
+			}
+		}
+	}
+	if strings.TrimSpace(ch.Run) == "" {
+		emit(1, `needs a command to "run", for example "go test ./internal/slug/"`)
+	}
+	if ch.Timeout != "" {
+		if d, err := time.ParseDuration(ch.Timeout); err != nil || d <= 0 {
+			emit(2, fmt.Sprintf(`"timeout" %q must be a duration greater than zero, for example "10m"`, ch.Timeout))
+		}
+	}
+	if ch.OutputLimit != "" {
+		if s, err := config.ParseSize(ch.OutputLimit); err != nil || s <= 0 {
+			emit(3, fmt.Sprintf(`"output_limit" %q must be a size greater than zero, for example "1MiB"`, ch.OutputLimit))
+		}
+	}
+	if _, err := testreport.ParseFormat(ch.Report); err != nil {
+		emit(4, err.Error())
+	}
 }

@@ -37,6 +37,7 @@ type Node struct {
 	Title       string   `json:"title"`
 	Goal        string   `json:"goal,omitempty"`
 	Acceptance  []string `json:"acceptance,omitempty"`
+	Checks      []Check  `json:"checks,omitempty"`
 	DependsOn   []string `json:"depends_on,omitempty"`
 	MaxAttempts *int     `json:"max_attempts,omitempty"`
 
@@ -45,6 +46,18 @@ type Node struct {
 	BlockedReason string `json:"blocked_reason,omitempty"`
 
 	Children []*Node `json:"children,omitempty"`
+}
+
+// Check is one of a node's own checks (SPEC §18): a command with the keys
+// of a [[guard]], run like the guards to judge this node's work. Timeout
+// and OutputLimit keep the text of the file ("10m", "1MiB"); "" takes
+// the guards' defaults.
+type Check struct {
+	Name        string `json:"name"`
+	Run         string `json:"run"`
+	Timeout     string `json:"timeout,omitempty"`
+	OutputLimit string `json:"output_limit,omitempty"`
+	Report      string `json:"report,omitempty"`
 }
 
 // IsLeaf reports whether n has no children. Only leaves are executed.

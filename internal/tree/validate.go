@@ -50,6 +50,7 @@ const (
 	fTitle
 	fGoal
 	fAcceptance
+	fChecks
 	fDependsOn
 	fMaxAttempts
 	fStatus
@@ -59,11 +60,11 @@ const (
 )
 
 // numNodeKeys is len(nodeKeys).
-const numNodeKeys = 10
+const numNodeKeys = 11
 
 // nodeKeys are the JSON keys of a node, in canonical order, indexed by the
 // bit position of their fieldSet value.
-var nodeKeys = [numNodeKeys]string{"id", "title", "goal", "acceptance", "depends_on", "max_attempts",
+var nodeKeys = [numNodeKeys]string{"id", "title", "goal", "acceptance", "checks", "depends_on", "max_attempts",
 	"status", "attempts", "blocked_reason", "children"}
 
 // bit is the bit position of a single field.
@@ -311,6 +312,9 @@ func (t *Tree) Validate(file string) error {
 			present |= fStatus
 		}
 		checkFields(n, present, 0, func(_ fieldSet, msg string) { c.add(int32(i), -1, msg) })
+		for k, ch := range n.Checks {
+			checkRules(ch, n.Checks[:k], func(_ int, msg string) { c.addf(int32(i), -1, `field "checks" item %d: %s`, k+1, msg) })
+		}
 	}
 	c.checkRelations(fl)
 	return c.err()
