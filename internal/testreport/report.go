@@ -1,0 +1,317 @@
+package testreport
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Statuses of a test.
+const (
+	Pass = "pass"
+	Fail = "fail"
+	Skip = "skip"
+)
+
+// MaxMessage bounds a failure's message kept, in bytes; MaxMessages
+// bounds how many failures of a report keep one (the rest keep "").
+const (
+	MaxMessage  = 2048
+	MaxMessages = 200
+)
+
+// MaxLine is the longest line of a go test -json or TAP report read; a
+// longer line is skipped whole.
+const MaxLine = 1 << 20
+
+// ErrMalformed is wrapped by every error that means the report could not
+// be read as its format: the caller then judges the command by its exit
+// status alone.
+var ErrMalformed = errors.New("malformed test report")
+
+// ErrNoReport is wrapped, along with ErrMalformed, by ReadJUnit's error
+// when no file matches the report's path (the command wrote none: it may
+// have failed before its tests ran).
+var ErrNoReport = errors.New("no report file")
+
+// Test is one test's result.
+type Test struct {
+	// Name is unique within a Report: "pkg/TestX/sub" for go test -json,
+	// the description for TAP, "classname.name" for JUnit.
+	Name   string
+	Status string // Pass, Fail or Skip
+	// Message is, for a failure, the head of its message or output (at
+	// most MaxMessage bytes, valid UTF-8); "" otherwise.
+	Message string
+}
+
+// Report is the tests of one report in order of first appearance, one
+// entry per name. A name seen twice keeps its first place and takes the
+// later result, except that a failure is never replaced by a pass or a
+// skip of the same name: a test that failed once in a report failed.
+type Report struct {
+	Tests []Test
+
+	index    map[string]int // Name → position in Tests
+	indexed  int            // len(Tests) when index was last brought up to date
+	messages int            // failures holding a message
+	pending  int            // tests reserved without a result yet (go test -json)
+}
+
+// Failed returns the names of the failing tests, in order.
+func (r *Report) Failed() []string {
+	var names []string
+	for _, t := range r.Tests {
+		if t.Status == Fail {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// Lookup returns the test named name, in constant time: the index behind
+// it is kept as tests are added, and rebuilt when Tests was set or
+// appended to by hand (names should not be changed in place).
+func (r *Report) Lookup(name string) (Test, bool) {
+	i, ok := r.find(name)
+	if !ok {
+		return Test{}, false
+	}
+	return r.Tests[i], true
+}
+
+// find is Lookup's position, with the index brought up to date first.
+func (r *Report) find(name string) (int, bool) {
+	if r.index == nil || r.indexed != len(r.Tests) {
+		r.reindex()
+	}
+	i, ok := r.index[name]
+	if ok && r.Tests[i].Name != name { // renamed by hand
+		r.reindex()
+		i, ok = r.index[name]
+	}
+	return i, ok
+}
+
+func (r *Report) reindex() {
+	r.index = make(map[string]int, len(r.Tests))
+	r.indexed = len(r.Tests)
+	r.messages, r.pending = 0, 0
+	for i, t := range r.Tests {
+		if _, dup := r.index[t.Name]; !dup {
+			r.index[t.Name] = i
+		}
+		if t.Message != "" {
+			r.messages++
+		}
+		if t.Status == "" {
+			r.pending++
+		}
+	}
+}
+
+// Add records a test's result under the rules of Report: a new name is
+// appended; a known one takes the new result unless it failed already
+// (a second failure keeps the first one's message if it had one). The
+// message is kept only for a failure, cut to MaxMessage bytes, and only
+// while fewer than MaxMessages failures of the report hold one.
+func (r *Report) Add(t Test) {
+	i, ok := r.find(t.Name)
+	if !ok {
+		i = r.appendNew(t.Name)
+	}
+	r.set(i, t.Status, t.Message)
+}
+
+// reserve gives name its place without a result (Status ""), for a test
+// seen starting; finish settles the ones still without one.
+func (r *Report) reserve(name string) int {
+	if i, ok := r.find(name); ok {
+		return i
+	}
+	return r.appendNew(name)
+}
+
+// appendNew appends a test named name, without a result yet.
+func (r *Report) appendNew(name string) int {
+	r.Tests = append(r.Tests, Test{Name: name})
+	r.index[name] = len(r.Tests) - 1
+	r.indexed++
+	r.pending++
+	return len(r.Tests) - 1
+}
+
+// set applies a result to the test at i.
+func (r *Report) set(i int, status, msg string) {
+	t := &r.Tests[i]
+	switch {
+	case t.Status == "" && status != "":
+		if r.pending > 0 {
+			r.pending--
+		}
+	case t.Status == Fail && status != Fail:
+		return
+	case t.Status == Fail && t.Message != "":
+		return
+	}
+	t.Status = status
+	if t.Message != "" {
+		r.messages--
+		t.Message = ""
+	}
+	if status == Fail && r.messages < MaxMessages {
+		t.Message = clip(msg)
+		if t.Message != "" {
+			r.messages++
+		}
+	}
+}
+
+// finish gives every test still without a result the status Fail and
+// the message msg(i), i its position.
+func (r *Report) finish(msg func(i int) string) {
+	if r.pending == 0 {
+		return
+	}
+	for i := range r.Tests {
+		if r.Tests[i].Status == "" {
+			r.set(i, Fail, msg(i))
+		}
+	}
+	r.pending = 0
+}
+
+// clip returns the head of s that a Test keeps: at most MaxMessage
+// bytes, cut at a character boundary, valid UTF-8, without trailing
+// blank space.
+func clip(s string) string {
+	s = validUTF8(s) // before the cut: "\uFFFD" is longer than the byte it replaces
+	if len(s) > MaxMessage {
+		n := MaxMessage
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
+	return strings.TrimRight(s, " \t\r\n")
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// head gathers the start of a message: it keeps the first MaxMessage
+// bytes written and counts the rest.
+type head struct {
+	b []byte
+}
+
+func (h *head) add(s string) {
+	if h == nil {
+		return
+	}
+	if room := MaxMessage + utf8.UTFMax - len(h.b); room > 0 {
+		if len(s) > room {
+			s = s[:room]
+		}
+		h.b = append(h.b, s...)
+	}
+}
+
+func (h *head) addBytes(s []byte) {
+	if h == nil {
+		return
+	}
+	if room := MaxMessage + utf8.UTFMax - len(h.b); room > 0 {
+		if len(s) > room {
+			s = s[:room]
+		}
+		h.b = append(h.b, s...)
+	}
+}
+
+func (h *head) String() string {
+	if h == nil {
+		return ""
+	}
+	return string(h.b)
+}
+
+// malformed is an error wrapping ErrMalformed.
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+// errNoTests is the error of a report that holds no test.
+var errNoTests = malformed("no tests in the report")
+
+// lines reads a stream line by line, without the line ends, skipping
+// lines longer than MaxLine.
+type lines struct {
+	r    *bufio.Reader
+	n    int // number of the line last returned, from 1
+	long []byte
+}
+
+func newLines(r io.Reader) *lines {
+	return &lines{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next line, valid until the following call, or io.EOF
+// after the last one, or the reader's error.
+func (l *lines) next() ([]byte, error) {
+	for {
+		line, err := l.r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer: gather it up to MaxLine.
+			l.long = append(l.long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = l.r.ReadSlice('\n')
+				if len(l.long) <= MaxLine {
+					l.long = append(l.long, line...)
+				}
+			}
+			line = l.long
+		}
+		if len(line) == 0 && err != nil {
+			return nil, err
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		l.n++
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > MaxLine {
+			if cap(l.long) > 64<<10 {
+				l.long = nil
+			}
+			continue
+		}
+		return line, nil
+	}
+}
+
+// Parse reads a report of kind f.Kind from r, streaming: memory grows
+// with the number of distinct tests (their names and bounded messages),
+// not with the report's size. GoJSON and TAP are what a command prints;
+// a JUnit document can be read from r as well (ReadJUnit reads the
+// files f.Path names).
+func Parse(f Format, r io.Reader) (*Report, error) {
+	switch f.Kind {
+	case GoJSON:
+		return ParseGoJSON(r)
+	case TAP:
+		return ParseTAP(r)
+	case JUnit:
+		return ParseJUnit(r)
+	}
+	return nil, fmt.Errorf("testreport: no parser for report kind %q", f.Kind)
+}
