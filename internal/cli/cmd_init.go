@@ -22,7 +22,15 @@ func newInitCmd(g *globals) *cobra.Command {
 		Short: "Create .runner/ with a commented config, an example tree and a .gitignore",
 		Long: `Create .runner/ in the repository (--dir, default: the current directory) from
 the example built into runner: a commented config.toml, a small example
-tree.json and a .gitignore. Existing files are never overwritten unless --force.`,
+tree.json and a .gitignore. Existing files are never overwritten unless --force.
+
+The guard in config.toml and the example tree fit the kind of project found at
+the repository's root, the first of: Go (go.mod: go test -json ./...), Python
+(pyproject.toml, setup.py, setup.cfg, requirements.txt or tests/test_*.py:
+pytest with a JUnit report when the project mentions pytest, else unittest),
+Node (package.json with a test script: npm test, or node --test with a TAP
+report), Rust (Cargo.toml: cargo test) and Make (a Makefile with a test
+target: make test). With none of them, the generic example (a Go greeter).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runInit(g, opts)
@@ -46,11 +54,14 @@ func runInit(g *globals, opts *initOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := scaffold.Init(scaffold.Options{Root: root, Preset: opts.Preset, Force: opts.Force})
+	project := scaffold.Detect(root)
+	res, err := scaffold.Init(scaffold.Options{Root: root, Preset: opts.Preset, Force: opts.Force, Project: &project})
 	if err != nil {
 		return err
 	}
 	out := g.streams.Out
+	fmt.Fprintf(out, "recognised  %s\n", project.Recognised())
+	fmt.Fprintf(out, "wrote       %s\n", project.GuardLine())
 	for _, f := range res.Created {
 		fmt.Fprintf(out, "created     %s\n", f)
 	}
@@ -59,6 +70,9 @@ func runInit(g *globals, opts *initOptions) error {
 	}
 	for _, f := range res.Kept {
 		fmt.Fprintf(out, "kept        %s\n", f)
+	}
+	for _, n := range project.Notes {
+		fmt.Fprintf(out, "note: %s\n", n)
 	}
 	fmt.Fprintln(out, `
 next: edit .runner/tree.json (your tasks) and .runner/config.toml (agent, guards),

@@ -1,7 +1,8 @@
 // Package scaffold implements `runner init`: it creates the .runner/ layout
 // in a repository from the example embedded in the binary, with the
-// executor preset the user asked for, and never overwrites a file that
-// differs from the example unless forced.
+// executor preset the user asked for and the guard and example tree of
+// the kind of project it recognises (Go, Python, Node, Rust, Make), and
+// never overwrites a file that differs from the example unless forced.
 package scaffold
 
 import (
@@ -37,6 +38,9 @@ type Options struct {
 	Preset string
 	// Force overwrites files that exist with different content.
 	Force bool
+	// Project is the kind of project config.toml's guard and tree.json
+	// are written for; nil detects it in Root (see Detect).
+	Project *Project
 }
 
 // Result lists what Init did, as paths relative to Root. Folders end in a
@@ -70,13 +74,20 @@ type file struct {
 
 // Init creates Root/.runner/ with config.toml, tree.json and .gitignore
 // from the embedded example and the empty folders context/, state/ and
-// runs/. Existing files with the same content are kept. When an existing
-// file differs, Init writes nothing and returns an *ExistsError unless
-// opts.Force is set, in which case the file is replaced. Every file is
-// written atomically.
+// runs/. config.toml's guard and tree.json fit the kind of project
+// (opts.Project, or what Detect recognises in Root); when nothing is
+// recognised they are the embedded example's. Existing files with the
+// same content are kept. When an existing file differs, Init writes
+// nothing and returns an *ExistsError unless opts.Force is set, in which
+// case the file is replaced. Every file is written atomically.
 func Init(opts Options) (Result, error) {
 	var res Result
-	files, err := exampleFiles(opts.Preset)
+	project := opts.Project
+	if project == nil {
+		p := Detect(opts.Root)
+		project = &p
+	}
+	files, err := exampleFiles(opts.Preset, *project)
 	if err != nil {
 		return res, err
 	}
@@ -236,8 +247,8 @@ func compare(path string, want []byte) (fileState, error) {
 }
 
 // exampleFiles reads the embedded example, with config.toml set up for
-// preset.
-func exampleFiles(preset string) ([]file, error) {
+// preset and config.toml and tree.json for proj.
+func exampleFiles(preset string, proj Project) ([]file, error) {
 	var files []file
 	err := fs.WalkDir(runner.Example, runner.ExampleDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -248,10 +259,13 @@ func exampleFiles(preset string) ([]file, error) {
 			return err
 		}
 		rel := strings.TrimPrefix(p, runner.ExampleDir+"/")
-		if rel == "config.toml" {
-			if data, err = ConfigFor(data, preset); err != nil {
+		switch rel {
+		case "config.toml":
+			if data, err = configForProject(data, preset, proj); err != nil {
 				return err
 			}
+		case "tree.json":
+			data = treeFor(data, proj)
 		}
 		files = append(files, file{rel: filepath.Join(Dir, filepath.FromSlash(rel)), data: data})
 		return nil
