@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,6 +49,13 @@ func TestScripts(t *testing.T) {
 			// it one, even where the temporary folder lies inside a git
 			// work tree.
 			env.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(env.WorkDir))
+			// Guards that run `go test` build with the suite's own cache
+			// and toolchain: a fresh cache would compile the standard
+			// library again, and no toolchain is ever downloaded.
+			env.Setenv("GOCACHE", goEnv("GOCACHE"))
+			env.Setenv("GOPATH", goEnv("GOPATH"))
+			env.Setenv("GOTOOLCHAIN", "local")
+			env.Setenv("GOPROXY", "off")
 			return nil
 		},
 	})
@@ -137,3 +147,20 @@ func sizeAtMost(args []string) int {
 	}
 	return code
 }
+
+// goEnv is a variable of `go env`, read once for all scripts; "" where go
+// is not installed (the scripts that need it skip).
+func goEnv(name string) string {
+	goEnvOnce.Do(func() {
+		out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOPATH").Output()
+		if err == nil {
+			json.Unmarshal(out, &goEnvVars)
+		}
+	})
+	return goEnvVars[name]
+}
+
+var (
+	goEnvOnce sync.Once
+	goEnvVars map[string]string
+)

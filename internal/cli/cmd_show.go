@@ -190,7 +190,20 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	}
 	printMessageNotes(w, m)
 	for _, gr := range m.Guards {
-		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs\n", inert.Line(gr.Name), inert.Line(gr.Status), gr.ExitCode, float64(gr.DurationMS)/1000)
+		fmt.Fprintf(w, "guard:    %-12s %-7s exit %d, %.1fs%s\n", inert.Line(gr.Name), inert.Line(gr.Status), gr.ExitCode, float64(gr.DurationMS)/1000, judgeDetail(gr))
+	}
+	for _, gr := range m.Checks {
+		of := ""
+		if gr.Node != m.Node {
+			of = " (of " + inert.Line(gr.Node) + ")"
+		}
+		fmt.Fprintf(w, "check:    %-12s %-7s exit %d, %.1fs%s%s\n", inert.Line(gr.Name), inert.Line(gr.Status), gr.ExitCode, float64(gr.DurationMS)/1000, of, judgeDetail(gr))
+	}
+	if len(m.Vacuous) > 0 {
+		fmt.Fprintf(w, "vacuous:  %s passed before any work: it proves nothing about this task\n", inert.Line(strings.Join(m.Vacuous, ", ")))
+	}
+	if m.Baseline != "" {
+		fmt.Fprintf(w, "baseline: the guards were judged by regression against %s\n", inert.Line(shortID(m.Baseline)))
 	}
 	printReview(w, p, runDir, m.Review)
 	if m.Plan != nil {
@@ -329,4 +342,26 @@ func printCheckpoint(w io.Writer, m *state.Meta) {
 		fmt.Fprintf(w, "          see them: git diff %s~1 %s   (git show --stat %s)\n", ref, ref, ref)
 		fmt.Fprintf(w, "          bring them back: git restore --source=%s --worktree -- .\n", ref)
 	}
+}
+
+// judgeDetail is what a guard's or check's test report and baseline
+// add to its line: its tests, the regressed ones, how it was judged.
+func judgeDetail(g state.GuardMeta) string {
+	var parts []string
+	if g.Tests > 0 {
+		parts = append(parts, fmt.Sprintf("%d tests, %d failing", g.Tests, g.Failed))
+	}
+	if len(g.Regressed) > 0 {
+		parts = append(parts, "regressed: "+strings.Join(inert.Lines(g.Regressed), ", "))
+	}
+	if g.Note != "" {
+		parts = append(parts, inert.Line(g.Note))
+	}
+	if g.ReportError != "" {
+		parts = append(parts, "report unreadable, judged by exit status: "+inert.Line(g.ReportError))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
 }

@@ -215,6 +215,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if n.Attempts > 0 && len(n.Children) == 0 {
 			extra = fmt.Sprintf(" (attempts %d/%d)", n.Attempts, n.MaxAttempts)
 		}
+		if len(n.Checks) > 0 {
+			extra += " (checks: " + inert.Line(strings.Join(n.Checks, ", ")) + ")"
+		}
 		if n.BlockedReason != "" {
 			extra += " — blocked: " + inert.Line(n.BlockedReason)
 		}

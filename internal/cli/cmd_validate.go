@@ -7,9 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/review"
+	"github.com/runner-cli/runner/internal/scaffold"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -50,8 +52,8 @@ func runValidate(g *globals) error {
 			problems = append(problems, fmt.Errorf("%s: prompt.budget %d is smaller than the fixed prompt text (%d bytes); raise it (default 40KiB)",
 				rel(p, p.Config()), cfg.Prompt.Budget, need))
 		}
-		if len(cfg.Guards) == 0 {
-			fmt.Fprintf(errw, "warning: %s has no [[guard]]: an agent's \"done\" will be trusted without checks\n", rel(p, p.Config()))
+		if len(cfg.Guards) == 0 && (t == nil || !anyChecks(t)) {
+			fmt.Fprintf(errw, "warning: %s has no [[guard]] and no task has checks: an agent's \"done\" will be trusted without checks\n", rel(p, p.Config()))
 		}
 		if cfg.Review.Enabled {
 			if int(cfg.Prompt.Budget) < review.MinBudget() {
@@ -70,8 +72,24 @@ func runValidate(g *globals) error {
 		}
 		return &ExitError{Code: ExitFailure, Err: errors.New("validation failed")}
 	}
+	if data, err := fsutil.ReadLimited(p.Tree(), tree.MaxFileSize, true); err == nil && scaffold.IsExampleTree(data) {
+		fmt.Fprintf(errw, "warning: %s is still the example `runner init` wrote: replace it with your project's tasks (or write the documents and run `runner plan`)\n", rel(p, p.Tree()))
+	}
 	ix := tree.NewIndex(t)
 	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
-	fmt.Fprintf(out, "ok: %s and %s are valid (%s, %d done)\n", rel(p, p.Config()), rel(p, p.Tree()), plural(sel.TotalLeaves, "task"), sel.DoneLeaves)
+	checks := 0
+	t.Walk(func(n *tree.Node) { checks += len(n.Checks) })
+	withChecks := ""
+	if checks > 0 {
+		withChecks = ", " + plural(checks, "check")
+	}
+	fmt.Fprintf(out, "ok: %s and %s are valid (%s, %d done%s)\n", rel(p, p.Config()), rel(p, p.Tree()), plural(sel.TotalLeaves, "task"), sel.DoneLeaves, withChecks)
 	return nil
+}
+
+// anyChecks reports whether a node of t carries checks.
+func anyChecks(t *tree.Tree) bool {
+	found := false
+	t.Walk(func(n *tree.Node) { found = found || len(n.Checks) > 0 })
+	return found
 }

@@ -82,12 +82,20 @@ type wireChild struct {
 }
 
 type wireNode struct {
-	ID         string      `json:"id"`
-	Title      string      `json:"title"`
-	Goal       string      `json:"goal"`
-	Acceptance []string    `json:"acceptance"`
-	DependsOn  []string    `json:"depends_on"`
-	Children   []*wireNode `json:"children"`
+	ID         string       `json:"id"`
+	Title      string       `json:"title"`
+	Goal       string       `json:"goal"`
+	Acceptance []string     `json:"acceptance"`
+	DependsOn  []string     `json:"depends_on"`
+	Checks     []*wireCheck `json:"checks"`
+	Children   []*wireNode  `json:"children"`
+}
+
+// wireCheck is a check a plan proposes for a task (SPEC §18).
+type wireCheck struct {
+	Name   string `json:"name"`
+	Run    string `json:"run"`
+	Report string `json:"report"`
 }
 
 // ParseMessage parses and checks a final message strictly: one JSON object,
@@ -149,10 +157,18 @@ func nestedNodes(list []*wireNode, path string, nulls *[]error) []*tree.Node {
 			*nulls = append(*nulls, fmt.Errorf("%s is null", at))
 			continue
 		}
-		out = append(out, &tree.Node{
+		n := &tree.Node{
 			ID: c.ID, Title: c.Title, Goal: c.Goal, Acceptance: c.Acceptance, DependsOn: c.DependsOn,
 			Children: nestedNodes(c.Children, at+".children", nulls),
-		})
+		}
+		for k, ch := range c.Checks {
+			if ch == nil {
+				*nulls = append(*nulls, fmt.Errorf("%s.checks[%d] is null", at, k))
+				continue
+			}
+			n.Checks = append(n.Checks, tree.Check{Name: ch.Name, Run: ch.Run, Report: ch.Report})
+		}
+		out = append(out, n)
 	}
 	return out
 }

@@ -60,7 +60,7 @@ const messageSchemaText = `{{define "task" -}}
 {
   "type": "object",
   "additionalProperties": false,
-  "required": ["id", "title", "goal", "acceptance", "depends_on"{{if .Nested}}, "children"{{end}}],
+  "required": ["id", "title", "goal", "acceptance", "depends_on"{{if .Nested}}, "checks", "children"{{end}}],
   "properties": {
     "id": {"type": "string", "description": {{json (print "Unique " .Child " id: letters, digits, '.', '_' or '-', at most 64 characters")}}},
     "title": {"type": "string"},
@@ -68,6 +68,20 @@ const messageSchemaText = `{{define "task" -}}
     "acceptance": {"type": ["array", "null"], "items": {"type": "string"}},
     "depends_on": {"type": ["array", "null"], "items": {"type": "string"}}
 {{- if .Nested}},
+    "checks": {
+      "type": ["array", "null"],
+      "description": "Commands that judge this task alone and must pass once it is done (for example the tests of the part it makes), run in the repository root. null when the project's guards are enough.",
+      "items": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["name", "run", "report"],
+        "properties": {
+          "name": {"type": "string"},
+          "run": {"type": "string", "description": "A shell command, for example \"go test -run TestSlug ./...\" or \"python3 -m pytest tests/test_slug.py -q\""},
+          "report": {"type": ["string", "null"], "description": "The test report it produces: \"go-json\" (stdout of go test -json), \"tap\", \"junit:PATH\", or null"}
+        }
+      }
+    },
     "children": {"type": ["array", "null"], "items": {"$ref": "#/$defs/task"}}
 {{- end}}
   }

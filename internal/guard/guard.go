@@ -23,6 +23,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/testreport"
 )
 
 // Spec is one [[guard]] of config.toml.
@@ -45,7 +46,18 @@ type Result struct {
 	DurationMS int64  `json:"duration_ms"`
 	Status     string `json:"status"` // pass, fail or timeout
 	Error      string `json:"error,omitempty"`
+
+	// Report is the guard's test report, read when it names one
+	// (Spec.Report) and it could be read; ReportErr says why not.
+	Report    *testreport.Report `json:"-"`
+	ReportErr error              `json:"-"`
 }
+
+// Judge decides a guard's status from its result before its section
+// goes to failure.log: it may change res.Status and res.Error (a guard
+// judged by its tests against a baseline passes with failing tests that
+// failed before).
+type Judge func(g Spec, res *Result)
 
 // Run runs the guards in order in root and returns their results and the
 // verdict: "pass" when every guard passed (also when there are none, with
@@ -57,6 +69,12 @@ type Result struct {
 // so far are returned and the remaining guards are not run. The guards
 // get the runner's environment plus env ("NAME=value" entries, which win).
 func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration, env []string) (results []Result, verdict string, err error) {
+	return RunJudged(ctx, root, guards, guardLog, failureLog, grace, env, nil)
+}
+
+// RunJudged is Run with judge (nil: by the exit status) deciding each
+// guard's status.
+func RunJudged(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration, env []string, judge Judge) (results []Result, verdict string, err error) {
 	if err := fsutil.Remove(failureLog); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("remove stale %s: %w", failureLog, err)
 	}
@@ -73,6 +91,9 @@ func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog s
 		res, start, end, err := runOne(ctx, root, g, guardLog, grace, env)
 		if err != nil {
 			return results, VerdictFail, err
+		}
+		if judge != nil {
+			judge(g, &res)
 		}
 		results = append(results, res)
 		if res.Status != StatusPass {
@@ -99,6 +120,7 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 	if len(env) > 0 {
 		environ = append(os.Environ(), env...)
 	}
+	rep := startReport(g, root)
 	pr := proc.Run(ctx, proc.Spec{
 		Argv:      []string{"sh", "-c", g.Run},
 		Dir:       root,
@@ -108,7 +130,9 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 		LogLimit:  int64(g.OutputLimit),
 		Timeout:   g.Timeout.Duration,
 		Grace:     grace,
+		Stdout:    rep.stdout(),
 	})
+	res.Report, res.ReportErr = rep.finish()
 	if pr.OutputErr != nil {
 		return res, 0, 0, fmt.Errorf("guard %s: %w", g.Name, pr.OutputErr)
 	}

@@ -15,12 +15,8 @@ package iteration
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"time"
 
-	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
-	"github.com/runner-cli/runner/internal/guard"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/verify"
 )
@@ -131,41 +127,4 @@ func RestoreJudges(base *verify.Baseline, dir, prefix string) ([]state.TamperMet
 		tamper = append(tamper, t)
 	}
 	return tamper, nil
-}
-
-// Guards is what judges the work after its agent says done: the guard
-// commands, run in Work with Env added to their environment, stopped
-// after Grace when cancelled or timed out.
-type Guards struct {
-	Work   string
-	Guards []config.Guard
-	Grace  time.Duration
-	Env    []string
-}
-
-// Judgement is what the guards said of the work.
-type Judgement struct {
-	Results []state.GuardMeta
-	Verdict string // state.GuardPass or state.GuardFail
-}
-
-// Judge runs the guards of g, with their logs guard.log and failure.log
-// in logDir. The error is the runner's own failure or the context's end;
-// the results so far are not a judgement then.
-func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, error) {
-	var results []guard.Result
-	var verdict string
-	var err error
-	h.outside(func() {
-		results, verdict, err = guard.Run(ctx, g.Work, g.Guards, filepath.Join(logDir, "guard.log"),
-			filepath.Join(logDir, "failure.log"), g.Grace, g.Env)
-	})
-	if err != nil {
-		return Judgement{}, err
-	}
-	out := make([]state.GuardMeta, 0, len(results))
-	for _, r := range results {
-		out = append(out, state.GuardMeta{Name: r.Name, ExitCode: r.ExitCode, DurationMS: r.DurationMS, Status: r.Status, Error: r.Error})
-	}
-	return Judgement{Results: out, Verdict: verdict}, nil
 }

@@ -313,7 +313,7 @@ func (l *Ledger) cleanTemps() error {
 		}
 	}
 	slices.Sort(runs)
-	dirs := []string{l.p.Dir, l.p.StateDir(), l.p.ContextDir()}
+	dirs := []string{l.p.Dir, l.p.StateDir(), l.p.ContextDir(), l.p.BaselinesDir(), l.p.PreflightDir()}
 	for _, n := range slices.Compact(runs) {
 		// A run folder's own folders (the review's, the integration's)
 		// are written the same way.

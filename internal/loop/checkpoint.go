@@ -278,6 +278,11 @@ func wrapKeep(err error, ck *checkpoints, when string) error {
 func (r *worker) checkpoint(ctx context.Context, meta *state.Meta, title string) error {
 	ck := r.ck
 	if ck == nil {
+		if meta.Outcome == state.OutcomeDone {
+			// Without checkpoints the working tree as the task left it is
+			// the next task's start.
+			r.followBaseline(meta, "", state.WorktreeBaseline, r.p.RunDir(meta.Iteration))
+		}
 		return nil
 	}
 	if meta.Outcome == state.OutcomeDone {
@@ -372,7 +377,7 @@ func (r *worker) commitTask(ctx context.Context, meta *state.Meta, title string)
 	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
 	ck.head, ck.dirty = commit, ""
 	r.ledger.Checkpoint(ck.branch, commit)
-	r.followPreflight(meta, parent, commit)
+	r.followBaseline(meta, parent, commit, r.p.RunDir(meta.Iteration))
 	return nil
 }
 

@@ -31,6 +31,10 @@ type runCache struct {
 	trees   treeCache
 	configs configCache
 
+	// The guards and checks whose test report could not be read, said
+	// once a run.
+	unreadReports map[string]bool
+
 	// Where process ids stood when the agent of agentIteration started.
 	agentIteration int
 	agentMark      proc.PIDMark

@@ -106,7 +106,11 @@ func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) 
 	}
 	r.par.landed = commit
 	fsutil.FailAt(fsutil.FailGit, "advance")
-	r.followPreflight(meta, onto, commit)
+	found := r.p.RunDir(meta.Iteration)
+	if guarded {
+		found = filepath.Join(found, integrationGuard)
+	}
+	r.followBaseline(meta, onto, commit, found)
 	if err := r.followRunBranch(ctx, commit); err != nil {
 		return err
 	}
@@ -150,7 +154,7 @@ func (r *worker) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap 
 		return false, err
 	}
 	fmt.Fprintf(r.out, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
-	j, err := r.guardsIn(ctx, meta, dir)
+	j, err := r.guardsIn(ctx, meta, dir, r.main.head)
 	if err != nil {
 		return false, err
 	}

@@ -6,16 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -56,8 +59,10 @@ func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *t
 	return r.begin(t, ix, node, ex)
 }
 
-// work carries a begun iteration on: its agent, then what follows.
+// work carries a begun iteration on: its task's checks on the untouched
+// checkpoint before its first attempt, its agent, then what follows.
 func (r *worker) work(ctx context.Context, it *underway) error {
+	r.probeChecks(ctx, it.node, it.meta)
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
 		return err // set aside without an attempt, or a failure of the runner's own
@@ -236,6 +241,9 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 		}
 		meta.Guards = results
 		meta.Guard = verdict
+		if verdict == state.GuardPass && len(results) == 0 && allVacuous(meta) {
+			meta.Note = strings.TrimSpace(meta.Note + " judged only by checks that passed before any work: done rests on the agent's word")
+		}
 	} else if meta.AgentStatus == "done" {
 		meta.Guard = state.GuardPass
 		meta.Note = "no guards configured: done is trusted"
@@ -251,24 +259,36 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 // leave behind is found and stopped like the agent's (leftovers.go).
 func (r *worker) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
 	r.ledger.GuardsStarting()
-	j, err := r.guardsIn(ctx, meta, r.p.RunDir(meta.Iteration))
+	key := baselineKey(r.ck)
+	j, err := r.guardsIn(ctx, meta, r.p.RunDir(meta.Iteration), key)
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr
 	}
 	if err != nil {
 		return nil, "", err
 	}
+	meta.Checks = j.Checks
+	if j.Judged {
+		meta.Baseline = key
+	}
 	return j.Results, j.Verdict, nil
 }
 
-// guardsIn runs the configured guards for meta's iteration in the
-// lane's working tree, outside the run's lock, with their logs guard.log
-// and failure.log in logDir.
-func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir string) (iteration.Judgement, error) {
+// guardsIn runs the configured guards and the task's checks for meta's
+// iteration in the lane's working tree, outside the run's lock, with
+// their logs guard.log and failure.log in logDir, judged against the
+// baseline of key, and keeps what the guards found there (the next
+// baseline, should the task land).
+func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key string) (iteration.Judgement, error) {
 	// The config is read under the run's lock: it may be read again
 	// meanwhile, at another slot's iteration boundary.
-	g := iteration.Guards{Work: r.workDir, Guards: r.cfg.Guards, Grace: r.cfg.Executor.KillGrace.Duration, Env: r.guardEnv(meta)}
-	return iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside})
+	g := r.judgesOf(meta, key)
+	j, err := iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside})
+	if err != nil {
+		return j, err
+	}
+	r.noteUnreadReports(j)
+	return j, saveFound(logDir, j.Found)
 }
 
 // guardEnv is the guards' environment: the iteration, as the agent has
@@ -278,9 +298,32 @@ func (r *worker) guardEnv(meta *state.Meta) []string {
 }
 
 // guardsWillRun reports whether the guards run for an iteration whose
-// agent is done: only when it says done and guards are configured.
+// agent is done: only when it says done and guards or checks judge it.
 func (r *worker) guardsWillRun(meta *state.Meta) bool {
-	return meta.AgentStatus == "done" && len(r.cfg.Guards) > 0
+	if meta.AgentStatus != "done" {
+		return false
+	}
+	if len(r.cfg.Guards) > 0 {
+		return true
+	}
+	t, err := r.loadTree()
+	return err == nil && len(checksOf(t, meta.Node)) > 0
+}
+
+// noteUnreadReports says once per guard and run that its test report
+// could not be read: it is judged by its exit status.
+func (r *worker) noteUnreadReports(j iteration.Judgement) {
+	for _, m := range append(append([]state.GuardMeta(nil), j.Results...), j.Checks...) {
+		if m.ReportError == "" || r.cache.unreadReports[m.Name] {
+			continue
+		}
+		if r.cache.unreadReports == nil {
+			r.cache.unreadReports = map[string]bool{}
+		}
+		r.cache.unreadReports[m.Name] = true
+		fmt.Fprintf(r.opts.Notices, "runner: the test report of %s could not be read (%s): it is judged by its exit status\n",
+			inert.Line(m.Name), inert.Line(textfmt.OneLine(m.ReportError, 200)))
+	}
 }
 
 // abort ends an iteration whose agent could not be started (a missing
@@ -305,4 +348,18 @@ func (r *worker) failedBeforeAgent(meta *state.Meta, cause error) error {
 		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)
 	}
 	return cause
+}
+
+// allVacuous reports whether every check that judged meta's iteration
+// passed on the untouched checkpoint before its first attempt.
+func allVacuous(meta *state.Meta) bool {
+	if len(meta.Checks) == 0 {
+		return false
+	}
+	for _, c := range meta.Checks {
+		if c.Node != meta.Node || !slices.Contains(meta.Vacuous, c.Name) {
+			return false
+		}
+	}
+	return true
 }

@@ -15,36 +15,43 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/guard"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/state"
 )
 
-// The preflight (SPEC §13): before the first agent of a `runner run`, the
-// guards run once on the untouched checkpoint. A guard that fails there
-// fails every task whatever its agent does, so the run stops with an
-// error before any agent is paid: no iteration begins, no attempt is
-// spent, and the guards' logs go to state/preflight/, not to a run folder.
+// The preflight (SPEC §13, §18): before the first agent of a `runner
+// run`, the guards run once on the untouched checkpoint, and what they
+// find is its baseline (baseline.go). A guard with a test report that
+// fails there judges tasks by regression: its tests that already fail may
+// keep failing. A guard without one that fails there fails every task
+// whatever its agent does, so the run stops with an error before any
+// agent is paid: no iteration begins, no attempt is spent, and the
+// guards' logs go to state/preflight/, not to a run folder.
 //
-// With git checkpoints a preflight that passed is kept in the run state
+// With git checkpoints a preflight is kept in the run state
 // (ledger.SetPreflight), keyed by the checkpoint's commit and a digest of
-// the guards; the runner's own task commits carry it along (the task's
-// guards passed on them), so it runs again only when the guards changed
-// or the run branch moved otherwise. A working tree that holds changes
-// since the checkpoint (a failed attempt's, kept for its next attempt) is
-// not the untouched checkpoint: the preflight waits for a run that starts
-// on a clean one. Without checkpoints there is no commit to key a result
-// by: the preflight runs at every `runner run` whose working tree holds
-// no failed attempt's leftovers, that is, before any iteration was
-// recorded or when the last one succeeded.
+// the guards, its baseline in state/baselines/; the runner's own task
+// commits carry it along (the task's guards ran on them), so it runs
+// again only when the guards changed or the run branch moved otherwise.
+// A working tree that holds changes since the checkpoint (a failed
+// attempt's, kept for its next attempt) is not the untouched checkpoint:
+// the preflight waits for a run that starts on a clean one. Without
+// checkpoints there is no commit to key a result by: the preflight runs
+// at every `runner run` whose working tree holds no failed attempt's
+// leftovers, that is, before any iteration was recorded or when the last
+// one succeeded.
 
-// Bounds on the head of a failing guard's output the error quotes.
+// Bounds on the head of a failing guard's output the error quotes, and
+// on the failing tests the baseline's summary names.
 const (
 	preflightHeadLines = 15
 	preflightHeadBytes = 2 << 10
+	baselineNames      = 5
 )
 
 // preflight runs the preflight before the run's first agent; later calls
 // do nothing. It returns an error, which ends the run, when a guard
-// fails or the guards were interrupted.
+// without a test report fails or the guards were interrupted.
 func (r *Runner) preflight(ctx context.Context) error {
 	if r.preflighted {
 		return nil
@@ -54,11 +61,11 @@ func (r *Runner) preflight(ctx context.Context) error {
 		return nil
 	}
 	digest := guardsDigest(r.cfg.Guards)
-	on := "the working tree"
+	on, key := "the working tree", state.WorktreeBaseline
 	if ck := r.main; ck != nil {
-		on = "the checkpoint " + short(ck.head)
-		if c := r.ledger.Preflight(); c != nil && c.Commit == ck.head && c.Guards == digest {
-			fmt.Fprintf(r.opts.Notices, "runner: preflight: the guards passed on %s before; not run again\n", on)
+		on, key = "the checkpoint "+short(ck.head), ck.head
+		if c := r.ledger.Preflight(); c != nil && c.Commit == ck.head && c.Guards == digest && r.baselineOf(key) != nil {
+			fmt.Fprintf(r.opts.Notices, "runner: preflight: the guards ran on %s before; not run again (its baseline stands)\n", on)
 			return nil
 		}
 		if ck.dirty != "" {
@@ -77,14 +84,51 @@ func (r *Runner) preflight(ctx context.Context) error {
 	if failed := r.preflightFailure(on, results); failed != nil {
 		return failed
 	}
-	if r.main != nil {
-		r.ledger.SetPreflight(&state.Preflight{Commit: r.main.head, Guards: digest, At: time.Now().UTC()})
+	b := &state.Baseline{Key: key, Guards: digest, At: time.Now().UTC(), From: "preflight"}
+	for i, res := range results {
+		b.Results = append(b.Results, iteration.Found(r.cfg.Guards[i], res))
 	}
-	fmt.Fprintf(r.opts.Notices, "runner: preflight passed on %s\n", on)
+	if err := state.SaveBaseline(r.p, b); err != nil {
+		return fmt.Errorf("preflight: keep the baseline: %w", err)
+	}
+	if r.main != nil {
+		r.ledger.SetPreflight(&state.Preflight{Commit: r.main.head, Guards: digest, At: b.At})
+	}
+	r.sayBaseline(on, b)
 	if _, err := os.Stat(r.p.StopRequest()); err == nil {
 		return stopAfterPreflight{}
 	}
 	return nil
+}
+
+// sayBaseline says what the preflight found: passed, or for each guard
+// with failing tests, how many, the first names and the file holding
+// them all (state/preflight/failing.txt).
+func (r *Runner) sayBaseline(on string, b *state.Baseline) {
+	var all strings.Builder
+	var lines []string
+	for _, g := range b.Results {
+		if len(g.Failing) == 0 {
+			continue
+		}
+		fmt.Fprintf(&all, "# guard %s: %d of %d tests fail on %s\n%s\n", g.Name, len(g.Failing), len(g.Failing)+len(g.Passing)+g.Skipped, on, strings.Join(g.Failing, "\n"))
+		names := g.Failing[:min(len(g.Failing), baselineNames)]
+		more := ""
+		if len(g.Failing) > len(names) {
+			more = fmt.Sprintf(", and %d more", len(g.Failing)-len(names))
+		}
+		lines = append(lines, fmt.Sprintf("guard %s: %d of %d tests already fail (%s%s)", inert.Line(g.Name), len(g.Failing),
+			len(g.Failing)+len(g.Passing)+g.Skipped, inert.Line(strings.Join(names, ", ")), more))
+	}
+	file := filepath.Join(r.p.PreflightDir(), "failing.txt")
+	if len(lines) == 0 {
+		fsutil.Remove(file)
+		fmt.Fprintf(r.opts.Notices, "runner: preflight passed on %s\n", on)
+		return
+	}
+	fsutil.ReplaceFile(file, []byte(all.String()), 0o644, fsutil.NotSynced)
+	fmt.Fprintf(r.opts.Notices, "runner: preflight: the baseline on %s: %s; all in %s. Tasks are judged by regression: a test that passes now must keep passing, these may keep failing until a task's checks make them pass\n",
+		on, strings.Join(lines, "; "), r.p.Rel(file))
 }
 
 // stopAfterPreflight ends the run when `runner stop` was asked while the
@@ -118,12 +162,19 @@ func (r *Runner) runPreflightGuards(ctx context.Context) ([]guard.Result, error)
 	return results, err
 }
 
-// preflightFailure is the error that stops the run when a guard failed
-// on; nil when every guard passed. It names each failing guard with the
-// head of its output, secrets redacted as in a prompt: the run's output
-// often ends up in a log that is less private than guard.log.
+// stopsRun reports whether a guard's result on the untouched checkpoint
+// stops the run: it failed, and not with a test report that was read
+// (which judges tasks by regression instead), or it timed out.
+func stopsRun(res guard.Result) bool {
+	return res.Status != guard.StatusPass && (res.Report == nil || res.Status == guard.StatusTimeout)
+}
+
+// preflightFailure is the error that stops the run when a guard without
+// a test report failed on; nil otherwise. It names each such guard with
+// the head of its output, secrets redacted as in a prompt: the run's
+// output often ends up in a log that is less private than guard.log.
 func (r *Runner) preflightFailure(on string, results []guard.Result) error {
-	if !slices.ContainsFunc(results, func(res guard.Result) bool { return res.Status != guard.StatusPass }) {
+	if !slices.ContainsFunc(results, stopsRun) {
 		return nil
 	}
 	dir := r.p.PreflightDir()
@@ -141,7 +192,14 @@ func (r *Runner) preflightFailure(on string, results []guard.Result) error {
 		if res.Status == guard.StatusPass {
 			continue
 		}
+		if !stopsRun(res) {
+			k++ // its head is in heads, and not quoted
+			continue
+		}
 		why := res.Error
+		if res.ReportErr != nil {
+			why += "; its test report could not be read: " + res.ReportErr.Error()
+		}
 		if why == "" {
 			why = res.Status
 		}
@@ -154,21 +212,9 @@ func (r *Runner) preflightFailure(on string, results []guard.Result) error {
 		k++
 	}
 	return fmt.Errorf("preflight: the guards fail on %s before any agent ran; every task would fail them too, so the run stops here (no agent ran, no attempt was spent):%s\n"+
-		"the whole output is in %s; fix the code or the guards (.runner/config.toml) and run again, or, if the tasks are meant to make the guards pass, run with --no-preflight or set verify.preflight = false",
+		"the whole output is in %s. If the tasks are meant to make these guards pass, either give each guard a test report (report = \"go-json\", \"tap\" or \"junit:PATH\" in its [[guard]]), so that tasks are judged by regression test by test, "+
+		"or move the command into the tasks' own checks in tree.json (\"checks\": [{\"name\": ..., \"run\": ...}]), so that each task is judged by its own tests; otherwise fix the code or the guards (.runner/config.toml) and run again",
 		on, b.String(), r.p.Rel(filepath.Join(dir, "guard.log")))
-}
-
-// followPreflight carries the preflight that passed on a task commit's
-// parent to the commit, when the task's guards, the same guards, passed
-// on its content: a run starting there does not run them again.
-func (r *Runner) followPreflight(meta *state.Meta, parent, commit string) {
-	c := r.ledger.Preflight()
-	if c == nil || c.Commit != parent || parent == commit || meta.Guard != state.GuardPass || c.Guards != guardsDigest(r.cfg.Guards) {
-		return
-	}
-	next := *c
-	next.Commit = commit
-	r.ledger.SetPreflight(&next)
 }
 
 // untouched tells, without git checkpoints, whether the working tree is
@@ -193,7 +239,11 @@ func untouched(rs *state.RunState) bool {
 func guardsDigest(guards []config.Guard) string {
 	h := sha256.New()
 	for _, g := range guards {
-		fmt.Fprintf(h, "%q %q %d %d\n", g.Name, g.Run, g.Timeout.Duration, g.OutputLimit)
+		fmt.Fprintf(h, "%q %q %d %d", g.Name, g.Run, g.Timeout.Duration, g.OutputLimit)
+		if g.Report != "" {
+			fmt.Fprintf(h, " %q", g.Report)
+		}
+		fmt.Fprintln(h)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

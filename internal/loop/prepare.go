@@ -94,6 +94,7 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 		Budget:             int(cfg.Prompt.Budget),
 		Protect:            cfg.Verify.Protect,
 		Redactor:           scrubber,
+		Judges:             judgesFor(p, cfg, t, node, rs),
 	})
 	if err != nil {
 		return nil, err
@@ -171,6 +172,28 @@ func dropped(p *prompt.Pack) []string {
 		if s.State == "dropped" || s.State == "truncated" {
 			out = append(out, s.Key+" ("+s.State+")")
 		}
+	}
+	return out
+}
+
+// judgesFor are the commands that will judge node's work, as its prompt
+// names them: the guards (by regression when the checkpoint has a
+// baseline) and the checks (checksOf).
+func judgesFor(p state.Paths, cfg *config.Config, t *tree.Tree, node *tree.Node, rs *state.RunState) []prompt.Judge {
+	byRegression := false
+	key := state.WorktreeBaseline
+	if rs.Preflight != nil {
+		key = rs.Preflight.Commit
+	}
+	if b, err := state.LoadBaseline(p, key, guardsDigest(cfg.Guards)); err == nil && b != nil {
+		byRegression = true
+	}
+	var out []prompt.Judge
+	for _, g := range cfg.Guards {
+		out = append(out, prompt.Judge{Name: g.Name, Run: g.Run, ByRegression: byRegression && g.Report != ""})
+	}
+	for _, c := range checksOf(t, node.ID) {
+		out = append(out, prompt.Judge{Check: true, Node: c.Node, Name: c.Guard.Name, Run: c.Guard.Run})
 	}
 	return out
 }

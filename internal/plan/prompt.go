@@ -168,6 +168,11 @@ func taskText(n *tree.Node, ix *tree.Index) string {
 		textfmt.Field(&b, "depends_on", strings.Join(deps, ", "))
 	}
 	textfmt.List(&b, "acceptance", n.Acceptance)
+	var checks []string
+	for _, c := range n.Checks {
+		checks = append(checks, c.Name+": "+c.Run)
+	}
+	textfmt.List(&b, "checks", checks)
 	return b.String()
 }
 

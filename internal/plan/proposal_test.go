@@ -165,7 +165,7 @@ func TestSchema(t *testing.T) {
 		props = append(props, k)
 	}
 	sort.Strings(props)
-	want := []string{"acceptance", "children", "depends_on", "goal", "id", "title"}
+	want := []string{"acceptance", "checks", "children", "depends_on", "goal", "id", "title"}
 	if !reflect.DeepEqual(props, want) {
 		t.Errorf("task properties %v, want %v", props, want)
 	}
@@ -175,9 +175,14 @@ func TestSchema(t *testing.T) {
 		t.Errorf("task required %v, want all of %v (strict output)", req, want)
 	}
 	strict := `{"status":"decomposed","summary":"s","assumptions":null,"questions":null,"children":[
-	  {"id":"r","title":"R","goal":null,"acceptance":null,"depends_on":null,"children":[
-	    {"id":"a","title":"A","goal":"g","acceptance":["c"],"depends_on":null,"children":null}]}]}`
-	if _, err := executor.ParseNestedMessage([]byte(strict)); err != nil {
-		t.Errorf("a strict answer does not parse: %v", err)
+	  {"id":"r","title":"R","goal":null,"acceptance":null,"depends_on":null,"checks":null,"children":[
+	    {"id":"a","title":"A","goal":"g","acceptance":["c"],"depends_on":null,"children":null,
+	     "checks":[{"name":"a-tests","run":"go test -run TestA ./...","report":"go-json"}]}]}]}`
+	m, err := executor.ParseNestedMessage([]byte(strict))
+	if err != nil {
+		t.Fatalf("a strict answer does not parse: %v", err)
+	}
+	if got := m.Children[0].Children[0].Checks; len(got) != 1 || got[0].Name != "a-tests" || got[0].Report != "go-json" {
+		t.Errorf("the proposed task's checks are %+v; want a-tests with its report", got)
 	}
 }

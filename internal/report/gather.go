@@ -238,6 +238,9 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		add(AnomalyTamper, "the agent changed "+strings.Join(changes, ", ")+
 			fmt.Sprintf("; reverted, its versions kept in %s", g.p.Rel(g.p.RunDir(m.Iteration))), paths)
 	}
+	if len(m.Vacuous) > 0 {
+		add(AnomalyVacuousCheck, "check "+strings.Join(m.Vacuous, ", ")+" passed on the untouched checkpoint before any work: it cannot tell whether the task is done", nil)
+	}
 	if c := m.Conflict; c != nil {
 		detail := "its commit conflicted with the run branch"
 		if c.Kind == "guards" {

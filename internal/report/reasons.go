@@ -59,15 +59,22 @@ func failureReason(m *state.Meta) string {
 // guardReason names the guards that did not pass.
 func guardReason(m *state.Meta) string {
 	var failed []string
-	for _, gm := range m.Guards {
+	for i, gm := range append(append([]state.GuardMeta(nil), m.Guards...), m.Checks...) {
+		kind := "guard"
+		if i >= len(m.Guards) {
+			kind = "check"
+		}
 		switch gm.Status {
 		case "pass":
 		case "timeout":
-			failed = append(failed, fmt.Sprintf("guard %s timed out after %s", gm.Name, time.Duration(gm.DurationMS)*time.Millisecond))
+			failed = append(failed, fmt.Sprintf("%s %s timed out after %s", kind, gm.Name, time.Duration(gm.DurationMS)*time.Millisecond))
 		default:
-			s := fmt.Sprintf("guard %s failed (exit %d)", gm.Name, gm.ExitCode)
-			if gm.ExitCode <= 0 && gm.Error != "" {
-				s = fmt.Sprintf("guard %s failed: %s", gm.Name, oneLine(gm.Error))
+			s := fmt.Sprintf("%s %s failed (exit %d)", kind, gm.Name, gm.ExitCode)
+			switch {
+			case len(gm.Regressed) > 0:
+				s = fmt.Sprintf("%s %s: %s", kind, gm.Name, oneLine(gm.Error))
+			case gm.ExitCode <= 0 && gm.Error != "":
+				s = fmt.Sprintf("%s %s failed: %s", kind, gm.Name, oneLine(gm.Error))
 			}
 			failed = append(failed, s)
 		}

@@ -164,6 +164,7 @@ const (
 	AnomalyReviewRejected = "review_rejected" // the reviewer rejected work the guards passed
 	AnomalyReviewSkipped  = "review_skipped"  // the reviewer failed and the task was accepted unreviewed
 	AnomalyTaskSkipped    = "task_skipped"    // `runner skip` counted a task done without running it
+	AnomalyVacuousCheck   = "vacuous_check"   // a task's check passed before any work: it proves nothing
 )
 
 // Anomaly is something a person should look at.

@@ -64,10 +64,19 @@ type Meta struct {
 	Summary     string      `json:"summary,omitempty"`
 	Guards      []GuardMeta `json:"guards,omitempty"`
 	Guard       string      `json:"guard,omitempty"`
-	Outcome     string      `json:"outcome,omitempty"`
-	NodeStatus  string      `json:"node_status,omitempty"`
-	Attempts    int         `json:"attempts"`
-	Note        string      `json:"note,omitempty"`
+	// Checks are the results of the task's own checks, and of a parent's
+	// when this task was its last open leaf (SPEC §18).
+	Checks []GuardMeta `json:"checks,omitempty"`
+	// Vacuous names the task's checks that passed on the untouched
+	// checkpoint before its first attempt: they prove nothing.
+	Vacuous []string `json:"vacuous,omitempty"`
+	// Baseline is the key of the baseline the guards were judged against
+	// ("" without one: judged by their exit status).
+	Baseline   string `json:"baseline,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+	NodeStatus string `json:"node_status,omitempty"`
+	Attempts   int    `json:"attempts"`
+	Note       string `json:"note,omitempty"`
 	// NoAttempt says an interrupted iteration spent no attempt: the runner
 	// died while its agent worked, and the task was not also at work at
 	// the runner's previous death (RunState.Deaths).
@@ -229,7 +238,24 @@ type GuardMeta struct {
 	DurationMS int64  `json:"duration_ms"`
 	Status     string `json:"status"`
 	Error      string `json:"error,omitempty"`
+	// Node is, for a check, the node that carries it.
+	Node string `json:"node,omitempty"`
+	// Report is the test report's format; Tests and Failed count its
+	// tests when it was read, ReportError says why it was not.
+	Report      string `json:"report,omitempty"`
+	Tests       int    `json:"tests,omitempty"`
+	Failed      int    `json:"failed,omitempty"`
+	ReportError string `json:"report_error,omitempty"`
+	// Regressed names tests that passed on the baseline and fail now (at
+	// most MaxRegressedNames; Failed and the run folder hold the rest).
+	Regressed []string `json:"regressed,omitempty"`
+	// Note says how the verdict was reached when not by the exit status
+	// alone ("exit 1: 3 tests fail as before, none regressed").
+	Note string `json:"note,omitempty"`
 }
+
+// MaxRegressedNames bounds GuardMeta.Regressed.
+const MaxRegressedNames = 50
 
 // MetaFile is the meta.json path inside a run folder.
 func MetaFile(runDir string) string { return runDir + string(os.PathSeparator) + "meta.json" }

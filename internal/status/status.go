@@ -80,13 +80,15 @@ type Last struct {
 
 // TreeNode is one node of the status tree.
 type TreeNode struct {
-	ID            string      `json:"id"`
-	Title         string      `json:"title"`
-	Status        string      `json:"status"`
-	Attempts      int         `json:"attempts,omitempty"`
-	MaxAttempts   int         `json:"max_attempts"`
-	BlockedReason string      `json:"blocked_reason,omitempty"`
-	Children      []*TreeNode `json:"children,omitempty"`
+	ID            string `json:"id"`
+	Title         string `json:"title"`
+	Status        string `json:"status"`
+	Attempts      int    `json:"attempts,omitempty"`
+	MaxAttempts   int    `json:"max_attempts"`
+	BlockedReason string `json:"blocked_reason,omitempty"`
+	// Checks names the node's own checks (SPEC §18).
+	Checks   []string    `json:"checks,omitempty"`
+	Children []*TreeNode `json:"children,omitempty"`
 }
 
 // Inputs are the files a report is built from: what a program that shows
@@ -199,6 +201,9 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 func convert(n *tree.Node, defaultMax int) *TreeNode {
 	s := &TreeNode{ID: n.ID, Title: n.Title, Status: string(n.EffectiveStatus()), Attempts: n.Attempts,
 		MaxAttempts: n.AttemptLimit(defaultMax), BlockedReason: n.BlockedReason}
+	for _, c := range n.Checks {
+		s.Checks = append(s.Checks, c.Name)
+	}
 	if len(n.Children) > 0 {
 		s.Children = make([]*TreeNode, len(n.Children))
 		for i, c := range n.Children {

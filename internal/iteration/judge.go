@@ -1,0 +1,208 @@
+package iteration
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/testreport"
+)
+
+// Guards is what judges the work after its agent says done (SPEC §6,
+// §18): the global guards, judged against the baseline of the checkpoint
+// the work started from, and the task's checks, which must pass. All run
+// in Work with Env added to their environment, stopped after Grace when
+// cancelled or timed out.
+type Guards struct {
+	Work   string
+	Guards []config.Guard
+	Checks []Check
+	Grace  time.Duration
+	Env    []string
+	// Baseline is what the guards found on the work's starting
+	// checkpoint; nil judges each guard by its exit status.
+	Baseline *state.Baseline
+}
+
+// Check is a check of the task or of one of its parents.
+type Check struct {
+	Node  string // the node that carries it
+	Guard config.Guard
+}
+
+// Judgement is what the guards and checks said of the work.
+type Judgement struct {
+	Results []state.GuardMeta // the guards'
+	Checks  []state.GuardMeta
+	Verdict string // state.GuardPass or state.GuardFail
+	// Found is what the guards found on this work: the baseline of its
+	// tree, should it become the next checkpoint.
+	Found []state.BaselineGuard
+	// Judged says the guards were judged against a baseline.
+	Judged bool
+}
+
+// Judge runs the guards and checks of g, with their logs guard.log and
+// failure.log in logDir; failure.log starts with the tests that
+// regressed or fail, each with the head of its message. The error is
+// the runner's own failure or the context's end; the results so far are
+// not a judgement then.
+func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, error) {
+	specs := append([]config.Guard(nil), g.Guards...)
+	for _, c := range g.Checks {
+		specs = append(specs, c.Guard)
+	}
+	var j Judgement
+	var tests []testLines
+	k := 0
+	judge := func(spec config.Guard, res *guard.Result) {
+		i := k
+		k++
+		if i < len(g.Guards) {
+			m, found, lines := judgeGuard(spec, *res, g.Baseline.Guard(spec.Name))
+			res.Status, res.Error = m.Status, m.Error
+			j.Results, j.Found, tests = append(j.Results, m), append(j.Found, found), append(tests, lines)
+			return
+		}
+		m, lines := judgeCheck(spec, *res)
+		m.Node = g.Checks[i-len(g.Guards)].Node
+		j.Checks, tests = append(j.Checks, m), append(tests, lines)
+	}
+	var verdict string
+	var err error
+	failureLog := filepath.Join(logDir, "failure.log")
+	h.outside(func() {
+		_, verdict, err = guard.RunJudged(ctx, g.Work, specs, filepath.Join(logDir, "guard.log"), failureLog, g.Grace, g.Env, judge)
+	})
+	if err != nil {
+		return Judgement{}, err
+	}
+	j.Verdict, j.Judged = verdict, g.Baseline != nil
+	if verdict == guard.VerdictFail {
+		if err := prependTests(failureLog, tests); err != nil {
+			return Judgement{}, err
+		}
+	}
+	return j, nil
+}
+
+// Probe runs checks on the untouched checkpoint, before any work, with
+// their logs in logDir, and returns the names of those that pass: they
+// cannot tell whether the work is done.
+func Probe(ctx context.Context, work string, checks []Check, grace time.Duration, env []string, logDir string, h Hooks) ([]string, error) {
+	specs := make([]config.Guard, len(checks))
+	for i, c := range checks {
+		specs[i] = c.Guard
+	}
+	var results []guard.Result
+	var err error
+	h.outside(func() {
+		results, _, err = guard.Run(ctx, work, specs, filepath.Join(logDir, "guard.log"), filepath.Join(logDir, "failure.log"), grace, env)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var passing []string
+	for _, r := range results {
+		if r.Status == guard.StatusPass {
+			passing = append(passing, r.Name)
+		}
+	}
+	return passing, nil
+}
+
+// judgeGuard judges a guard's result against its baseline, base (nil
+// without one). With a test report read now and on the baseline, it
+// fails only by regression: a test that passed there and fails now.
+// Without, it is judged by its exit status. It returns the result for
+// meta.json, what the guard found (for the next baseline) and the tests
+// to name in failure.log.
+func judgeGuard(g config.Guard, res guard.Result, base *state.BaselineGuard) (state.GuardMeta, state.BaselineGuard, testLines) {
+	m := metaOf(g, res)
+	found := Found(g, res)
+	lines := testLines{guard: g.Name}
+	exited := res.Status == guard.StatusFail && res.ExitCode > 0 // it ran to its end and failed
+	if res.Report == nil || base == nil || !base.HasReport() || (res.Status != guard.StatusPass && !exited) {
+		if res.Report != nil && res.Status != guard.StatusPass {
+			lines.fail(res, nil)
+		}
+		return m, found, lines
+	}
+	var regressed []string
+	for _, name := range found.Failing {
+		if base.PassedTest(name) {
+			regressed = append(regressed, name)
+		}
+	}
+	switch {
+	case len(regressed) > 0:
+		m.Status, m.Error = guard.StatusFail, fmt.Sprintf("%d test(s) that passed before fail now: %s", len(regressed), listHead(regressed, 5))
+		m.Regressed = regressed[:min(len(regressed), state.MaxRegressedNames)]
+		lines.regressed = true
+		lines.fail(res, regressed)
+	case exited && len(found.Failing) == 0 && base.Passed:
+		// It failed with no failing test to show for it (a vet or a
+		// build step of the command): it passed before, so that is new.
+		m.Note = "no test fails, but the command failed where it passed before"
+	case exited:
+		m.Status, m.Error = guard.StatusPass, ""
+		m.Note = fmt.Sprintf("exit %d: %d test(s) fail as they did before; none that passed before fails", res.ExitCode, len(found.Failing))
+	}
+	return m, found, lines
+}
+
+// Found is what a guard found, as a baseline keeps it: whether it
+// passed, and the tests of its report when it was read.
+func Found(g config.Guard, res guard.Result) state.BaselineGuard {
+	found := state.BaselineGuard{Name: g.Name, Passed: res.Status == guard.StatusPass, Report: g.Report}
+	if g.Report != "" && res.ReportErr != nil {
+		found.ReportError = res.ReportErr.Error()
+	}
+	if res.Report == nil {
+		return found
+	}
+	for _, t := range res.Report.Tests {
+		switch t.Status {
+		case testreport.Pass:
+			found.Passing = append(found.Passing, t.Name)
+		case testreport.Fail:
+			found.Failing = append(found.Failing, t.Name)
+		default:
+			found.Skipped++
+		}
+	}
+	return found
+}
+
+// judgeCheck judges a check: it must pass.
+func judgeCheck(g config.Guard, res guard.Result) (state.GuardMeta, testLines) {
+	lines := testLines{guard: g.Name, check: true}
+	if res.Report != nil && res.Status != guard.StatusPass {
+		lines.fail(res, nil)
+	}
+	return metaOf(g, res), lines
+}
+
+// metaOf is a guard's or check's result as meta.json has it.
+func metaOf(g config.Guard, res guard.Result) state.GuardMeta {
+	m := state.GuardMeta{Name: g.Name, ExitCode: res.ExitCode, DurationMS: res.DurationMS, Status: res.Status, Error: res.Error, Report: g.Report}
+	if res.Report != nil {
+		m.Tests, m.Failed = len(res.Report.Tests), len(res.Report.Failed())
+	} else if g.Report != "" && res.ReportErr != nil {
+		m.ReportError = res.ReportErr.Error()
+	}
+	return m
+}
+
+// listHead lists the first n names, and how many more there are.
+func listHead(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
