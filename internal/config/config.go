@@ -50,13 +50,14 @@ type Config struct {
 	Fallbacks []Executor `toml:"fallback"`
 	// Review is the executor that reviews finished work; off unless the
 	// file has a [review] table (Review.Enabled).
-	Review Review  `toml:"review"`
-	Guards []Guard `toml:"guard"`
-	Prompt Prompt  `toml:"prompt"`
-	Loop   Loop    `toml:"loop"`
-	Scrub  Scrub   `toml:"scrub"`
-	Git    Git     `toml:"git"`
-	Verify Verify  `toml:"verify"`
+	Review  Review  `toml:"review"`
+	Guards  []Guard `toml:"guard"`
+	Prompt  Prompt  `toml:"prompt"`
+	Loop    Loop    `toml:"loop"`
+	Scrub   Scrub   `toml:"scrub"`
+	Git     Git     `toml:"git"`
+	Verify  Verify  `toml:"verify"`
+	Sandbox Sandbox `toml:"sandbox"`
 	// Notify are the webhooks told of what a person should know while
 	// the run goes on unattended (SPEC §15).
 	Notify []notify.Target `toml:"notify"`
@@ -202,6 +203,24 @@ type Git struct {
 	// SetupTimeout bounds the setup commands together.
 	SetupTimeout Duration `toml:"setup_timeout"`
 }
+
+// Sandbox confines the agent, the guards and the reviewer (SPEC §19).
+type Sandbox struct {
+	// Mode is SandboxAuto (confine where the kernel can, and say so
+	// where it cannot), SandboxRequired (refuse to run unconfined) or
+	// SandboxOff.
+	Mode string `toml:"mode"`
+	// Writable are more directories the agent and the guards may write
+	// (caches, tool state): absolute, or starting with "~/".
+	Writable []string `toml:"writable"`
+}
+
+// Sandbox modes.
+const (
+	SandboxAuto     = "auto"
+	SandboxRequired = "required"
+	SandboxOff      = "off"
+)
 
 // Verify keeps the verdict the runner's (SPEC §13).
 type Verify struct {

@@ -154,6 +154,10 @@ setup_timeout = "5m"
 [verify]
 protect = ["tests/**"]
 preflight = false
+
+[sandbox]
+mode = "required"
+writable = ["~/.cache/pip", "/var/tmp/build"]
 `
 	want := &Config{
 		Executor: Executor{
@@ -187,8 +191,9 @@ preflight = false
 			KeepRuns: 50},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
-		Git:    Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}},
-		Verify: Verify{Protect: []string{"tests/**"}},
+		Git:     Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}},
+		Verify:  Verify{Protect: []string{"tests/**"}},
+		Sandbox: Sandbox{Mode: "required", Writable: []string{"~/.cache/pip", "/var/tmp/build"}},
 	}
 	if got := mustParse(t, src); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Parse:\n got %+v\nwant %+v", got, want)

@@ -110,9 +110,10 @@ func Default() *Config {
 			RateLimitBackoff:     Duration{DefaultBackoff},
 			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
-		Scrub:  Scrub{Enabled: true},
-		Git:    Git{Checkpoint: true, Branch: DefaultRunBranch, SetupTimeout: Duration{DefaultSetupTimeout}},
-		Verify: Verify{Preflight: true},
+		Scrub:   Scrub{Enabled: true},
+		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, SetupTimeout: Duration{DefaultSetupTimeout}},
+		Verify:  Verify{Preflight: true},
+		Sandbox: Sandbox{Mode: SandboxAuto},
 	}
 }
 

@@ -49,6 +49,17 @@ func (r *report) validate(c *Config) {
 
 	r.positiveSize("prompt.budget", c.Prompt.Budget, `"40KiB"`)
 
+	switch c.Sandbox.Mode {
+	case SandboxAuto, SandboxRequired, SandboxOff:
+	default:
+		r.addf("sandbox.mode", `want "auto" (confine where the kernel can), "required" (refuse to run unconfined) or "off", got %q`, c.Sandbox.Mode)
+	}
+	for i, w := range c.Sandbox.Writable {
+		if !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") {
+			r.addf(indexPath("sandbox.writable", i), "%q: want an absolute directory or one starting with \"~/\"", w)
+		}
+	}
+
 	l := &c.Loop
 	if l.MaxIterations < 1 {
 		r.addf("loop.max_iterations", "must be at least 1, got %d", l.MaxIterations)
