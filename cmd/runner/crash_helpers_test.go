@@ -81,8 +81,13 @@ func newCrashRepoAt(t testing.TB, root, treeJSON, extraConfig string, agentEnv .
 	}
 	r := &crashRepo{t: t, root: root, p: state.NewPaths(root), log: t.TempDir(), token: randomToken(t)}
 	// The crash tests' guards fail until an agent worked: no preflight.
+	// They check the checkout itself after every kill: the work is done
+	// in place (git.worktree = false).
 	config := fmt.Sprintf(`[verify]
 preflight = false
+
+[git]
+worktree = false
 
 [executor]
 preset = "command"

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/demo"
+	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/loop"
 )
@@ -66,6 +67,14 @@ func runDemo(ctx context.Context, g *globals, opts *demoOptions) error {
 		return err
 	}
 	fmt.Fprintf(out, "\n%s after %d iterations.\n", inert.Text(res.Message), res.Iterations)
+	if wt := dir + git.WorktreesSuffix + "/runner-greeter"; dirExists(wt) {
+		fmt.Fprintf(out, `
+The work is on the run branch runner/greeter, one commit per task, done in
+a worktree beside the demo repository (its own checkout is not touched):
+  %[1]s                 hello.txt, goodbye.txt: what the agent wrote
+  git -C %[2]s log --stat runner/greeter
+`, wt, dir)
+	}
 	fmt.Fprintf(out, `
 Where to look:
   %[1]s/.runner/tree.json                 the tree, with status and attempts
@@ -150,4 +159,9 @@ func selfPath() (string, error) {
 		return filepath.Abs(arg0)
 	}
 	return os.Executable()
+}
+
+func dirExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -196,7 +196,9 @@ type Git struct {
 	// Branch is the run branch; {root} is the tree's root id.
 	Branch string `toml:"branch"`
 	// Worktree makes the agent and the guards work in a linked worktree
-	// outside the checkout, which is then left untouched.
+	// outside the checkout, which is then left untouched (the default,
+	// SPEC §19); false works in the checkout itself, switched to the run
+	// branch.
 	Worktree bool `toml:"worktree"`
 	// Setup are shell commands run once in a new worktree (npm ci, ...).
 	Setup []string `toml:"setup"`

@@ -111,7 +111,7 @@ func Default() *Config {
 			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
 		Scrub:   Scrub{Enabled: true},
-		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, SetupTimeout: Duration{DefaultSetupTimeout}},
+		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, Worktree: true, SetupTimeout: Duration{DefaultSetupTimeout}},
 		Verify:  Verify{Preflight: true},
 		Sandbox: Sandbox{Mode: SandboxAuto},
 	}

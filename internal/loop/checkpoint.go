@@ -172,9 +172,13 @@ func (r *Runner) openWorktree(ctx context.Context, repo *git.Repo, ck *checkpoin
 	if err != nil {
 		return fmt.Errorf("git checkpoints: the worktree at %s: %w", path, err)
 	}
+	where := "the worktree"
 	if created {
-		fmt.Fprintf(r.opts.Notices, "runner: the agent works in the worktree %s, on the run branch %s\n", path, ck.branch)
+		where = "a new worktree"
 	}
+	fmt.Fprintf(r.opts.Notices, "runner: the agent works in %s %s, on the run branch %s; your checkout is not touched (review the work with `git log %s`, merge it when you are done)\n",
+		where, path, ck.branch, ck.branch)
+	r.nameUncommitted(ctx, repo, ck)
 	log := filepath.Join(r.p.StateDir(), "setup.log")
 	if ran, err := wt.RunSetup(ctx, r.cfg.Git.Setup, log, r.cfg.Git.SetupTimeout.Duration); err != nil {
 		return fmt.Errorf("git.setup in %s (its output is in %s): %w", path, r.p.Rel(log), err)
@@ -185,6 +189,32 @@ func (r *Runner) openWorktree(ctx context.Context, repo *git.Repo, ck *checkpoin
 	// In the worktree, .runner/ holds the committed config and tree only:
 	// the runner's own are in the checkout.
 	return nil
+}
+
+// nameUncommitted says which of the person's files the agent does not
+// see: the worktree starts from what is committed on the run branch, and
+// changes in the checkout (outside .runner/) are not in it.
+func (r *Runner) nameUncommitted(ctx context.Context, repo *git.Repo, ck *checkpoints) {
+	changes, err := repo.Changes(ctx, ck.runtime[:1:1])
+	if err != nil {
+		return
+	}
+	var names []string
+	for _, c := range changes {
+		if !strings.HasPrefix(c.Path, ck.runtime[0]) {
+			names = append(names, inert.Line(c.Path))
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	more := ""
+	if len(names) > 10 {
+		more = fmt.Sprintf(" and %d more", len(names)-10)
+		names = names[:10]
+	}
+	fmt.Fprintf(r.opts.Notices, "runner: not in the agent's worktree, because not committed: %s%s (commit them for the agent to see them)\n",
+		strings.Join(names, ", "), more)
 }
 
 // startTask puts the working tree back to the last checkpoint before an
