@@ -53,8 +53,14 @@ func (r *Runner) baselineOf(key string) *state.Baseline {
 // worker's lane, against the baseline of key ("" for none).
 func (r *worker) judgesOf(meta *state.Meta, key string) iteration.Guards {
 	g := iteration.Guards{Work: r.workDir, Guards: r.cfg.Guards, Grace: r.cfg.Executor.KillGrace.Duration, Env: r.guardEnv(meta)}
-	if t, err := r.loadTree(); err == nil {
-		g.Checks = checksOf(t, meta.Node)
+	if meta.CheckSpecs == nil {
+		// Resumed from the in-flight marker alone: the tree as it is now.
+		if t, err := r.loadTree(); err == nil {
+			meta.CheckSpecs = checkSpecs(checksOf(t, meta.Node))
+		}
+	}
+	for _, c := range meta.CheckSpecs {
+		g.Checks = append(g.Checks, iteration.Check{Node: c.Node, Guard: checkGuard(tree.Check{Name: c.Name, Run: c.Run, Timeout: c.Timeout, OutputLimit: c.OutputLimit, Report: c.Report})})
 	}
 	if key != "" {
 		g.Baseline = r.baselineOf(key)
@@ -62,19 +68,34 @@ func (r *worker) judgesOf(meta *state.Meta, key string) iteration.Guards {
 	return g
 }
 
+// checkSpecs are checks as meta.json keeps them.
+func checkSpecs(checks []nodeCheck) []state.CheckSpec {
+	out := []state.CheckSpec{}
+	for _, c := range checks {
+		out = append(out, state.CheckSpec{Node: c.node, Name: c.Name, Run: c.Run, Timeout: c.Timeout, OutputLimit: c.OutputLimit, Report: c.Report})
+	}
+	return out
+}
+
+// nodeCheck is a check with the node that carries it.
+type nodeCheck struct {
+	node string
+	tree.Check
+}
+
 // checksOf are the checks that judge node id (SPEC §18): its own, and
 // those of each ancestor whose last open leaf it is (they judge the
 // group, and their failure is this task's).
-func checksOf(t *tree.Tree, id string) []iteration.Check {
+func checksOf(t *tree.Tree, id string) []nodeCheck {
 	ix := tree.NewIndex(t)
 	node := ix.Node(id)
 	if node == nil {
 		return nil
 	}
-	var out []iteration.Check
+	var out []nodeCheck
 	add := func(n *tree.Node) {
 		for _, c := range n.Checks {
-			out = append(out, iteration.Check{Node: n.ID, Guard: checkGuard(c)})
+			out = append(out, nodeCheck{n.ID, c})
 		}
 	}
 	add(node)

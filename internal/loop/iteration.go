@@ -88,6 +88,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
+		CheckSpecs: checkSpecs(checksOf(t, node.ID)),
 	}}
 	runDir := r.p.RunDir(n)
 	if err == nil {
@@ -305,6 +306,9 @@ func (r *worker) guardsWillRun(meta *state.Meta) bool {
 	}
 	if len(r.cfg.Guards) > 0 {
 		return true
+	}
+	if meta.CheckSpecs != nil {
+		return len(meta.CheckSpecs) > 0
 	}
 	t, err := r.loadTree()
 	return err == nil && len(checksOf(t, meta.Node)) > 0

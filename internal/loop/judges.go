@@ -22,21 +22,40 @@ import (
 // tamperGuard is the name of the guard result a tampered attempt fails.
 const tamperGuard = "protected paths"
 
-// judged says what is judged: in place, the runner's inputs too; beside a
-// linked worktree they are out of the agent's tree, and the person's.
+// judged says what is judged. An agent confined to its worktree (SPEC
+// §19) cannot reach the runner's files nor the repository's git
+// directory: there config.toml and tree.json are the person's, whose
+// edits apply at the next boundary. Unconfined, it reaches them through
+// RUNNER_DIR or a path whatever the mode, so they are judged, and with
+// them the git configuration and the worktree's .git file that the
+// runner's own git would read.
 func (r *worker) judged() verify.Judged {
 	globs, _ := verify.ParseGlobs(r.cfg.Verify.Protect) // checked when the config loaded
+	var files []verify.File
+	if !r.confined && r.ck != nil {
+		if common, ok := state.GitCommonDir(r.p.Root); ok {
+			files = append(files, verify.File{Path: filepath.Join(common, "config"), Rel: ".git/config"},
+				verify.File{Path: filepath.Join(common, "info", "attributes"), Rel: ".git/info/attributes"})
+		}
+		if r.workDir != r.p.Root {
+			files = append(files, verify.File{Path: filepath.Join(r.workDir, ".git"), Rel: "worktree/.git"})
+		}
+	}
 	if r.slot > 0 {
-		// A slot's worktree is beside the checkout, like git.worktree's:
-		// the runner's files are out of its tree, and other slots write
-		// its state meanwhile.
-		return verify.Judged{Root: r.workDir, Protect: globs}
+		// Other slots write the run's state and tree.json meanwhile: of
+		// the runner's files, only config.toml is judged, and only where
+		// the agent can reach it.
+		if !r.confined {
+			files = append(files, verify.File{Path: r.p.Config(), Rel: r.p.Rel(r.p.Config())})
+		}
+		return verify.Judged{Root: r.workDir, Protect: globs, Files: files}
 	}
 	return verify.Judged{
 		Root: r.workDir, RunnerDir: r.p.Dir,
-		Inputs:    r.ck == nil || !r.cfg.Git.Worktree,
+		Inputs:    r.ck == nil || !r.cfg.Git.Worktree || !r.confined,
 		SkipState: judgedSkip,
 		Protect:   globs,
+		Files:     files,
 	}
 }
 

@@ -83,6 +83,9 @@ type Runner struct {
 	// preflighted says the run's preflight ran or was not needed
 	// (preflight.go).
 	preflighted bool
+	// confined says the agents, guards and reviewers of this run are
+	// confined to their worktree by the kernel (sandbox.go).
+	confined bool
 
 	// seen is config.toml and tree.json as the runner last read or wrote
 	// them; a wait ends when the files differ from it (wait.go).

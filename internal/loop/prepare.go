@@ -193,7 +193,7 @@ func judgesFor(p state.Paths, cfg *config.Config, t *tree.Tree, node *tree.Node,
 		out = append(out, prompt.Judge{Name: g.Name, Run: g.Run, ByRegression: byRegression && g.Report != ""})
 	}
 	for _, c := range checksOf(t, node.ID) {
-		out = append(out, prompt.Judge{Check: true, Node: c.Node, Name: c.Guard.Name, Run: c.Guard.Run})
+		out = append(out, prompt.Judge{Check: true, Node: c.node, Name: c.Name, Run: c.Run})
 	}
 	return out
 }

@@ -67,6 +67,10 @@ type Meta struct {
 	// Checks are the results of the task's own checks, and of a parent's
 	// when this task was its last open leaf (SPEC §18).
 	Checks []GuardMeta `json:"checks,omitempty"`
+	// CheckSpecs are the checks that judge the task, as the tree had them
+	// before its agent started (SPEC §18): what the agent does to the
+	// tree meanwhile changes nothing of them.
+	CheckSpecs []CheckSpec `json:"check_specs,omitempty"`
 	// Vacuous names the task's checks that passed on the untouched
 	// checkpoint before its first attempt: they prove nothing.
 	Vacuous []string `json:"vacuous,omitempty"`
@@ -252,6 +256,17 @@ type GuardMeta struct {
 	// Note says how the verdict was reached when not by the exit status
 	// alone ("exit 1: 3 tests fail as before, none regressed").
 	Note string `json:"note,omitempty"`
+}
+
+// CheckSpec is a check that judges a task: the node carrying it and its
+// keys as tree.json has them.
+type CheckSpec struct {
+	Node        string `json:"node"`
+	Name        string `json:"name"`
+	Run         string `json:"run"`
+	Timeout     string `json:"timeout,omitempty"`
+	OutputLimit string `json:"output_limit,omitempty"`
+	Report      string `json:"report,omitempty"`
 }
 
 // MaxRegressedNames bounds GuardMeta.Regressed.

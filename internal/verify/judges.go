@@ -32,6 +32,11 @@ type Judged struct {
 	// requests a person may leave there (stop, pause).
 	SkipState []string
 	Protect   Globs
+	// Files are more files judged, outside Root's protected paths and the
+	// runner's folder: the repository's git configuration and a linked
+	// worktree's .git file, which an unconfined agent could point the
+	// runner's git at. Each is named (and kept) by its Rel.
+	Files []File
 	// Limit bounds the bytes of the judged files kept in memory; 0:
 	// DefaultLimit.
 	Limit int64
@@ -195,6 +200,12 @@ func putBack(path string, c *content) error {
 	return os.Chmod(path, c.mode.Perm())
 }
 
+// File is a judged file named apart from Root: its path and how the
+// tamper record names it (".git/config").
+type File struct {
+	Path, Rel string
+}
+
 // scan calls fn for every judged path: the runner's inputs (with nil
 // content when absent), the files of its state folder, and the files of
 // Root that Protect matches.
@@ -217,6 +228,15 @@ func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
 			if err := fn(path, runnerRel(path), c); err != nil {
 				return err
 			}
+		}
+	}
+	for _, f := range j.Files {
+		c, err := read(f.Path)
+		if err != nil {
+			return err
+		}
+		if err := fn(f.Path, f.Rel, c); err != nil {
+			return err
 		}
 	}
 	var entries []fs.DirEntry

@@ -103,3 +103,52 @@ func TestBaselineWithoutInputs(t *testing.T) {
 		t.Fatalf("an input outside the agent's tree was judged: %v %v", changes, err)
 	}
 }
+
+// TestBaselineJudgesGitFiles: the repository's git configuration and a
+// worktree's .git file, judged where the agent is not confined: an
+// fsmonitor set in the config and a .git file pointed elsewhere are
+// found, kept under their names, and put back.
+func TestBaselineJudgesGitFiles(t *testing.T) {
+	root := t.TempDir()
+	gitConfig := filepath.Join(root, "repo", ".git", "config")
+	attrs := filepath.Join(root, "repo", ".git", "info", "attributes")
+	dotGit := filepath.Join(root, "wt", ".git")
+	write(t, gitConfig, "[core]\n\tbare = false\n")
+	write(t, dotGit, "gitdir: /repo/.git/worktrees/wt\n")
+	j := Judged{Root: filepath.Join(root, "wt"), Files: []File{{gitConfig, ".git/config"}, {attrs, ".git/info/attributes"}, {dotGit, "worktree/.git"}}}
+	b, err := Take(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, gitConfig, "[core]\n\tbare = false\n\tfsmonitor = /tmp/evil.sh\n")
+	write(t, attrs, "* filter=evil\n")
+	write(t, dotGit, "gitdir: /tmp/fake-git\n")
+	changes, err := b.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Kind+" "+c.Rel)
+	}
+	want := []string{"modified .git/config", "added .git/info/attributes", "modified worktree/.git"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("changes %v; want %v", got, want)
+	}
+	kept := t.TempDir()
+	if _, err := b.Keep(changes, kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Restore(changes); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(gitConfig); strings.Contains(string(data), "fsmonitor") {
+		t.Errorf("the git config was not put back: %q", data)
+	}
+	if _, err := os.Stat(attrs); !os.IsNotExist(err) {
+		t.Errorf("the added attributes file is still there: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(kept, ".git", "config")); !strings.Contains(string(data), "fsmonitor") {
+		t.Errorf("the agent's git config was not kept: %q", data)
+	}
+}
