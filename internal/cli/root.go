@@ -143,7 +143,9 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newServeCmd(g),
 		newDemoCmd(g),
 		newDemoAgentCmd(g),
+		newDoctorCmd(g),
 		newSuperviseCmd(),
+		newConfineCmd(),
 	)
 	return root
 }

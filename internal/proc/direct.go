@@ -47,9 +47,13 @@ func (d *direct) finish() { d.st.finish(d.pid()) }
 func startDirect(runCtx context.Context, s Spec, grace time.Duration) (child, *commandPipes, error) {
 	p, err := newPipes(s.Stdin != nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("start %s: create pipes: %w", s.Argv[0], err)
+		return nil, nil, fmt.Errorf("start %s: create pipes: %w", s.program(), err)
 	}
 	cmd := exec.CommandContext(runCtx, s.Argv[0], s.Argv[1:]...)
+	if s.exe != "" {
+		cmd = exec.CommandContext(runCtx, s.exe, s.Argv[1:]...)
+		cmd.Args[0] = s.Argv[0]
+	}
 	cmd.Dir = s.Dir
 	cmd.Env = s.Env
 	cmd.Stdout = p.child.out
@@ -69,7 +73,7 @@ func startDirect(runCtx context.Context, s Spec, grace time.Duration) (child, *c
 	}
 	if err := cmd.Start(); err != nil {
 		p.closeAll()
-		return nil, nil, fmt.Errorf("start %s: %w", s.Argv[0], err)
+		return nil, nil, fmt.Errorf("start %s: %w", s.program(), err)
 	}
 	p.closeChildEnds()
 	return &direct{cmd: cmd, st: st, start: time.Now()}, p, nil

@@ -21,6 +21,12 @@
 // process group is tracked. GroupsWithEnv finds, by environment, what
 // escaped both, for a later runner to stop.
 //
+// A Spec with Confine set runs its command confined with Landlock (package
+// sandbox): the runner's binary, started in its hidden __confine mode in
+// the command's place, restricts itself to the room and executes the
+// command, which keeps its pid, group and cgroup (see UseConfinement).
+// Where that is not possible the command does not start.
+//
 // The package is for Unix systems only (process groups, signals); on other
 // systems it is empty. The liveness of a process group is read from /proc
 // on Linux, so that unreaped zombies do not count as alive.

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // DefaultGrace is the time between SIGTERM and SIGKILL when Spec.Grace is
@@ -75,6 +77,27 @@ type Spec struct {
 	// ExitFile, when set, receives the command's ExitRecord as soon as
 	// its main process is reaped (replaced, not fsynced).
 	ExitFile string
+
+	// Confine, when set, runs the command confined with Landlock to this
+	// room (see package sandbox): it and everything it starts may write
+	// only there. The runner's binary starts it (see UseConfinement)
+	// after restricting itself. Where that is not possible (no Landlock,
+	// no binary to start), Run does not start the command and says why in
+	// StartErr: it never runs it unconfined.
+	Confine *sandbox.Room
+
+	// exe, set by Run for a confined command, is the file executed for
+	// Argv (the runner's binary, Argv being sandbox.Wrap's command line).
+	exe string
+}
+
+// program names the command in messages: for a confined one, the program
+// it confines rather than the runner's binary.
+func (s *Spec) program() string {
+	if s.exe != "" && len(s.Argv) > 4 {
+		return s.Argv[4]
+	}
+	return s.Argv[0]
 }
 
 // Result is what happened to the command.
@@ -122,6 +145,12 @@ func Run(ctx context.Context, s Spec) Result {
 				err = errors.New("not a directory")
 			}
 			res.StartErr = fmt.Errorf("start %s: working directory: %w", s.Argv[0], err)
+			return res
+		}
+	}
+	if s.Confine != nil {
+		if err := confineSpec(&s); err != nil {
+			res.StartErr = err
 			return res
 		}
 	}
@@ -221,7 +250,7 @@ func Run(ctx context.Context, s Spec) Result {
 	}
 	switch {
 	case ex.err != nil:
-		res.StartErr = fmt.Errorf("wait for %s: %w", s.Argv[0], ex.err)
+		res.StartErr = fmt.Errorf("wait for %s: %w", s.program(), ex.err)
 	case ex.signal != 0:
 		res.Signal = signalName(ex.signal)
 	default:

@@ -152,11 +152,15 @@ type supervised struct {
 // The command's ends of its pipes go to the supervisor, which passes them
 // on as they are.
 func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace time.Duration) (child, *commandPipes, error) {
-	name := s.Argv[0]
+	name := s.program()
 	if err := runCtx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	lookup := exec.Command(name, s.Argv[1:]...)
+	lookup := exec.Command(s.Argv[0], s.Argv[1:]...)
+	if s.exe != "" {
+		lookup = exec.Command(s.exe, s.Argv[1:]...)
+		lookup.Args[0] = s.Argv[0]
+	}
 	lookup.Dir, lookup.Env = s.Dir, s.Env
 	if lookup.Err != nil {
 		return nil, nil, fmt.Errorf("start %s: %w", name, lookup.Err)
