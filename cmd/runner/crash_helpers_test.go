@@ -132,7 +132,9 @@ func (r *crashRepo) runnerCmd(env []string, args ...string) (*exec.Cmd, *bytes.B
 		// The repository is what the test made it, whatever folder the
 		// machine's temporary folder is in: git (and the runner) do not
 		// look for a repository above it.
-		Env: append(append(os.Environ(), "NO_COLOR=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.root)), env...),
+		Env: append(append(os.Environ(), "NO_COLOR=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.root),
+			// The crash agents log outside the repository.
+			"RUNNER_SANDBOX_WRITABLE="+r.log), env...),
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

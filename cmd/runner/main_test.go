@@ -16,6 +16,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/cli"
 	"github.com/runner-cli/runner/internal/fakeagent"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // TestMain lets the test binary play `runner` and `fakeagent` inside the
@@ -43,12 +44,23 @@ func TestScripts(t *testing.T) {
 		Dir:                 "../../testdata/script",
 		RequireExplicitExec: true,
 		Deadline:            time.Now().Add(5 * time.Minute),
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				abi, _ := sandbox.ABI()
+				return abi > 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
 			// A script's folder is a repository only when the script makes
 			// it one, even where the temporary folder lies inside a git
 			// work tree.
 			env.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(env.WorkDir))
+			// The fake agents keep their state and their scripts' logs in
+			// the script's folder, outside the worktree: where agents are
+			// confined (SPEC §19), they may write there too.
+			env.Setenv("RUNNER_SANDBOX_WRITABLE", env.WorkDir)
 			// Guards that run `go test` build with the suite's own cache
 			// and toolchain: a fresh cache would compile the standard
 			// library again, and no toolchain is ever downloaded.

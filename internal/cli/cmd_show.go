@@ -202,6 +202,9 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	if len(m.Vacuous) > 0 {
 		fmt.Fprintf(w, "vacuous:  %s passed before any work: it proves nothing about this task\n", inert.Line(strings.Join(m.Vacuous, ", ")))
 	}
+	if m.Unconfined != "" {
+		fmt.Fprintf(w, "sandbox:  NOT confined: %s\n", inert.Line(m.Unconfined))
+	}
 	if m.Baseline != "" {
 		fmt.Fprintf(w, "baseline: the guards were judged by regression against %s\n", inert.Line(shortID(m.Baseline)))
 	}

@@ -181,6 +181,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if s := firstLine(l.Summary); s != "" {
 			fmt.Fprintf(w, "            %s\n", s)
 		}
+		if l.Unconfined != "" {
+			fmt.Fprintf(w, "sandbox:    its agent was NOT confined: %s\n", inert.Line(l.Unconfined))
+		}
 	} else {
 		fmt.Fprintln(w, "last:       no iteration yet")
 	}

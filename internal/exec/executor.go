@@ -9,6 +9,7 @@
 package executor
 
 import (
+	"slices"
 	"bytes"
 	"context"
 	"errors"
@@ -26,6 +27,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -98,6 +100,17 @@ type Request struct {
 	PromptFile string // runs/NNNNNN/prompt.md, already written by the caller
 	SchemaFile string // .runner/state/output.schema.json, holding OutputSchema
 	OnStart    func(pid, pgid int)
+
+	// Confine, when set, runs the agent confined to this room (SPEC §19,
+	// package sandbox); it must then be able to write OutputDir.
+	Confine *sandbox.Room
+	// OutputDir is where the agent writes its final message
+	// ({output_file}); "" is RunDir. A message written elsewhere is copied
+	// into RunDir once the agent is gone, for the record.
+	OutputDir string
+	// Env are more variables for the agent ("NAME=value"), before the
+	// RUNNER_* ones.
+	Env []string
 
 	// Retry is 0 for the first agent run of an iteration. A later run of
 	// the same iteration (after a rate limit) appends its output to the
@@ -199,6 +212,9 @@ func OutputFile(runDir string) string {
 // Class "interrupted"; the partial executor.log is kept.
 func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	out := OutputFile(r.RunDir)
+	if r.OutputDir != "" {
+		out = OutputFile(r.OutputDir)
+	}
 	ph := Placeholders{
 		PromptFile: r.PromptFile, OutputFile: out, SchemaFile: r.SchemaFile,
 		Iteration: r.Iteration, Node: r.NodeID,
@@ -236,6 +252,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		Grace:       o.Grace,
 		OnStart:     r.OnStart,
 		ExitFile:    exitFile,
+		Confine:     r.Confine,
 	})
 	cut, ioErr := output.close()
 	if pr.StartErr != nil {
@@ -253,6 +270,11 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		return res, fmt.Errorf("record executor output in %s: %w", r.RunDir, ioErr)
 	}
 	outData, readErr := fsutil.ReadLimited(out, outputFileMax, true)
+	if out != OutputFile(r.RunDir) && readErr == nil {
+		if err := fsutil.ReplaceFile(OutputFile(r.RunDir), outData, 0o644, fsutil.NotSynced); err != nil {
+			return res, fmt.Errorf("keep the agent's message in %s: %w", r.RunDir, err)
+		}
+	}
 	logEnd := logWindow(filepath.Join(r.RunDir, LogFileName), output.log.Start())
 	conclude(o, pr, res, outData, readErr, output.view(), logEnd)
 	return res, nil
@@ -337,8 +359,10 @@ func buildEnv(base []string, o Options, r Request, ph Placeholders) []string {
 		drop[k] = true
 	}
 	sort.Strings(keys)
-	for _, kv := range runnerVars {
-		drop[kv[:strings.IndexByte(kv, '=')]] = true
+	for _, kv := range append(slices.Clip(r.Env), runnerVars...) {
+		if i := strings.IndexByte(kv, '='); i > 0 {
+			drop[kv[:i]] = true
+		}
 	}
 	env := make([]string, 0, len(base)+len(keys)+len(runnerVars))
 	for _, kv := range base {
@@ -350,6 +374,7 @@ func buildEnv(base []string, o Options, r Request, ph Placeholders) []string {
 	for _, k := range keys {
 		env = append(env, k+"="+o.Env[k])
 	}
+	env = append(env, r.Env...)
 	return append(env, runnerVars...)
 }
 

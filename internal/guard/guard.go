@@ -23,6 +23,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/testreport"
 )
 
@@ -69,12 +70,13 @@ type Judge func(g Spec, res *Result)
 // so far are returned and the remaining guards are not run. The guards
 // get the runner's environment plus env ("NAME=value" entries, which win).
 func Run(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration, env []string) (results []Result, verdict string, err error) {
-	return RunJudged(ctx, root, guards, guardLog, failureLog, grace, env, nil)
+	return RunJudged(ctx, root, guards, guardLog, failureLog, grace, env, nil, nil)
 }
 
 // RunJudged is Run with judge (nil: by the exit status) deciding each
-// guard's status.
-func RunJudged(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration, env []string, judge Judge) (results []Result, verdict string, err error) {
+// guard's status, and each guard confined to room when it is set (SPEC
+// §19, package sandbox).
+func RunJudged(ctx context.Context, root string, guards []Spec, guardLog, failureLog string, grace time.Duration, env []string, judge Judge, room *sandbox.Room) (results []Result, verdict string, err error) {
 	if err := fsutil.Remove(failureLog); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("remove stale %s: %w", failureLog, err)
 	}
@@ -88,7 +90,7 @@ func RunJudged(ctx context.Context, root string, guards []Spec, guardLog, failur
 		if err := ctx.Err(); err != nil {
 			return results, VerdictFail, fmt.Errorf("guards interrupted before %s: %w", g.Name, err)
 		}
-		res, start, end, err := runOne(ctx, root, g, guardLog, grace, env)
+		res, start, end, err := runOne(ctx, root, g, guardLog, grace, env, room)
 		if err != nil {
 			return results, VerdictFail, err
 		}
@@ -111,7 +113,7 @@ func RunJudged(ctx context.Context, root string, guards []Spec, guardLog, failur
 
 // runOne runs one guard, appending its section to guardLog, and returns
 // the result and the section's byte range in guardLog.
-func runOne(ctx context.Context, root string, g Spec, guardLog string, grace time.Duration, env []string) (res Result, start, end int64, err error) {
+func runOne(ctx context.Context, root string, g Spec, guardLog string, grace time.Duration, env []string, room *sandbox.Room) (res Result, start, end int64, err error) {
 	res = Result{Name: g.Name, ExitCode: -1}
 	if start, err = appendText(guardLog, fmt.Sprintf("=== guard %s: %s ===\n", g.Name, g.Run)); err != nil {
 		return res, 0, 0, err
@@ -131,6 +133,7 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 		Timeout:   g.Timeout.Duration,
 		Grace:     grace,
 		Stdout:    rep.stdout(),
+		Confine:   room,
 	})
 	res.Report, res.ReportErr = rep.finish()
 	if pr.OutputErr != nil {

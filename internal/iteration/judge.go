@@ -9,6 +9,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/guard"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/testreport"
 )
@@ -27,6 +28,9 @@ type Guards struct {
 	// Baseline is what the guards found on the work's starting
 	// checkpoint; nil judges each guard by its exit status.
 	Baseline *state.Baseline
+	// Room, when set, confines the guards and checks (SPEC §19): they run
+	// the agent's code.
+	Room *sandbox.Room
 }
 
 // Check is a check of the task or of one of its parents.
@@ -77,7 +81,7 @@ func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, er
 	var err error
 	failureLog := filepath.Join(logDir, "failure.log")
 	h.outside(func() {
-		_, verdict, err = guard.RunJudged(ctx, g.Work, specs, filepath.Join(logDir, "guard.log"), failureLog, g.Grace, g.Env, judge)
+		_, verdict, err = guard.RunJudged(ctx, g.Work, specs, filepath.Join(logDir, "guard.log"), failureLog, g.Grace, g.Env, judge, g.Room)
 	})
 	if err != nil {
 		return Judgement{}, err
@@ -94,7 +98,7 @@ func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, er
 // Probe runs checks on the untouched checkpoint, before any work, with
 // their logs in logDir, and returns the names of those that pass: they
 // cannot tell whether the work is done.
-func Probe(ctx context.Context, work string, checks []Check, grace time.Duration, env []string, logDir string, h Hooks) ([]string, error) {
+func Probe(ctx context.Context, work string, checks []Check, grace time.Duration, env []string, room *sandbox.Room, logDir string, h Hooks) ([]string, error) {
 	specs := make([]config.Guard, len(checks))
 	for i, c := range checks {
 		specs[i] = c.Guard
@@ -102,7 +106,7 @@ func Probe(ctx context.Context, work string, checks []Check, grace time.Duration
 	var results []guard.Result
 	var err error
 	h.outside(func() {
-		results, _, err = guard.Run(ctx, work, specs, filepath.Join(logDir, "guard.log"), filepath.Join(logDir, "failure.log"), grace, env)
+		results, _, err = guard.RunJudged(ctx, work, specs, filepath.Join(logDir, "guard.log"), filepath.Join(logDir, "failure.log"), grace, env, nil, room)
 	})
 	if err != nil {
 		return nil, err

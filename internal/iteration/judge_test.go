@@ -106,12 +106,12 @@ func TestJudgeRunsChecksAfterGuards(t *testing.T) {
 	if j, err = Judge(context.Background(), g, r.runDir, Hooks{}); err != nil || j.Verdict != state.GuardPass {
 		t.Fatalf("after the work: %+v, %v; want pass", j, err)
 	}
-	passing, err := Probe(context.Background(), r.work, g.Checks, time.Second, nil, t.TempDir(), Hooks{})
+	passing, err := Probe(context.Background(), r.work, g.Checks, time.Second, nil, nil, t.TempDir(), Hooks{})
 	if err != nil || len(passing) != 2 {
 		t.Errorf("Probe = %v, %v; want both checks passing", passing, err)
 	}
 	os.Remove(filepath.Join(r.work, "done.txt"))
-	if passing, _ := Probe(context.Background(), r.work, g.Checks, time.Second, nil, t.TempDir(), Hooks{}); len(passing) != 1 || passing[0] != "group" {
+	if passing, _ := Probe(context.Background(), r.work, g.Checks, time.Second, nil, nil, t.TempDir(), Hooks{}); len(passing) != 1 || passing[0] != "group" {
 		t.Errorf("Probe = %v; want only the check that passes without the work", passing)
 	}
 }

@@ -65,6 +65,9 @@ func (r *worker) judgesOf(meta *state.Meta, key string) iteration.Guards {
 	if key != "" {
 		g.Baseline = r.baselineOf(key)
 	}
+	if room, _, err := r.room(meta.Iteration); err == nil {
+		g.Room = room
+	}
 	return g
 }
 
@@ -209,7 +212,11 @@ func (r *worker) probeChecks(ctx context.Context, node *tree.Node, meta *state.M
 	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	passing, err := iteration.Probe(ctx, r.workDir, checks, r.cfg.Executor.KillGrace.Duration, r.guardEnv(meta), dir, iteration.Hooks{Outside: r.outside})
+	room, _, err := r.room(meta.Iteration)
+	if err != nil {
+		return
+	}
+	passing, err := iteration.Probe(ctx, r.workDir, checks, r.cfg.Executor.KillGrace.Duration, r.guardEnv(meta), room, dir, iteration.Hooks{Outside: r.outside})
 	if err != nil || len(passing) == 0 {
 		return
 	}

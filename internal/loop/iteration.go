@@ -88,8 +88,12 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
-		CheckSpecs: checkSpecs(checksOf(t, node.ID)),
+		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Unconfined: r.unconfined,
 	}}
+	room, tmp, rerr := r.room(n)
+	if err == nil {
+		err = rerr
+	}
 	runDir := r.p.RunDir(n)
 	if err == nil {
 		err = prompt.WriteRunFolder(runDir, n, node.ID, prep.Pack)
@@ -112,6 +116,9 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Prompt:     []byte(prep.Pack.Text),
 		PromptFile: filepath.Join(runDir, "prompt.md"),
 		SchemaFile: r.p.Schema(),
+		Confine:    room,
+		OutputDir:  tmp,
+		Env:        tmpEnv(tmp),
 		OnStart: func(pid, pgid int) {
 			r.inside(func() {
 				if r.cache.agentIteration != n {
@@ -293,9 +300,22 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 }
 
 // guardEnv is the guards' environment: the iteration, as the agent has
-// it, so that what they leave behind is found like the agent's.
+// it, so that what they leave behind is found like the agent's, and the
+// iteration's temporary directory where the run is confined.
 func (r *worker) guardEnv(meta *state.Meta) []string {
-	return []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+	if r.confined {
+		env = append(env, tmpEnv(r.tempDir(meta.Iteration))...)
+	}
+	return env
+}
+
+// tmpEnv points TMPDIR at dir ("" for none).
+func tmpEnv(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	return []string{"TMPDIR=" + dir}
 }
 
 // guardsWillRun reports whether the guards run for an iteration whose

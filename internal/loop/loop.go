@@ -84,8 +84,10 @@ type Runner struct {
 	// (preflight.go).
 	preflighted bool
 	// confined says the agents, guards and reviewers of this run are
-	// confined to their worktree by the kernel (sandbox.go).
-	confined bool
+	// confined to their worktree by the kernel (sandbox.go); unconfined
+	// says why not.
+	confined   bool
+	unconfined string
 
 	// seen is config.toml and tree.json as the runner last read or wrote
 	// them; a wait ends when the files differ from it (wait.go).
@@ -159,6 +161,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	if err := r.openSlots(); err != nil {
+		return nil, err
+	}
+	if err := r.decideConfinement(); err != nil {
 		return nil, err
 	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)

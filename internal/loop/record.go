@@ -23,6 +23,7 @@ import (
 // twice (after a crash in the middle of recording) gives the same result.
 func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 	r.stopEscapedAgent(meta.Iteration)
+	defer r.removeTempDir(meta.Iteration)
 	meta.Outcome = outcomeOf(meta)
 	var msg *executor.Message
 	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted {

@@ -206,10 +206,21 @@ func (r *worker) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 	}
 	opts := r.optionsFor(rc.Executor)
 	opts.Review = true
+	room, tmp, err := r.room(n)
+	if err != nil {
+		return reviewAnswer{}, err
+	}
+	if tmp != "" {
+		tmp = filepath.Join(tmp, "review")
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return reviewAnswer{}, err
+		}
+	}
 	req := executor.Request{
 		Root: r.workDir, RunnerDir: r.p.Dir, RunDir: dir, Iteration: n, NodeID: meta.Node,
 		Prompt: []byte(pack.Text), PromptFile: filepath.Join(dir, "prompt.md"), SchemaFile: r.p.ReviewSchema(),
 		OnStart: func(_, pgid int) { r.inside(func() { r.ledger.ReviewStarted(n, pgid) }) },
+		Confine: room, OutputDir: tmp, Env: tmpEnv(tmp),
 	}
 	fmt.Fprintf(r.out, "#%d %-24s review: asking %s\n", n, inert.Line(meta.NodePath), inert.Line(rv.Executor))
 	// It may change its judges no more than the agent may (judges.go).

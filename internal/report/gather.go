@@ -238,6 +238,10 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		add(AnomalyTamper, "the agent changed "+strings.Join(changes, ", ")+
 			fmt.Sprintf("; reverted, its versions kept in %s", g.p.Rel(g.p.RunDir(m.Iteration))), paths)
 	}
+	if m.Unconfined != "" && !g.anomalies[AnomalyUnconfined] {
+		g.anomalies[AnomalyUnconfined] = true
+		add(AnomalyUnconfined, "from this iteration on, the agent was not confined to its worktree: "+m.Unconfined+"; its changes to the runner's files and .git were checked after each run", nil)
+	}
 	if len(m.Vacuous) > 0 {
 		add(AnomalyVacuousCheck, "check "+strings.Join(m.Vacuous, ", ")+" passed on the untouched checkpoint before any work: it cannot tell whether the task is done", nil)
 	}

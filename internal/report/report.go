@@ -165,6 +165,7 @@ const (
 	AnomalyReviewSkipped  = "review_skipped"  // the reviewer failed and the task was accepted unreviewed
 	AnomalyTaskSkipped    = "task_skipped"    // `runner skip` counted a task done without running it
 	AnomalyVacuousCheck   = "vacuous_check"   // a task's check passed before any work: it proves nothing
+	AnomalyUnconfined     = "unconfined"      // the agent ran without the kernel's confinement (said once)
 )
 
 // Anomaly is something a person should look at.

@@ -67,6 +67,10 @@ type Meta struct {
 	// Checks are the results of the task's own checks, and of a parent's
 	// when this task was its last open leaf (SPEC §18).
 	Checks []GuardMeta `json:"checks,omitempty"`
+	// Unconfined says why the agent, the guards and the reviewer of the
+	// iteration were not confined to their worktree (SPEC §19); "" when
+	// they were.
+	Unconfined string `json:"unconfined,omitempty"`
 	// CheckSpecs are the checks that judge the task, as the tree had them
 	// before its agent started (SPEC §18): what the agent does to the
 	// tree meanwhile changes nothing of them.

@@ -76,6 +76,8 @@ type Last struct {
 	Guard       string `json:"guard"`
 	Outcome     string `json:"outcome,omitempty"`
 	Summary     string `json:"summary"`
+	// Unconfined says why its agent was not confined (SPEC §19).
+	Unconfined string `json:"unconfined,omitempty"`
 }
 
 // TreeNode is one node of the status tree.
@@ -177,7 +179,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 		rep.Last = &Last{Iteration: last, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
-			rep.Last.Outcome = m.Outcome
+			rep.Last.Outcome, rep.Last.Unconfined = m.Outcome, m.Unconfined
 		}
 	}
 	rep.Tree = convert(tasks.Tree.Root, cfg.Loop.MaxAttempts)

@@ -1,0 +1,148 @@
+package loop
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// The agent's room (SPEC §19): with [sandbox] mode "auto" or "required",
+// the agent, the guards and the reviewer run confined by Landlock to
+// their worktree, a temporary directory of their own and the state and
+// cache directories their tools need; everything else they may only
+// read. The repository's .git and the checkout's .runner/ are out of
+// their reach, so what they could change there is no longer judged
+// after the fact (judges.go). Landlock grants whole directories: an
+// agent working in the checkout itself would have .git and .runner/
+// within its writable tree, so only a worktree is confined.
+
+// WritableEnv names more writable directories for this machine, separated
+// by ':', added to [sandbox] writable (a machine's caches, without
+// editing the committed config).
+const WritableEnv = "RUNNER_SANDBOX_WRITABLE"
+
+// errSandboxRequired ends a run whose [sandbox] mode is "required" where
+// the agent cannot be confined.
+var errSandboxRequired = errors.New("sandbox.mode = \"required\"")
+
+// decideConfinement sets r.confined for the run, and says at its start
+// when the agent is not confined and why; with mode "required" that is
+// an error, and no agent starts.
+func (r *Runner) decideConfinement() error {
+	r.confined = false
+	mode := r.cfg.Sandbox.Mode
+	if mode == config.SandboxOff {
+		r.unconfined = "sandbox.mode = \"off\""
+		fmt.Fprintln(r.opts.Notices, "runner: the agent is not confined (sandbox.mode = \"off\"): it can write anything this user can; its changes to the runner's files and .git are checked after each run")
+		return nil
+	}
+	why := ""
+	if abi, err := sandbox.ABI(); abi < 1 {
+		why = err.Error()
+	} else if r.main == nil || r.mainDir == r.p.Root {
+		why = "it works in the checkout itself, where .git and .runner/ would be within its reach (git.worktree = false, or no git checkpoints)"
+	} else if d := r.openingWritable(); d != "" {
+		why = fmt.Sprintf("the writable directory %s holds the repository, its .git and .runner/ (narrow sandbox.writable or %s)", d, WritableEnv)
+	}
+	if why == "" {
+		r.confined, r.unconfined = true, ""
+		return nil
+	}
+	r.unconfined = why
+	if mode == config.SandboxRequired {
+		return fmt.Errorf("%w: the agent cannot be confined: %s; `runner doctor` says what this machine gives", errSandboxRequired, why)
+	}
+	fmt.Fprintf(r.opts.Notices, "runner: the agent is NOT confined: %s; its changes to the runner's files and .git are checked after each run (`runner doctor` says more)\n", inert.Line(why))
+	return nil
+}
+
+// openingWritable returns a directory the room would make writable that
+// holds the checkout, or its git directory: with it the walls are
+// open. "" when there is none.
+func (r *Runner) openingWritable() string {
+	r.confined = true
+	room, _, err := r.mainWorker().room(0)
+	r.confined = false
+	if err != nil || room == nil {
+		return ""
+	}
+	guarded := []string{r.p.Root}
+	if common, ok := state.GitCommonDir(r.p.Root); ok {
+		guarded = append(guarded, common)
+	}
+	for _, d := range room.Writable[2:] { // the worktree and its temporary directory aside
+		for _, g := range guarded {
+			if rel, err := filepath.Rel(d, g); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// room is what iteration n's agent, guards and reviewer may write in this
+// worker's lane: its working tree, a temporary directory of its own
+// (also their TMPDIR), their tools' state and caches, and [sandbox]
+// writable. nil when the run is not confined.
+func (r *worker) room(n int) (*sandbox.Room, string, error) {
+	if !r.confined {
+		return nil, "", nil
+	}
+	tmp := r.tempDir(n)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, "", fmt.Errorf("the agent's temporary directory: %w", err)
+	}
+	room := &sandbox.Room{Writable: []string{r.workDir, tmp}, ScopeSignals: true}
+	home, _ := os.UserHomeDir()
+	var dirs []string
+	if home != "" {
+		// The presets' CLIs keep their sessions and logs here, and build
+		// tools their caches: a guard must build and test.
+		dirs = append(dirs, "~/.codex", "~/.claude", "~/.config/claude", "~/.cache", "~/.npm", "~/.cargo/registry", "~/go/pkg/mod")
+		room.WritableFiles = append(room.WritableFiles, filepath.Join(home, ".claude.json"))
+	}
+	for _, v := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"} {
+		if d := os.Getenv(v); filepath.IsAbs(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	dirs = append(dirs, r.cfg.Sandbox.Writable...)
+	dirs = append(dirs, filepath.SplitList(os.Getenv(WritableEnv))...)
+	for _, d := range dirs {
+		if rest, ok := strings.CutPrefix(d, "~/"); ok {
+			if home == "" {
+				continue
+			}
+			d = filepath.Join(home, rest)
+		}
+		if filepath.IsAbs(d) {
+			room.Writable = append(room.Writable, filepath.Clean(d))
+		}
+	}
+	return room, tmp, nil
+}
+
+// tempDir is iteration n's temporary directory, outside the repository:
+// named after the repository, so that two runners never share one.
+func (r *Runner) tempDir(n int) string {
+	sum := sha256.Sum256([]byte(r.p.Root))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("runner-%s-%d", hex.EncodeToString(sum[:6]), n))
+}
+
+// removeTempDir removes iteration n's temporary directory once it is
+// recorded.
+func (r *Runner) removeTempDir(n int) {
+	if r.confined {
+		fsutil.RemoveAll(r.tempDir(n))
+	}
+}
