@@ -9,7 +9,6 @@
 package executor
 
 import (
-	"slices"
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
