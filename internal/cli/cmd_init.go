@@ -75,6 +75,10 @@ func runInit(g *globals, opts *initOptions) error {
 		fmt.Fprintf(out, "note: %s\n", n)
 	}
 	fmt.Fprintln(out, `
+where:      the agent will work in a worktree beside this checkout, on the run branch
+            runner/<root id>, confined there where the kernel allows ("runner doctor");
+            this checkout is not touched (git.worktree and [sandbox] in config.toml)
+
 next: edit .runner/tree.json (your tasks) and .runner/config.toml (agent, guards),
 then "runner validate", "runner prompt" to see the first prompt, and "runner run".`)
 	return nil
