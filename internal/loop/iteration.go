@@ -88,7 +88,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
-		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Unconfined: r.unconfined,
+		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Unconfined: r.unconfinedWhy(),
 	}}
 	room, tmp, rerr := r.room(n)
 	if err == nil {
@@ -304,7 +304,7 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 // iteration's temporary directory where the run is confined.
 func (r *worker) guardEnv(meta *state.Meta) []string {
 	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
-	if r.confined {
+	if r.isConfined() {
 		env = append(env, tmpEnv(r.tempDir(meta.Iteration))...)
 	}
 	return env

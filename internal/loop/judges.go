@@ -32,7 +32,8 @@ const tamperGuard = "protected paths"
 func (r *worker) judged() verify.Judged {
 	globs, _ := verify.ParseGlobs(r.cfg.Verify.Protect) // checked when the config loaded
 	var files []verify.File
-	if !r.confined && r.ck != nil {
+	confined := r.isConfined()
+	if !confined && r.ck != nil {
 		if common, ok := state.GitCommonDir(r.p.Root); ok {
 			files = append(files, verify.File{Path: filepath.Join(common, "config"), Rel: ".git/config"},
 				verify.File{Path: filepath.Join(common, "info", "attributes"), Rel: ".git/info/attributes"})
@@ -45,14 +46,14 @@ func (r *worker) judged() verify.Judged {
 		// Other slots write the run's state and tree.json meanwhile: of
 		// the runner's files, only config.toml is judged, and only where
 		// the agent can reach it.
-		if !r.confined {
+		if !confined {
 			files = append(files, verify.File{Path: r.p.Config(), Rel: r.p.Rel(r.p.Config())})
 		}
 		return verify.Judged{Root: r.workDir, Protect: globs, Files: files}
 	}
 	return verify.Judged{
 		Root: r.workDir, RunnerDir: r.p.Dir,
-		Inputs:    r.ck == nil || !r.cfg.Git.Worktree || !r.confined,
+		Inputs:    r.ck == nil || !r.cfg.Git.Worktree || !confined,
 		SkipState: judgedSkip,
 		Protect:   globs,
 		Files:     files,

@@ -49,10 +49,16 @@ func (r *Runner) decideConfinement() error {
 	why := ""
 	if abi, err := sandbox.ABI(); abi < 1 {
 		why = err.Error()
-	} else if r.main == nil || r.mainDir == r.p.Root {
-		why = "it works in the checkout itself, where .git and .runner/ would be within its reach (git.worktree = false, or no git checkpoints)"
+	} else if r.cfg.Loop.Parallel <= 1 && r.mainDir == r.p.Root {
+		// With slots, each works in a worktree of its own, confined there.
+		r.confined = true
+		why = inCheckout
 	} else if d := r.openingWritable(); d != "" {
-		why = fmt.Sprintf("the writable directory %s holds the repository, its .git and .runner/ (narrow sandbox.writable or %s)", d, WritableEnv)
+		// Named from the repository: it holds it.
+		if rel, err := filepath.Rel(r.p.Root, d); err == nil {
+			d = rel
+		}
+		why = fmt.Sprintf("a writable directory, %s from the repository, holds it, its .git and .runner/ (narrow sandbox.writable or %s)", d, WritableEnv)
 	}
 	if why == "" {
 		r.confined, r.unconfined = true, ""
@@ -66,14 +72,33 @@ func (r *Runner) decideConfinement() error {
 	return nil
 }
 
+// inCheckout is why an agent working in the checkout is not confined.
+const inCheckout = "it works in the checkout itself, where .git and .runner/ would be within its reach (git.worktree = false, or no git checkpoints)"
+
+// isConfined says whether this lane's agent, guards and reviewer run
+// confined: the run can confine, and the lane is a worktree of its own.
+func (r *worker) isConfined() bool {
+	return r.confined && r.workDir != r.p.Root
+}
+
+// unconfinedWhy says why this lane's programs are not confined, "" when
+// they are.
+func (r *worker) unconfinedWhy() string {
+	switch {
+	case r.isConfined():
+		return ""
+	case r.unconfined != "":
+		return r.unconfined
+	}
+	return inCheckout
+}
+
 // openingWritable returns a directory the room would make writable that
 // holds the checkout, or its git directory: with it the walls are
 // open. "" when there is none.
 func (r *Runner) openingWritable() string {
-	r.confined = true
-	room, _, err := r.mainWorker().room(0)
-	r.confined = false
-	if err != nil || room == nil {
+	room, err := r.roomFor("", "")
+	if err != nil {
 		return ""
 	}
 	guarded := []string{r.p.Root}
@@ -95,14 +120,21 @@ func (r *Runner) openingWritable() string {
 // (also their TMPDIR), their tools' state and caches, and [sandbox]
 // writable. nil when the run is not confined.
 func (r *worker) room(n int) (*sandbox.Room, string, error) {
-	if !r.confined {
+	if !r.isConfined() {
 		return nil, "", nil
 	}
 	tmp := r.tempDir(n)
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return nil, "", fmt.Errorf("the agent's temporary directory: %w", err)
 	}
-	room := &sandbox.Room{Writable: []string{r.workDir, tmp}, ScopeSignals: true}
+	room, err := r.roomFor(r.workDir, tmp)
+	return room, tmp, err
+}
+
+// roomFor is the room of a program working in work with its temporary
+// directory tmp: those two first, then the tools' directories.
+func (r *Runner) roomFor(work, tmp string) (*sandbox.Room, error) {
+	room := &sandbox.Room{Writable: []string{work, tmp}, ScopeSignals: true}
 	home, _ := os.UserHomeDir()
 	var dirs []string
 	if home != "" {
@@ -129,7 +161,7 @@ func (r *worker) room(n int) (*sandbox.Room, string, error) {
 			room.Writable = append(room.Writable, filepath.Clean(d))
 		}
 	}
-	return room, tmp, nil
+	return room, nil
 }
 
 // tempDir is iteration n's temporary directory, outside the repository:
@@ -142,7 +174,5 @@ func (r *Runner) tempDir(n int) string {
 // removeTempDir removes iteration n's temporary directory once it is
 // recorded.
 func (r *Runner) removeTempDir(n int) {
-	if r.confined {
-		fsutil.RemoveAll(r.tempDir(n))
-	}
+	fsutil.RemoveAll(r.tempDir(n))
 }
