@@ -6,25 +6,6 @@ import (
 	"testing"
 )
 
-func TestCgroupPaths(t *testing.T) {
-	mi := "22 1 0:21 / /proc rw - proc proc rw\n" +
-		"41 31 0:38 /user.slice /sys/fs/cgroup/my\\040cg rw,relatime shared:9 - cgroup2 cgroup2 rw\n"
-	point, root, ok := cgroup2Mount(mi)
-	if !ok || point != "/sys/fs/cgroup/my cg" || root != "/user.slice" {
-		t.Errorf("cgroup2Mount: %q %q %v", point, root, ok)
-	}
-	if _, _, ok := cgroup2Mount("22 1 0:21 / /proc rw - proc proc rw\n"); ok {
-		t.Error("a cgroup2 mount found where there is none")
-	}
-	own, ok := unifiedCgroup("4:memory:/x\n0::/user.slice/session-1.scope\n")
-	if !ok || own != "/user.slice/session-1.scope" {
-		t.Errorf("unifiedCgroup: %q %v", own, ok)
-	}
-	if _, ok := unifiedCgroup("4:memory:/x\n"); ok {
-		t.Error("a cgroup v2 found in a v1-only file")
-	}
-}
-
 // TestCgroupProbe: the real probe answers either way, and says why not.
 func TestCgroupProbe(t *testing.T) {
 	c := probeCgroup()

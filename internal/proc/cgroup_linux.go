@@ -129,6 +129,11 @@ func cgroupPopulated(dir string) bool {
 	return !bytes.Contains(data, []byte("populated 0"))
 }
 
+// OwnCgroupDir returns the directory of the calling process's cgroup in
+// the mounted cgroup2 hierarchy (for `runner doctor`, which checks what
+// UseSupervisor would find without its side effects).
+func OwnCgroupDir() (string, error) { return ownCgroupDir() }
+
 // ownCgroupDir returns the directory of the calling process's cgroup in
 // the mounted cgroup2 hierarchy.
 func ownCgroupDir() (string, error) {
