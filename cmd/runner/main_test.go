@@ -61,6 +61,14 @@ func TestScripts(t *testing.T) {
 			// the script's folder, outside the worktree: where agents are
 			// confined (SPEC §19), they may write there too.
 			env.Setenv("RUNNER_SANDBOX_WRITABLE", env.WorkDir)
+			// A home of the script's own: go, the runner and the tools it
+			// starts may write there (go's telemetry, the agents' state),
+			// and nothing is left on the machine.
+			home := filepath.Join(env.WorkDir, ".home")
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("HOME", home)
 			// Guards that run `go test` build with the suite's own cache
 			// and toolchain: a fresh cache would compile the standard
 			// library again, and no toolchain is ever downloaded.

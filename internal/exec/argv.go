@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -61,7 +62,11 @@ func BuildArgv(o Options, ph Placeholders) ([]string, error) {
 		}
 		argv := []string{bin, "exec", "--json", "--skip-git-repo-check",
 			"--output-last-message", ph.OutputFile, "--output-schema", ph.SchemaFile}
-		argv = append(argv, sub(o.Args)...)
+		args := sub(o.Args)
+		if o.Confined {
+			args = CodexInRoom(args)
+		}
+		argv = append(argv, args...)
 		return append(argv, "-"), nil
 	case PresetClaude:
 		if bin == "" {
@@ -110,4 +115,25 @@ func checkExecutable(preset, program, root string) error {
 		key = "executor.bin"
 	}
 	return fmt.Errorf("%s: %s is not an executable file: %w", program, key, errors.Unwrap(err))
+}
+
+// CodexInRoom rewrites codex's own --sandbox (-s) to danger-full-access
+// for a run confined by the runner (SPEC §19): codex's read-only and
+// workspace-write sandboxes start bubblewrap, which needs to make mount
+// namespaces, and Landlock refuses that, so every command codex runs
+// would fail while codex still says done. The runner's room confines it
+// instead, more narrowly (its worktree, not the whole /tmp).
+func CodexInRoom(args []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		a := out[i]
+		switch {
+		case (a == "--sandbox" || a == "-s") && i+1 < len(out):
+			out[i+1] = "danger-full-access"
+			i++
+		case strings.HasPrefix(a, "--sandbox="):
+			out[i] = "--sandbox=danger-full-access"
+		}
+	}
+	return out
 }

@@ -59,6 +59,10 @@ type Options struct {
 	// Review makes the run a review (SPEC §17): its final message is a
 	// verdict (ParseVerdict, Result.Verdict), not a §5 message.
 	Review bool
+	// Confined says the run is confined by the runner (SPEC §19): a
+	// preset's own sandbox that cannot run inside it is replaced
+	// (CodexInRoom).
+	Confined bool
 	// NestedChildren accepts a final message whose children have
 	// children of their own (ParseNestedMessage), as `runner plan` asks
 	// for; the loop's agents answer ParseMessage's flat shape.
@@ -211,6 +215,7 @@ func OutputFile(runDir string) string {
 // ctx stops the agent's process group (SIGTERM, grace, SIGKILL) and gives
 // Class "interrupted"; the partial executor.log is kept.
 func Run(ctx context.Context, o Options, r Request) (*Result, error) {
+	o.Confined = o.Confined || r.Confine != nil
 	out := OutputFile(r.RunDir)
 	if r.OutputDir != "" {
 		out = OutputFile(r.OutputDir)

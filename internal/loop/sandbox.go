@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
@@ -136,31 +137,61 @@ func (r *worker) room(n int) (*sandbox.Room, string, error) {
 func (r *Runner) roomFor(work, tmp string) (*sandbox.Room, error) {
 	room := &sandbox.Room{Writable: []string{work, tmp}, ScopeSignals: true}
 	home, _ := os.UserHomeDir()
-	var dirs []string
+	if st, err := os.Stat(home); err != nil || !st.IsDir() {
+		home = "" // nothing is made in a home that is not there
+	}
+	// made are directories a confined tool cannot create for itself, and
+	// fails without: they are made here first. The others are skipped
+	// when missing.
+	var dirs, made []string
 	if home != "" {
 		// The presets' CLIs keep their sessions and logs here, and build
 		// tools their caches: a guard must build and test.
-		dirs = append(dirs, "~/.codex", "~/.claude", "~/.config/claude", "~/.cache", "~/.npm", "~/.cargo/registry", "~/go/pkg/mod")
+		made = append(made, "~/.cache", "~/.codex", "~/.claude")
+		dirs = append(dirs, "~/.config/claude", "~/.npm", "~/.cargo/registry", "~/go/pkg/mod")
 		room.WritableFiles = append(room.WritableFiles, filepath.Join(home, ".claude.json"))
 	}
+	// Where the runner's environment or an executor's env puts them.
 	for _, v := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"} {
 		if d := os.Getenv(v); filepath.IsAbs(d) {
-			dirs = append(dirs, d)
+			made = append(made, d)
+		}
+		for _, e := range r.cfg.Chain() {
+			if d := e.Env[v]; filepath.IsAbs(d) {
+				made = append(made, d)
+			}
 		}
 	}
-	dirs = append(dirs, r.cfg.Sandbox.Writable...)
-	dirs = append(dirs, filepath.SplitList(os.Getenv(WritableEnv))...)
-	for _, d := range dirs {
+	made = append(made, r.cfg.Sandbox.Writable...)
+	made = append(made, filepath.SplitList(os.Getenv(WritableEnv))...)
+	expand := func(d string) string {
 		if rest, ok := strings.CutPrefix(d, "~/"); ok {
 			if home == "" {
-				continue
+				return ""
 			}
 			d = filepath.Join(home, rest)
 		}
-		if filepath.IsAbs(d) {
-			room.Writable = append(room.Writable, filepath.Clean(d))
+		if !filepath.IsAbs(d) {
+			return ""
+		}
+		return filepath.Clean(d)
+	}
+	for _, d := range made {
+		if d = expand(d); d != "" && os.MkdirAll(d, 0o700) == nil {
+			room.Writable = append(room.Writable, d)
 		}
 	}
+	for _, d := range dirs {
+		if d = expand(d); d != "" {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				room.Writable = append(room.Writable, d)
+			}
+		}
+	}
+	room.WritableFiles = slices.DeleteFunc(room.WritableFiles, func(f string) bool {
+		_, err := os.Stat(f)
+		return err != nil
+	})
 	return room, nil
 }
 
