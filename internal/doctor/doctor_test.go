@@ -398,3 +398,19 @@ func TestParseGitVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldsRepo: a writable directory that holds the repository opens
+// the room, as the run finds it; one beside it does not.
+func TestHoldsRepo(t *testing.T) {
+	t.Setenv("RUNNER_SANDBOX_WRITABLE", "")
+	if d := holdsRepo("/src/app", []string{"/var/cache", "/src"}); d != "/src" {
+		t.Errorf("holdsRepo = %q; want /src", d)
+	}
+	if d := holdsRepo("/src/app", []string{"/src/app2", "/var/cache"}); d != "" {
+		t.Errorf("holdsRepo = %q; want none", d)
+	}
+	t.Setenv("RUNNER_SANDBOX_WRITABLE", "/tmp:/src/app")
+	if d := holdsRepo("/src/app", nil); d != "/src/app" {
+		t.Errorf("holdsRepo with the env = %q; want /src/app", d)
+	}
+}
