@@ -140,7 +140,7 @@ func classify(o Options, pr proc.Result, f found, cx codexStream, stderrLines []
 			// Only stderr lines: the last that reads like an error says
 			// more than a usage hint printed after it.
 			for _, c := range clues {
-				if errorLine.MatchString(c.text) {
+				if errorLine.MatchString(c.text) && !backtraceFrame.MatchString(c.text) {
 					v.evidence = c.String()
 					break
 				}
@@ -152,6 +152,10 @@ func classify(o Options, pr proc.Result, f found, cx codexStream, stderrLines []
 
 // errorLine recognises a line that reports an error.
 var errorLine = regexp.MustCompile(`(?i)\berror\b|\bfail|\bdenied\b|not found|\bunable\b|\bcannot\b|\binvalid\b|\brefused\b|unauthori[sz]ed|forbidden|not logged in|\bunexpected\b|\bunknown\b`)
+
+// backtraceFrame recognises a line of a backtrace ("13: <unknown>",
+// "at main (/x.js:1:2)"), which names no error of its own.
+var backtraceFrame = regexp.MustCompile(`^\s*(\d+: |at )`)
 
 // matchRateLimit returns the first clue a pattern matches.
 func matchRateLimit(patterns []*regexp.Regexp, clues []clue) (clue, bool) {
