@@ -28,4 +28,3 @@ func TestCodexInRoom(t *testing.T) {
 		t.Errorf("unconfined codex argv %q lost its own sandbox", argv)
 	}
 }
-

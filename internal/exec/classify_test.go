@@ -388,7 +388,7 @@ func TestClassifyRealOutput(t *testing.T) {
 // even when it reads "<unknown>"; the line that reports the error does.
 func TestBacktraceIsNoEvidence(t *testing.T) {
 	for line, want := range map[string]bool{
-		"  13: <unknown>": false,
+		"  13: <unknown>":                false,
 		"    at main (/x.js:1:2) failed": false,
 		"Error: failed to initialize in-process app-server client: Permission denied (os error 13)": true,
 	} {
