@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,9 @@ type Repo struct {
 
 	pendingMu sync.Mutex
 	pending   *tempIndex // the last Snapshot's index, for AdvanceHead
+
+	driversMu sync.Mutex
+	drivers   *driverCache // the overrides of the configuration's drivers
 }
 
 // Top is the absolute top-level folder of the working tree.
@@ -197,48 +201,35 @@ func (x *exe) atLeast(major, minor int) bool {
 	return x.version[0] > major || x.version[0] == major && x.version[1] >= minor
 }
 
-// droppedEnv are the variables removed from git's environment: they would
-// point it at another repository, index or working tree, change how it
-// reads pathspecs, or run programs of the caller's (pager, editor,
-// external diff). Variables of the caller's identity (GIT_AUTHOR_NAME...)
-// and configuration (GIT_CONFIG_GLOBAL...) are kept.
-var droppedEnv = map[string]bool{
-	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_COMMON_DIR": true,
-	"GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_NAMESPACE": true,
-	"GIT_PREFIX": true, "GIT_INTERNAL_SUPER_PREFIX": true, "GIT_QUARANTINE_PATH": true,
-	"GIT_IMPLICIT_WORK_TREE": true, "GIT_SHALLOW_FILE": true, "GIT_GRAFT_FILE": true,
-	"GIT_REPLACE_REF_BASE": true, "GIT_NO_REPLACE_OBJECTS": true,
-	"GIT_LITERAL_PATHSPECS": true, "GIT_GLOB_PATHSPECS": true, "GIT_NOGLOB_PATHSPECS": true, "GIT_ICASE_PATHSPECS": true,
-	"GIT_EXTERNAL_DIFF": true, "GIT_DIFF_OPTS": true, "GIT_PAGER": true, "PAGER": true,
-	"GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "GIT_REFLOG_ACTION": true, "LANGUAGE": true,
-}
-
-// cleanEnv is env without droppedEnv, with a locale whose messages and
-// formats are git's own (LC_ALL=C: the package reads some of them), and
-// nothing that could wait for a person: no pager, editor or prompt.
-func cleanEnv(env []string) []string {
-	out := make([]string, 0, len(env)+6)
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if !droppedEnv[k] && k != "LC_ALL" {
-			out = append(out, kv)
-		}
-	}
-	return append(out, "LC_ALL=C", "GIT_PAGER=cat", "PAGER=cat", "GIT_EDITOR=:", "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
-}
-
 // firstLine is the first line of s.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
 
-// git runs a git command in the working tree.
+// git runs a git command in the working tree: with its git dir and
+// working tree named explicitly (repoEnv), and the drivers of the
+// configuration neutralised (overrides).
 func (r *Repo) git(ctx context.Context, c call, args ...string) (result, error) {
+	vars, cfg, err := r.overrides(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	r.locate(&c)
+	if len(vars) > 0 {
+		c.env = slices.Concat(vars, c.env)
+	}
+	c.config = cfg
+	return r.x.run(ctx, c, args...)
+}
+
+// locate makes c run in the working tree, with the repository named
+// explicitly; what the caller put in c.env comes after, and wins.
+func (r *Repo) locate(c *call) {
 	if c.dir == "" {
 		c.dir = r.top
 	}
-	return r.x.run(ctx, c, args...)
+	c.env = append(r.repoEnv(), c.env...)
 }
 
 // output runs a git command in the working tree and returns its stdout.

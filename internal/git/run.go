@@ -32,12 +32,6 @@ const (
 	waitDelay = 2 * time.Second
 )
 
-// globalArgs come before every call's arguments: hooks are the person's,
-// for the person's own commits and checkouts, and never run for the
-// runner's (update-ref would run reference-transaction, checkout and
-// worktree add post-checkout).
-var globalArgs = []string{"-c", "core.hooksPath=/dev/null"}
-
 // ErrTimeout is matched (errors.Is) by the *Error of a call that ran out
 // of time.
 var ErrTimeout = errors.New("git call timed out")
@@ -45,7 +39,7 @@ var ErrTimeout = errors.New("git call timed out")
 // Error is a git call that failed: it did not start, exited with a status
 // other than 0, or ran out of time.
 type Error struct {
-	Args     []string      // the arguments given to git (after the global -c options)
+	Args     []string      // the arguments given to git (after the -c options of every call)
 	Dir      string        // where it ran
 	ExitCode int           // its exit status, -1 when it was killed or never ran
 	Stderr   string        // what it printed on stderr, trimmed, at most 8 KiB
@@ -114,6 +108,7 @@ type exe struct {
 type call struct {
 	dir    string    // working directory
 	env    []string  // added to the base environment (a later value wins)
+	config []string  // -c options after globalArgs (not in Error.Args)
 	stdin  []byte    // nil: no input
 	stdout io.Writer // set: stdout goes there instead of into result.out
 	ok     []int     // exit statuses other than 0 that are not failures
@@ -130,7 +125,9 @@ type result struct {
 func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
 	cctx, cancel := context.WithTimeout(ctx, x.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, x.path, append(slices.Clip(globalArgs), args...)...)
+	argv := make([]string, 0, len(globalArgs)+len(c.config)+len(args))
+	argv = append(append(append(argv, globalArgs...), c.config...), args...)
+	cmd := exec.CommandContext(cctx, x.path, argv...)
 	cmd.Dir = c.dir
 	cmd.Env = x.env
 	if len(c.env) > 0 {

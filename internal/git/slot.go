@@ -20,7 +20,7 @@ func (r *Repo) DetachedWorktree(ctx context.Context, path, commit string) (*Repo
 		if wt.Branch != "" {
 			return nil, false, fmt.Errorf("worktree %s has %s checked out, not a detached HEAD; remove it (`git worktree remove %s`) and run again", abs, describeHead(wt), abs)
 		}
-		w, err := r.x.open(ctx, wt.Path, r.opts)
+		w, err := r.openWorktree(wt.Path)
 		return w, false, err
 	}
 	return r.AddDetachedWorktree(ctx, abs, commit)

@@ -140,10 +140,22 @@ func (r *Repo) buildTree(ctx context.Context, idx *tempIndex, base string, exclu
 			return "", err
 		}
 	}
+	// The gitlinks are left out of add, and taken by update-index
+	// (gitlinks.go).
+	all, err := r.indexGitlinks(ctx, idx)
+	if err != nil {
+		return "", err
+	}
+	var links []string
+	for _, l := range all {
+		if !excluded(l, exclude) {
+			links = append(links, l)
+		}
+	}
 	// --ignore-errors: an untracked repository without any commit would
 	// otherwise stop the whole add; addErrors tells it from a real error.
 	args := append([]string{"-c", noSplit, "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false",
-		"add", "-A", "--ignore-errors", "--"}, excludeSpecs(exclude)...)
+		"add", "-A", "--ignore-errors", "--"}, excludeSpecs(append(slices.Clip(exclude), links...))...)
 	c := ix
 	c.ok = []int{1}
 	res, err := r.git(ctx, c, args...)
@@ -154,6 +166,9 @@ func (r *Repo) buildTree(ctx context.Context, idx *tempIndex, base string, exclu
 		if err := addErrors(res.stderr); err != nil {
 			return "", fmt.Errorf("snapshot %s: git add -A: %w", r.top, err)
 		}
+	}
+	if err := r.updateGitlinks(ctx, idx, links); err != nil {
+		return "", err
 	}
 	res, err = r.git(ctx, ix, "-c", noSplit, "write-tree")
 	if err != nil {

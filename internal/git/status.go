@@ -47,8 +47,12 @@ func (c Change) String() string {
 // Changes lists what differs between the working tree and the commit
 // checked out: tracked files changed (staged or not, renames and copies
 // with where they came from), untracked files one by one (not ignored
-// ones), minus the paths under exclude. It runs one
-// `git status --porcelain=v2 -z --untracked-files=all`.
+// ones), minus the paths under exclude. A submodule is changed when its
+// commit is, not for the changes in its files: git would run a `git
+// status` in it for those, with the submodule's own configuration, which
+// is in the working tree (the agent's) and none of the runner's
+// overrides cover. It runs one
+// `git status --porcelain=v2 -z --untracked-files=all --ignore-submodules=dirty`.
 //
 // Each exclude entry is a path relative to the top of the working tree,
 // with slashes (".runner/state", ".runner/lock"): that file, or that
@@ -56,7 +60,7 @@ func (c Change) String() string {
 // given them as `:(exclude,top,literal)` pathspecs, so it does not even
 // walk an excluded folder, and the list is filtered again on its way out.
 func (r *Repo) Changes(ctx context.Context, exclude []string) ([]Change, error) {
-	args := []string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=no", "--"}
+	args := []string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=no", "--ignore-submodules=dirty", "--"}
 	args = append(args, excludeSpecs(exclude)...)
 	out, err := r.output(ctx, args...)
 	if err != nil {

@@ -124,7 +124,7 @@ func (r *Repo) addWorktree(ctx context.Context, path, branch, commit string) (*R
 		case branch == "" && (wt.Branch != "" || wt.Head != commit):
 			return nil, false, fmt.Errorf("worktree %s has %s checked out, not commit %s", abs, describeHead(wt), commit)
 		}
-		w, err := r.x.open(ctx, wt.Path, r.opts)
+		w, err := r.openWorktree(wt.Path)
 		return w, false, err
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
@@ -139,7 +139,7 @@ func (r *Repo) addWorktree(ctx context.Context, path, branch, commit string) (*R
 	if _, err := r.git(ctx, call{}, args...); err != nil {
 		return nil, false, err
 	}
-	w, err := r.x.open(ctx, abs, r.opts)
+	w, err := r.openWorktree(abs)
 	return w, true, err
 }
 
@@ -181,9 +181,15 @@ func realPath(p string) string {
 }
 
 // RemoveWorktree removes the linked worktree at path: its folder, and
-// git's record of it. Git refuses one with changes or untracked files
-// unless force. A worktree whose folder is already gone is forgotten; a
-// path that is no worktree of the repository is an error.
+// git's record of it. One with changes or untracked files (Changes) is
+// refused unless force. A worktree whose folder is already gone is
+// forgotten; a path that is no worktree of the repository is an error.
+//
+// The changes are looked for by the runner's own hardened status, and git
+// is then told --force: without it, `git worktree remove` would run a
+// `git status` of its own there, through the worktree's .git file. That
+// file is first written back to name the worktree's git dir (relink), for
+// git checks that it does before it removes anything.
 func (r *Repo) RemoveWorktree(ctx context.Context, path string, force bool) error {
 	abs, wt, err := r.findWorktree(ctx, path)
 	if err != nil {
@@ -196,11 +202,23 @@ func (r *Repo) RemoveWorktree(ctx context.Context, path string, force bool) erro
 		_, err := r.git(ctx, call{}, "worktree", "prune")
 		return err
 	}
-	args := []string{"worktree", "remove"}
-	if force {
-		args = append(args, "--force")
+	w, err := r.openWorktree(wt.Path)
+	if err != nil {
+		return fmt.Errorf("remove worktree %s: %w", abs, err)
 	}
-	_, err = r.git(ctx, call{}, append(args, wt.Path)...)
+	if !force {
+		cs, err := w.Changes(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("remove worktree %s: %w", abs, err)
+		}
+		if len(cs) > 0 {
+			return fmt.Errorf("remove worktree %s: it has changes or untracked files (%s); remove it with force to lose them", abs, cs[0])
+		}
+	}
+	if err := relink(w.top, w.gitDir); err != nil {
+		return err
+	}
+	_, err = r.git(ctx, call{}, "worktree", "remove", "--force", wt.Path)
 	return err
 }
 
