@@ -192,8 +192,8 @@ func overlapping(others []int, node string) []int {
 	iterations := map[string]bool{}
 	for _, pid := range others {
 		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil {
-			continue // ended meanwhile
+		if err != nil || len(env) == 0 {
+			continue // ended meanwhile (a zombie's environment reads empty)
 		}
 		if !containsEntry(env, crashRunEnv+"="+run) || containsEntry(env, "RUNNER_NODE_ID="+node) {
 			bad = append(bad, pid)

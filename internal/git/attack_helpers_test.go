@@ -54,7 +54,7 @@ func (h hostile) hooksDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"post-checkout", "reference-transaction", "post-index-change", "pre-commit",
-		"post-commit", "post-merge", "post-rewrite", "pre-auto-gc", "pre-push", "fsmonitor-watchman"} {
+		"post-commit", "post-merge", "post-rewrite", "pre-auto-gc", "pre-push"} {
 		if err := os.Symlink(h.script, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
