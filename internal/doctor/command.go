@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runner-cli/runner/internal/git"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -112,7 +112,7 @@ func checkGit(ctx context.Context, p Probes) Git {
 		return g
 	}
 	g.Version = firstLine(out)
-	v, ok := parseGitVersion(g.Version)
+	v, ok := git.ParseVersion(g.Version)
 	if !ok {
 		g.Error = "cannot read its version"
 		return g
@@ -120,25 +120,6 @@ func checkGit(ctx context.Context, p Probes) Git {
 	g.Major, g.Minor = v[0], v[1]
 	g.OK = g.AtLeast(MinGit)
 	return g
-}
-
-// parseGitVersion reads "git version 2.39.5" (also "2.39.5.windows.1",
-// "2.50.0-rc1").
-func parseGitVersion(s string) ([2]int, bool) {
-	s, ok := strings.CutPrefix(strings.TrimSpace(s), "git version ")
-	if !ok {
-		return [2]int{}, false
-	}
-	f := strings.SplitN(s, ".", 3)
-	if len(f) < 2 {
-		return [2]int{}, false
-	}
-	major, err1 := strconv.Atoi(f[0])
-	minor, err2 := strconv.Atoi(strings.TrimFunc(f[1], func(r rune) bool { return r < '0' || r > '9' }))
-	if err1 != nil || err2 != nil {
-		return [2]int{}, false
-	}
-	return [2]int{major, minor}, true
 }
 
 // RepoState says what the runner's checkpoints would find at the root.

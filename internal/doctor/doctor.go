@@ -10,6 +10,7 @@ package doctor
 
 import (
 	"context"
+	"github.com/runner-cli/runner/internal/git"
 	"os/exec"
 	"runtime"
 	"time"
@@ -20,15 +21,10 @@ import (
 // DefaultTimeout bounds every command a probe runs.
 const DefaultTimeout = 5 * time.Second
 
-// Git versions the runner needs (mirroring internal/git's minVersion and
-// CheckIntegrate, which are not exported).
+// Git versions the runner needs, as internal/git checks them.
 var (
-	// MinGit is the oldest git the runner works with (git worktree,
-	// git update-ref --stdin, porcelain v2 status).
-	MinGit = [2]int{2, 25}
-	// MinGitParallel is the oldest git that runs tasks in parallel
-	// (git merge-tree --write-tree).
-	MinGitParallel = [2]int{2, 38}
+	MinGit         = git.MinVersion
+	MinGitParallel = git.MinVersionParallel
 )
 
 // Report is everything `runner doctor` says, also its --json form.

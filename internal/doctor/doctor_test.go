@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/runner-cli/runner/internal/git"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -388,12 +389,12 @@ func TestParseGitVersion(t *testing.T) {
 		"git version 2.45.1.windows.1": {2, 45},
 		"git version 3.0":              {3, 0},
 	} {
-		if got, ok := parseGitVersion(s); !ok || got != want {
+		if got, ok := git.ParseVersion(s); !ok || got != want {
 			t.Errorf("%q: %v %v, want %v", s, got, ok, want)
 		}
 	}
 	for _, s := range []string{"", "git version", "git version x.y", "version 2.39.5"} {
-		if _, ok := parseGitVersion(s); ok {
+		if _, ok := git.ParseVersion(s); ok {
 			t.Errorf("%q parsed", s)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // it can, otherwise an error naming the version found and the one needed.
 // Parallel tasks (SPEC.md §14) need it; checkpoints alone do not.
 func (r *Repo) CheckIntegrate() error {
-	if r.x.atLeast(2, 38) {
+	if r.x.atLeast(MinVersionParallel[0], MinVersionParallel[1]) {
 		return nil
 	}
 	return fmt.Errorf("parallel tasks need git 2.38 or later (git merge-tree --write-tree); %s is version %d.%d: install a newer git, or run one task at a time",

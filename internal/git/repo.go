@@ -29,10 +29,14 @@ var (
 	ErrNotFound = errors.New("no such revision")
 )
 
-// minVersion is the oldest git the package works with: porcelain v2
-// status (2.11), worktree remove (2.17), %(trailers:key=...,valueonly)
-// (2.22), checkout --no-guess (2.23).
-var minVersion = [2]int{2, 25}
+// MinVersion is the oldest git the package works with (porcelain v2
+// status, worktree, update-ref --stdin); MinVersionParallel
+// the oldest that integrates tasks of parallel slots (merge-tree
+// --write-tree). `runner doctor` checks the machine against them.
+var (
+	MinVersion         = [2]int{2, 25}
+	MinVersionParallel = [2]int{2, 38}
+)
 
 // Options configure how a Repo runs git. The zero value is ready to use.
 type Options struct {
@@ -166,20 +170,20 @@ func (x *exe) gitVersion(ctx context.Context) ([2]int, error) {
 	if err != nil {
 		return [2]int{}, fmt.Errorf("%w: %w", ErrNoGit, err)
 	}
-	v, ok := parseVersion(string(res.out))
+	v, ok := ParseVersion(string(res.out))
 	if !ok {
 		return [2]int{}, fmt.Errorf("%w: cannot read the version of %s in %q", ErrNoGit, x.path, strings.TrimSpace(string(res.out)))
 	}
-	if v[0] < minVersion[0] || v[0] == minVersion[0] && v[1] < minVersion[1] {
-		return [2]int{}, fmt.Errorf("%w: %s is version %d.%d; %d.%d or later is needed", ErrNoGit, x.path, v[0], v[1], minVersion[0], minVersion[1])
+	if v[0] < MinVersion[0] || v[0] == MinVersion[0] && v[1] < MinVersion[1] {
+		return [2]int{}, fmt.Errorf("%w: %s is version %d.%d; %d.%d or later is needed", ErrNoGit, x.path, v[0], v[1], MinVersion[0], MinVersion[1])
 	}
 	versions.Store(x.path, v)
 	return v, nil
 }
 
-// parseVersion reads "git version 2.39.5" (with whatever follows, as in
+// ParseVersion reads "git version 2.39.5" (with whatever follows, as in
 // "2.39.3 (Apple Git-146)" or "2.45.1.windows.1").
-func parseVersion(s string) ([2]int, bool) {
+func ParseVersion(s string) ([2]int, bool) {
 	s, ok := strings.CutPrefix(strings.TrimSpace(s), "git version ")
 	if !ok {
 		return [2]int{}, false

@@ -146,13 +146,13 @@ func TestParseVersion(t *testing.T) {
 		"git version 3.0.0-rc1":              {3, 0},
 		"git version 2.25":                   {2, 25},
 	} {
-		if got, ok := parseVersion(in); !ok || got != want {
-			t.Errorf("parseVersion(%q) = %v, %v", in, got, ok)
+		if got, ok := ParseVersion(in); !ok || got != want {
+			t.Errorf("ParseVersion(%q) = %v, %v", in, got, ok)
 		}
 	}
 	for _, in := range []string{"", "hub version 2", "git version x.y"} {
-		if _, ok := parseVersion(in); ok {
-			t.Errorf("parseVersion(%q) accepted", in)
+		if _, ok := ParseVersion(in); ok {
+			t.Errorf("ParseVersion(%q) accepted", in)
 		}
 	}
 }

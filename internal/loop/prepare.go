@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 
@@ -180,13 +181,15 @@ func dropped(p *prompt.Pack) []string {
 // names them: the guards (by regression when the checkpoint has a
 // baseline) and the checks (checksOf).
 func judgesFor(p state.Paths, cfg *config.Config, t *tree.Tree, node *tree.Node, rs *state.RunState) []prompt.Judge {
-	byRegression := false
-	key := state.WorktreeBaseline
+	// Whether there is a baseline, without reading it (it names every
+	// test): with git, the run state's preflight stands for one made
+	// with these guards; without, its file is there.
+	var byRegression bool
 	if rs.Preflight != nil {
-		key = rs.Preflight.Commit
-	}
-	if b, err := state.LoadBaseline(p, key, guardsDigest(cfg.Guards)); err == nil && b != nil {
-		byRegression = true
+		byRegression = rs.Preflight.Guards == guardsDigest(cfg.Guards)
+	} else {
+		_, err := os.Stat(p.BaselineFile(state.WorktreeBaseline))
+		byRegression = err == nil
 	}
 	var out []prompt.Judge
 	for _, g := range cfg.Guards {
