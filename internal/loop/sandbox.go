@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
@@ -40,6 +41,7 @@ var errSandboxRequired = errors.New("sandbox.mode = \"required\"")
 // when the agent is not confined and why; with mode "required" that is
 // an error, and no agent starts.
 func (r *Runner) decideConfinement() error {
+	r.removeStaleTempDirs()
 	r.confined = false
 	mode := r.cfg.Sandbox.Mode
 	if mode == config.SandboxOff {
@@ -200,6 +202,24 @@ func (r *Runner) roomFor(work, tmp string) (*sandbox.Room, error) {
 func (r *Runner) tempDir(n int) string {
 	sum := sha256.Sum256([]byte(r.p.Root))
 	return filepath.Join(os.TempDir(), fmt.Sprintf("runner-%s-%d", hex.EncodeToString(sum[:6]), n))
+}
+
+// removeStaleTempDirs removes, at the start of a run, the temporary
+// directories of this repository's iterations that are not in flight:
+// those of iterations set aside, or whose runner was killed and whose
+// record a later runner made.
+func (r *Runner) removeStaleTempDirs() {
+	inFlight := map[int]bool{}
+	for _, f := range r.ledger.State().Flights() {
+		inFlight[f.Iteration] = true
+	}
+	prefix := strings.TrimSuffix(r.tempDir(0), "0")
+	matches, _ := filepath.Glob(prefix + "*")
+	for _, m := range matches {
+		if n, err := strconv.Atoi(strings.TrimPrefix(m, prefix)); err == nil && !inFlight[n] {
+			fsutil.RemoveAll(m)
+		}
+	}
 }
 
 // removeTempDir removes iteration n's temporary directory once it is
