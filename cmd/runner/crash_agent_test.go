@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/runner-cli/runner/internal/proc"
 )
 
 // The crash tests run the test binary itself as their agent: `runner`
@@ -85,7 +87,7 @@ func crashAgent() int {
 	}
 	if others := overlapping(liveWithEnv(crashTokenEnv+"="+token), node); len(others) > 0 && os.Getenv(crashReviewerEnv) != "1" {
 		appendLine(filepath.Join(logDir, "overlap.txt"),
-			fmt.Sprintf("iteration %s (node %s, pid %d) started while these agent processes were alive: %v", iteration, node, os.Getpid(), others))
+			fmt.Sprintf("iteration %s (node %s, run %s, pid %d) started while these agent processes were alive: %s", iteration, node, os.Getenv(crashRunEnv), os.Getpid(), describeProcs(others)))
 	}
 	pgid, _ := syscall.Getpgid(0)
 	if os.Getenv(crashReviewerEnv) == "1" {
@@ -191,7 +193,7 @@ func overlapping(others []int, node string) []int {
 	var bad []int
 	iterations := map[string]bool{}
 	for _, pid := range others {
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		env, err := proc.ReadEnviron(pid, nil)
 		if err != nil || len(env) == 0 {
 			continue // ended meanwhile (a zombie's environment reads empty)
 		}
@@ -209,6 +211,27 @@ func overlapping(others []int, node string) []int {
 		return others
 	}
 	return bad
+}
+
+// describeProcs names each process of pids by what tells an overlap
+// apart: its runner invocation, task, iteration, role and command line.
+func describeProcs(pids []int) string {
+	var out []string
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid)
+		env, _ := proc.ReadEnviron(pid, nil)
+		cmdline, _ := os.ReadFile(dir + "/cmdline")
+		var keep []string
+		for _, kv := range strings.Split(string(env), "\x00") {
+			for _, name := range []string{crashRunEnv, "RUNNER_NODE_ID", "RUNNER_ITERATION", crashReviewerEnv} {
+				if strings.HasPrefix(kv, name+"=") {
+					keep = append(keep, kv)
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("%d [%s] %q", pid, strings.Join(keep, " "), strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	}
+	return strings.Join(out, "; ")
 }
 
 func appendLine(path, line string) {
@@ -237,7 +260,7 @@ func liveWithEnv(entry string) []int {
 		if err != nil || pid == self {
 			continue
 		}
-		env, err := os.ReadFile(dir + "/environ")
+		env, err := proc.ReadEnviron(pid, nil)
 		if err != nil || !containsEntry(env, entry) {
 			continue
 		}

@@ -59,12 +59,16 @@ func GroupsWithEnvSince(mark PIDMark, env ...string) []int {
 	self, own := os.Getpid(), syscall.Getpgrp()
 	seen := map[int]bool{}
 	var groups []int
+	var buf []byte
 	for _, pid := range list {
 		if pid == self || pid < minPID {
 			continue
 		}
 		name := strconv.Itoa(pid)
-		environ, err := os.ReadFile("/proc/" + name + "/environ")
+		environ, err := ReadEnviron(pid, buf)
+		if environ != nil {
+			buf = environ
+		}
 		if err != nil || !hasAll(environ, env) {
 			continue
 		}

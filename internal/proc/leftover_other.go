@@ -2,7 +2,10 @@
 
 package proc
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // GroupsWithEnv finds process groups by environment on Linux only (it
 // reads /proc/PID/environ); elsewhere it returns nil.
@@ -25,3 +28,9 @@ func CgroupsWithEnv(env ...string) []string { return nil }
 // KillCgroup does nothing outside Linux, where there are no cgroups to
 // find.
 func KillCgroup(dir string, grace time.Duration) error { return nil }
+
+// ReadEnviron reads a process's environment on Linux only (from
+// /proc/PID/environ); elsewhere it returns an error.
+func ReadEnviron(pid int, buf []byte) ([]byte, error) {
+	return nil, errors.New("reading another process's environment needs Linux's /proc")
+}

@@ -33,13 +33,17 @@ func CgroupsWithEnv(env ...string) []string {
 		return nil
 	}
 	var dirs []string
+	var buf []byte
 	for _, e := range entries {
 		if _, probe, ok := cgroupOwner(e.Name()); !ok || probe || !e.IsDir() {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
 		for _, pid := range cgroupProcs(dir) {
-			environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+			environ, err := ReadEnviron(pid, buf)
+			if environ != nil {
+				buf = environ
+			}
 			if err == nil && hasAll(environ, env) {
 				dirs = append(dirs, dir)
 				break
