@@ -144,10 +144,17 @@ func (r *Runner) openInPlace(ctx context.Context, repo *git.Repo, ck *checkpoint
 			"commit them, `git stash` them, or set git.worktree = true in .runner/config.toml to leave this checkout alone",
 			on, ck.branch, strings.Join(names, "\n  "))
 	}
-	if _, created, err := repo.EnsureBranch(ctx, ck.branch, "HEAD"); err != nil {
+	at, created, err := repo.EnsureBranch(ctx, ck.branch, "HEAD")
+	if err != nil {
 		return fmt.Errorf("git checkpoints: %w", err)
 	} else if created {
 		fmt.Fprintf(r.opts.Notices, "runner: created the run branch %s from %s\n", ck.branch, inert.Line(cur))
+	}
+	if head, err := repo.HeadCommit(ctx); err == nil && !created {
+		// Git's checkout replaces ignored files the run branch writes.
+		if err := keepInTheWay(ctx, repo, head, at, r.opts.Notices); err != nil {
+			return fmt.Errorf("git checkpoints: %w", err)
+		}
 	}
 	if err := repo.SwitchBranch(ctx, ck.branch); err != nil {
 		return fmt.Errorf("git checkpoints: switch the checkout to %s: %w", ck.branch, err)

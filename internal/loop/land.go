@@ -4,8 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -57,6 +63,9 @@ var errNotAtHead = errors.New("the checkout was not known to be at the run's hea
 func (r *worker) followRunBranch(ctx context.Context, commit string) error {
 	main := r.main
 	if main.dirty == "" {
+		if err := keepInTheWay(ctx, main.repo, main.head, commit, r.opts.Notices); err != nil {
+			return err
+		}
 		err := main.repo.Follow(ctx, main.head, commit)
 		if err == nil {
 			main.head = commit
@@ -97,6 +106,40 @@ func (r *worker) keepRunBranchTree(ctx context.Context, commit string, why error
 	return nil
 }
 
+// keepInTheWay keeps what a working tree holds that git does not track
+// (a person's ignored .env, an ignored folder, an untracked file) where
+// its move from commit from to commit to writes, as a commit under
+// refs/runner/kept/, removes it, and says so: git's own move would
+// replace an ignored file or folder without a word (git.InTheWay).
+func keepInTheWay(ctx context.Context, repo *git.Repo, from, to string, notices io.Writer) error {
+	if from == "" || from == to {
+		return nil
+	}
+	paths, err := repo.InTheWay(ctx, from, to)
+	if err != nil || len(paths) == 0 {
+		return err
+	}
+	name := fmt.Sprintf("untracked-%s-%d", to, time.Now().UnixNano())
+	m := git.Message{Subject: "files git did not track, in the way of the run branch",
+		Body: fmt.Sprintf("The working tree moved from %s to %s, which writes where these files were.", from, to)}
+	kept, err := repo.KeepFiles(ctx, name, from, paths, m)
+	if err != nil {
+		return fmt.Errorf("keep the files in the way of the run branch's %s in %s before it moves: %w", short(to), repo.Top(), err)
+	}
+	for _, p := range paths {
+		if err := os.RemoveAll(filepath.Join(repo.Top(), filepath.FromSlash(p))); err != nil {
+			return fmt.Errorf("make way for the run branch's %s in %s (%s is kept under %s): %w", short(to), repo.Top(), p, git.KeptPrefix+name, err)
+		}
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = inert.Line(p)
+	}
+	fmt.Fprintf(notices, "runner: %s held files git does not track (ignored or untracked) where the run branch's %s writes: %s; they are kept under %s (git show %s:%s) and replaced\n",
+		repo.Top(), short(to), strings.Join(names, ", "), git.KeptPrefix+name, short(kept), names[0])
+	return nil
+}
+
 // lagsBehind reports whether a tree the run branch's working tree holds
 // is the run's head's parent: a runner died after moving the run branch
 // and before bringing the working tree along, which holds nothing of
@@ -114,6 +157,9 @@ func (r *worker) lagsBehind(ctx context.Context) func(tree string) (bool, error)
 // resetRunBranchTree puts the run branch's working tree at commit as a
 // whole (git.ResetWorktree) and records the checkpoint.
 func (r *worker) resetRunBranchTree(ctx context.Context, commit string) error {
+	if err := keepInTheWay(ctx, r.main.repo, r.main.head, commit, r.opts.Notices); err != nil {
+		return err
+	}
 	if err := r.main.repo.ResetWorktree(ctx, commit, r.main.runtime); err != nil {
 		return fmt.Errorf("bring %s to the run branch's new checkpoint %s: %w", r.main.repo.Top(), short(commit), err)
 	}
