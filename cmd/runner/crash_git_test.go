@@ -3,13 +3,16 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -20,11 +23,29 @@ import (
 // not recorded yet), inside the state writes, and at random moments. The
 // next runner must end with exactly one commit per task on the run branch,
 // a repository `git fsck` finds sound, and a clean working tree.
+//
+// It runs twice: in place (the agent works in the checkout), and as runs
+// are made by default, in the run branch's worktree with the agent and
+// the guards confined by Landlock (sandbox.mode = "required"), where the
+// checkout must also stay on the person's branch, untouched.
 func TestCrashGitCheckpoints(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
+	t.Run("in_place", func(t *testing.T) { crashGitCheckpoints(t, false) })
+	t.Run("worktree_confined", func(t *testing.T) {
+		if _, err := sandbox.ABI(); err != nil {
+			t.Skipf("Landlock is not available here (%v): the confined run cannot start", err)
+		}
+		crashGitCheckpoints(t, true)
+	})
+}
+
+func crashGitCheckpoints(t *testing.T, confined bool) {
 	kills := 12
+	if confined {
+		kills = 8
+	}
 	if testing.Short() {
 		kills = 4
 	}
@@ -34,10 +55,15 @@ func TestCrashGitCheckpoints(t *testing.T) {
 
 	const tasks = 6
 	r := newCrashRepo(t, chainTree("crash", tasks), crashGuard)
+	if confined {
+		r.inWorktreeConfined()
+	}
 	r.git("init", "-q", "-b", "main")
 	r.write("README", "the project\n")
+	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
 	r.git("add", "-A")
 	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	personHead := r.git("rev-parse", "HEAD")
 
 	points := []string{"git:commit", "git:advance", "rename:run_state.json", "rename:tree.json", "append:journal.jsonl"}
 	made, batches := 0, 0
@@ -111,10 +137,57 @@ func TestCrashGitCheckpoints(t *testing.T) {
 	if out, err := fsck.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Errorf("git fsck: %v\n%s", err, out)
 	}
-	if st := r.git("status", "--porcelain", "--", ".", ":!.runner"); st != "" {
-		t.Errorf("the working tree holds changes after the run:\n%s", st)
+	work := r.root
+	if confined {
+		work = r.worktree("runner/crash")
+		if head, st := r.git("symbolic-ref", "HEAD"), r.git("status", "--porcelain", "--untracked-files=all", "--", ".", ":!.runner"); head != "refs/heads/main" || st != "" {
+			t.Errorf("the checkout moved: HEAD %s, status:\n%s", head, st)
+		}
+		if main := r.git("rev-parse", "main"); main != personHead {
+			t.Errorf("the person's branch main moved from %s to %s", personHead, main)
+		}
+		for n, m := range s.metas {
+			if m != nil && m.Unconfined != "" {
+				t.Errorf("iteration %d ran unconfined: %s", n, m.Unconfined)
+			}
+		}
+	}
+	if st, err := gitIn(work, "status", "--porcelain", "--", ".", ":!.runner"); err != nil || st != "" {
+		t.Errorf("the working tree %s holds changes after the run (%v):\n%s", work, err, st)
 	}
 	t.Logf("%d kills, %d task batches added, %d task commits", made, batches, len(commits))
+}
+
+// inWorktreeConfined makes the repository's runs work as runs do by
+// default, in the run branch's worktree, with the agent and the guards
+// confined (sandbox.mode = "required"); the crash agent's log folder is
+// writable.
+func (r *crashRepo) inWorktreeConfined() {
+	r.t.Helper()
+	path := filepath.Join(r.root, ".runner/config.toml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	config := strings.Replace(string(data), "[git]\nworktree = false\n", "[git]\nworktree = true\n", 1)
+	config += fmt.Sprintf("\n[sandbox]\nmode = \"required\"\nwritable = [%s]\n", tomlString(r.log))
+	r.write(".runner/config.toml", config)
+}
+
+// worktree returns the linked worktree that holds branch.
+func (r *crashRepo) worktree(branch string) string {
+	r.t.Helper()
+	var dir string
+	for _, line := range strings.Split(r.git("worktree", "list", "--porcelain"), "\n") {
+		if p, ok := strings.CutPrefix(line, "worktree "); ok {
+			dir = p
+		}
+		if line == "branch refs/heads/"+branch {
+			return dir
+		}
+	}
+	r.t.Fatalf("no worktree holds %s", branch)
+	return ""
 }
 
 // git runs git in the repository and returns its output; a failure fails
