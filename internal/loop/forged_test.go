@@ -12,15 +12,15 @@ import (
 	"github.com/runner-cli/runner/internal/tree"
 )
 
-// TestForgedMetaIsNotAResult checks SPEC §13's forged record: an agent
-// that wrote its iteration's meta.json with passing guards and then killed
-// the runner does not get that result recorded. The journal holds no
-// guards_done digest matching it, so the next runner runs the guards
-// again; they fail, and the task is not done. The same meta.json with the
-// digest the runner would have journaled is recorded as it is.
+// TestForgedMetaIsNotAResult checks SPEC §13's and §20's forged record: an
+// agent that wrote its iteration's meta.json with passing guards and then
+// killed the runner does not get that result recorded: the next runner
+// runs the guards again; they fail, and the task is not done. The same
+// holds with the journal's guards_done record and its digest, which an
+// agent can write as well.
 func TestForgedMetaIsNotAResult(t *testing.T) {
 	for _, vouched := range []bool{false, true} {
-		t.Run(map[bool]string{false: "forged", true: "recorded by the runner"}[vouched], func(t *testing.T) {
+		t.Run(map[bool]string{false: "forged", true: "with the journal's digest"}[vouched], func(t *testing.T) {
 			p := journalRepo(t)
 			write(t, p.Config(), testConfig+"\n[verify]\npreflight = false\n\n[[guard]]\nname = \"work\"\nrun = \"false\"\n")
 			start := time.Now().UTC().Add(-time.Minute)
@@ -59,12 +59,6 @@ func TestForgedMetaIsNotAResult(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := tr.Root.Children[0]
-			if vouched {
-				if m.Outcome != state.OutcomeDone || a.Status != tree.StatusDone {
-					t.Errorf("a result the runner recorded: outcome %q, a %q; want done", m.Outcome, a.Status)
-				}
-				return
-			}
 			if m.Outcome != state.OutcomeGuardFailed || m.Guard != state.GuardFail || a.Status == tree.StatusDone {
 				t.Errorf("a forged meta.json: outcome %q guard %q, a %q; want the guards run again and failing", m.Outcome, m.Guard, a.Status)
 			}

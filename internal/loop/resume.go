@@ -99,11 +99,15 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 			}
 		}
 	}
-	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && !r.ledger.Vouched(meta) {
-		// meta.json is not what the runner wrote when the guards were done
-		// (or that record did not reach the disk): not a result.
-		r.log.Warn("meta.json does not hold the verdict the runner recorded; running the guards again", "iteration", in.Iteration, "node", in.Node)
-		meta.Guards, meta.Guard, meta.Review = nil, "", nil
+	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) {
+		// A verdict in meta.json (or in a record of the journal, or a
+		// digest of either) is something an agent that outlived its
+		// runner could have written: the guards judge the work again, and
+		// the reviewer reviews it again (SPEC §20). A verdict that fails
+		// the work is kept: it gives the agent nothing.
+		r.log.Info("running the guards again on the work of an iteration whose runner stopped after judging it; what it recorded is not believed",
+			"iteration", in.Iteration, "node", in.Node, "vouched", r.ledger.Vouched(meta))
+		meta.Guards, meta.Guard, meta.Checks, meta.Review = nil, "", nil, nil
 		phase = state.PhaseAgentDone
 	}
 	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
@@ -133,6 +137,12 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 	default:
 		return r.resumeStarted(ctx, in, meta)
 	}
+}
+
+// wouldLand reports whether the verdict meta holds would make its task
+// done: the guards passed, and the reviewer, if it answered, approved.
+func wouldLand(meta *state.Meta) bool {
+	return meta.Guard != state.GuardFail && (meta.Review == nil || meta.Review.Verdict != state.VerdictReject)
 }
 
 // resumeStarted resolves an iteration a previous runner left before its
