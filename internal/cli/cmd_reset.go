@@ -147,19 +147,30 @@ func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err err
 	if rec != nil {
 		seen = rec.Iteration
 	}
-	var in *state.InFlight
+	var in, reach *state.InFlight
 	for _, f := range state.CurrentInFlights(p, rs) { // one per parallel slot
-		if under(ix, f.Node, id) {
+		if under(ix, f.Node, id) && in == nil {
 			in = f
-			break
+		}
+		if f.JudgesRunnerFiles && reach == nil {
+			reach = f
 		}
 	}
-	if in == nil {
+	if in == nil && reach == nil {
 		return seen, nil
 	}
 	held, holder, err := state.LockHolder(p)
 	if err != nil {
 		return 0, fmt.Errorf("reset: read %s: %w", rel(p, p.Lock()), err)
+	}
+	if in == nil {
+		if !held {
+			return seen, nil // recorded by the next run, which judges nothing of this
+		}
+		return 0, fmt.Errorf("reset: iteration %d on %s is under way, and its agent can reach .runner/ (it is not confined to a worktree): "+
+			"a change there now cannot be told from the agent's, and would fail its attempt and be put back. "+
+			"`runner pause`, wait until `runner status` says the run is paused, reset, then `runner resume`",
+			reach.Iteration, inert.Line(reach.Node))
 	}
 	task := inert.Line(in.Node)
 	if ix.Node(in.Node) != nil {

@@ -113,3 +113,29 @@ func (r *Repo) Attempts(ctx context.Context) ([]Attempt, error) {
 	sort.Slice(as, func(i, j int) bool { return as[i].Iteration < as[j].Iteration })
 	return as, nil
 }
+
+// ForeignPrefix is where the runner keeps commits it found on the run
+// branch that it did not put there (an agent's own commits, a branch moved
+// by anyone else), after putting the branch back: one ref per finding.
+const ForeignPrefix = "refs/runner/foreign/"
+
+// PutBack moves ref from found, where someone else moved it, back to want
+// (compare-and-swap: only if it is still at found), after keeping found
+// under ForeignPrefix+name, so that nothing of it is lost. It returns the
+// ref found is kept under.
+func (r *Repo) PutBack(ctx context.Context, ref, want, found, name string) (string, error) {
+	kept := ForeignPrefix + name
+	if err := checkRef(kept); err != nil {
+		return "", err
+	}
+	if err := r.UpdateRef(ctx, kept, found, ""); err != nil {
+		var rc *RefChangedError
+		if !errors.As(err, &rc) || rc.Actual != found {
+			return "", fmt.Errorf("keep %s's commit %s under %s: %w", ref, found, kept, err)
+		}
+	}
+	if err := r.UpdateRef(ctx, ref, want, found); err != nil {
+		return "", fmt.Errorf("put %s back at %s: %w", ref, want, err)
+	}
+	return kept, nil
+}

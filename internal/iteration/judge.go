@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/guard"
 	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/testreport"
+	"github.com/runner-cli/runner/internal/verify"
 )
 
 // Guards is what judges the work after its agent says done (SPEC §6,
@@ -31,6 +33,13 @@ type Guards struct {
 	// Room, when set, confines the guards and checks (SPEC §19): they run
 	// the agent's code.
 	Room *sandbox.Room
+	// Judged, when set, is what the guards may not change either, taken
+	// before they start and checked when they end (SPEC §20): they run
+	// the agent's code, which could rewrite a protected test before the
+	// next guard runs it. What changed is kept under TamperDir (named
+	// with TamperPrefix), put back, and fails the work.
+	Judged                  *verify.Judged
+	TamperDir, TamperPrefix string
 }
 
 // Check is a check of the task or of one of its parents.
@@ -49,6 +58,9 @@ type Judgement struct {
 	Found []state.BaselineGuard
 	// Judged says the guards were judged against a baseline.
 	Judged bool
+	// Tamper is what the guards' run changed of Guards.Judged: kept, put
+	// back, and the verdict is a failure.
+	Tamper []state.TamperMeta
 }
 
 // Judge runs the guards and checks of g, with their logs guard.log and
@@ -78,7 +90,13 @@ func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, er
 		j.Checks, tests = append(j.Checks, m), append(tests, lines)
 	}
 	var verdict string
+	var base *verify.Baseline
 	var err error
+	if g.Judged != nil {
+		if base, err = verify.Take(*g.Judged); err != nil {
+			return Judgement{}, fmt.Errorf("read the judges before the guards: %w", err)
+		}
+	}
 	failureLog := filepath.Join(logDir, "failure.log")
 	h.outside(func() {
 		_, verdict, err = guard.RunJudged(ctx, g.Work, specs, filepath.Join(logDir, "guard.log"), failureLog, g.Grace, g.Env, judge, g.Room)
@@ -87,12 +105,34 @@ func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, er
 		return Judgement{}, err
 	}
 	j.Verdict, j.Judged = verdict, g.Baseline != nil
+	if base != nil {
+		if j.Tamper, err = RestoreJudges(base, g.TamperDir, g.TamperPrefix); err != nil {
+			return Judgement{}, err
+		}
+		if len(j.Tamper) > 0 {
+			j.Verdict = guard.VerdictFail
+			return j, writeTamperedByGuards(failureLog, j.Tamper)
+		}
+	}
 	if verdict == guard.VerdictFail {
 		if err := prependTests(failureLog, tests); err != nil {
 			return Judgement{}, err
 		}
 	}
 	return j, nil
+}
+
+// writeTamperedByGuards starts failure.log with what the guards' run
+// changed of the judges, for the next attempt.
+func writeTamperedByGuards(failureLog string, tamper []state.TamperMeta) error {
+	var b strings.Builder
+	b.WriteString("The guards, running this work's code, changed files that judge the work, which is not allowed. They were put back as they were, and the attempt failed:\n\n")
+	for _, t := range tamper {
+		fmt.Fprintf(&b, "- %s (%s)\n", t.Path, t.Change)
+	}
+	b.WriteString("\nThe code and tests you write must not write to these files.\n\n")
+	old, _ := fsutil.ReadLimited(failureLog, 1<<20, true)
+	return fsutil.WriteFileAtomic(failureLog, append([]byte(b.String()), old...), 0o644)
 }
 
 // Probe runs checks on the untouched checkpoint, before any work, with

@@ -45,6 +45,15 @@ func (l *Ledger) Begin(n int, node string, attempts, slot int) (startedAt time.T
 	}
 }
 
+// JudgesRunnerFiles marks iteration n as one whose agent can reach
+// .runner/ (state.InFlight.JudgesRunnerFiles), from the next save of the
+// in-flight marker on.
+func (l *Ledger) JudgesRunnerFiles(n int) {
+	if f := l.rs.Flight(n); f != nil {
+		f.JudgesRunnerFiles = true
+	}
+}
+
 // AgentStarted notes that the agent of iteration n started, in process
 // group pgid, and starts in the background the writes that may wait until
 // it is done, so that their time is spent while it works:

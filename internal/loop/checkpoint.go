@@ -392,15 +392,15 @@ func (r *worker) commitTask(ctx context.Context, meta *state.Meta, title string)
 			return fmt.Errorf("commit task %s: %w", meta.Node, err)
 		}
 		fsutil.FailAt(fsutil.FailGit, "commit")
-		// The branch is at the checkpoint unless the agent committed on it
-		// itself: its commits are folded into this one (the snapshot holds
-		// their content).
-		old := ck.head
-		if cur, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err == nil && cur != ck.head {
-			r.log.Warn("the agent made commits of its own on the run branch; the task's commit replaces them", "iteration", meta.Iteration, "node", meta.Node)
-			old = cur
+		// The branch is at the checkpoint: one moved by someone else since
+		// the agent and the guards were checked is put back first, what it
+		// pointed at kept (runbranch.go).
+		if moved, err := r.runBranchMoved(ctx, meta.Iteration); err != nil {
+			return fmt.Errorf("commit task %s: %w", meta.Node, err)
+		} else if moved != nil {
+			meta.Note = strings.TrimSpace(meta.Note + " the run branch was found moved by someone else before this task's commit: put back, kept under " + moved.Kept)
 		}
-		if err := ck.repo.AdvanceHead(ctx, snap, commit, old); err != nil {
+		if err := ck.repo.AdvanceHead(ctx, snap, commit, ck.head); err != nil {
 			return fmt.Errorf("commit task %s: %w", meta.Node, err)
 		}
 		fsutil.FailAt(fsutil.FailGit, "advance")

@@ -67,10 +67,14 @@ func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) 
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
 	}
 	ref := git.BranchRef(r.main.branch)
-	onto, err := ck.repo.RefValue(ctx, ref)
-	if err != nil {
+	// The task is brought onto the head the runner recorded, never onto
+	// whatever the branch points at (runbranch.go).
+	if moved, err := r.runBranchMoved(ctx, meta.Iteration); err != nil {
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
+	} else if moved != nil {
+		meta.Note = strings.TrimSpace(meta.Note + " the run branch was found moved by someone else before this task landed: put back, kept under " + moved.Kept)
 	}
+	onto := r.main.head
 	commit, err := ck.repo.Integrate(ctx, onto, task, m)
 	var conflict *git.ConflictError
 	switch {

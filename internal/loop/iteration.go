@@ -79,6 +79,9 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		r.ck.begun = n
 	}
 	start, started := r.ledger.Begin(n, node.ID, node.Attempts, r.slot)
+	if r.judged().RunnerDir != "" {
+		r.ledger.JudgesRunnerFiles(n)
+	}
 	prep, err := r.prepareIteration(t, ix, node)
 	if serr := started(); serr != nil {
 		// Not under way: the started record did not reach the disk.
@@ -157,6 +160,9 @@ func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 		if errors.As(err, &before) {
 			return nil, r.failedBeforeAgent(meta, before.Err)
 		} else if err != nil {
+			return nil, err
+		}
+		if run.Tamper, err = r.withRunBranch(ctx, it.n, run.Tamper); err != nil {
 			return nil, err
 		}
 		if err := r.noteTamper(meta, run.Tamper); err != nil {
@@ -291,9 +297,27 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 	// The config is read under the run's lock: it may be read again
 	// meanwhile, at another slot's iteration boundary.
 	g := r.judgesOf(meta, key)
+	judged := r.judged()
+	g.Judged, g.TamperDir = &judged, filepath.Join(logDir, "tamper")
+	g.TamperPrefix = filepath.ToSlash(r.p.Rel(g.TamperDir)) + "/"
+	if rel, err := filepath.Rel(r.p.RunDir(meta.Iteration), g.TamperDir); err == nil {
+		g.TamperPrefix = filepath.ToSlash(rel) + "/"
+	}
 	j, err := iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside})
 	if err != nil {
 		return j, err
+	}
+	if j.Tamper, err = r.withRunBranch(ctx, meta.Iteration, j.Tamper); err != nil {
+		return j, err
+	}
+	if len(j.Tamper) > 0 {
+		// The guards ran the agent's code, which changed its judges.
+		j.Verdict = state.GuardFail
+		if err := r.noteTamper(meta, j.Tamper); err != nil {
+			return j, err
+		}
+		j.Results = append(j.Results, state.GuardMeta{Name: tamperGuard, ExitCode: 1, Status: state.GuardFail,
+			Error: fmt.Sprintf("%d protected path(s) changed while the guards ran", len(j.Tamper))})
 	}
 	r.noteUnreadReports(j)
 	return j, saveFound(logDir, j.Found)

@@ -51,6 +51,11 @@ func (r *worker) judged() verify.Judged {
 		}
 		return verify.Judged{Root: r.workDir, Protect: globs, Files: files}
 	}
+	if confined && r.workDir != r.p.Root {
+		// Confined to a worktree beside the checkout: .runner/ is out of
+		// reach, and what changes there is the person's or the runner's.
+		return verify.Judged{Root: r.workDir, Protect: globs, Files: files}
+	}
 	return verify.Judged{
 		Root: r.workDir, RunnerDir: r.p.Dir,
 		Inputs:    r.ck == nil || !r.cfg.Git.Worktree || !confined,
@@ -84,8 +89,14 @@ func (r *worker) noteTamper(meta *state.Meta, tamper []state.TamperMeta) error {
 	r.notifyTamper(meta)
 	r.log.Warn("the agent changed files that judge it: put back, and the attempt fails", "iteration", meta.Iteration, "node", meta.Node,
 		"paths", strings.Join(paths, ", "), "kept", r.p.Rel(dir))
+	where := r.p.Rel(dir)
+	for _, t := range tamper {
+		if strings.HasPrefix(t.Path, "refs/") && t.Kept != "" {
+			where += ", " + t.Kept
+		}
+	}
 	fmt.Fprintf(r.opts.Notices, "runner: iteration %d changed %s: put back, kept in %s; the attempt fails (edit these files between iterations, or `runner pause` first)\n",
-		meta.Iteration, inert.Line(strings.Join(paths, ", ")), r.p.Rel(dir))
+		meta.Iteration, inert.Line(strings.Join(paths, ", ")), inert.Line(where))
 	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventTamper, Paths: paths})
 }
 

@@ -235,6 +235,9 @@ func (r *worker) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 		return reviewAnswer{}, err
 	}
 	res, runErr, judges := run.Result, run.StartErr, append(run.Tamper, forged...)
+	if judges, err = r.withRunBranch(ctx, n, judges); err != nil {
+		return reviewAnswer{}, err
+	}
 	changed, kept, err := hold.putBack(ctx)
 	if err != nil {
 		return reviewAnswer{}, err

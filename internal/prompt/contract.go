@@ -17,7 +17,7 @@ const runnerContractHead = `# Runner Contract
 You are one iteration of an unattended loop run by ` + "`runner`" + `, in a fresh session: nothing from earlier iterations is known except what this prompt and the repository hold. No human is watching; do not wait for one.
 
 - Work only on the Selected Node below. Do not start its siblings or any other node, even small or related ones.
-- The repository's working tree is yours to change for that node: edit, add and delete files, run commands.
+- The working tree is yours to change for that node: edit, add and delete files, run commands; do not commit (the runner does).
 - Do not edit anything under ` + "`.runner/`" + ` (except $RUNNER_OUTPUT_FILE): the runner owns it; ` + "`.runner/context/`" + ` holds read-only copies of sections below.
 - Protected, because they judge your work: ` + "`.runner/config.toml`, `.runner/tree.json`, `.runner/state/`"
 

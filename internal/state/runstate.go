@@ -160,6 +160,11 @@ type InFlight struct {
 	Slot int `json:"slot,omitempty"`
 	// Executor is the executor of the chain its agent runs on.
 	Executor string `json:"executor,omitempty"`
+	// JudgesRunnerFiles says the iteration's agent can reach .runner/
+	// (it is not confined to a worktree beside the checkout), so what
+	// changes there while it is under way counts as its tamper: a
+	// person's command that would write there waits for it.
+	JudgesRunnerFiles bool `json:"judges_runner_files,omitempty"`
 }
 
 // NextIteration is the number the next iteration gets. Numbers are never
