@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	executor "github.com/runner-cli/runner/internal/exec"
@@ -89,12 +90,17 @@ func (r *worker) noteTamper(meta *state.Meta, tamper []state.TamperMeta) error {
 	r.notifyTamper(meta)
 	r.log.Warn("the agent changed files that judge it: put back, and the attempt fails", "iteration", meta.Iteration, "node", meta.Node,
 		"paths", strings.Join(paths, ", "), "kept", r.p.Rel(dir))
-	where := r.p.Rel(dir)
+	var places []string
 	for _, t := range tamper {
-		if strings.HasPrefix(t.Path, "refs/") && t.Kept != "" {
-			where += ", " + t.Kept
+		place := r.p.Rel(dir)
+		if strings.HasPrefix(t.Kept, "refs/") {
+			place = t.Kept
+		}
+		if !slices.Contains(places, place) {
+			places = append(places, place)
 		}
 	}
+	where := strings.Join(places, ", ")
 	fmt.Fprintf(r.opts.Notices, "runner: iteration %d changed %s: put back, kept in %s; the attempt fails (edit these files between iterations, or `runner pause` first)\n",
 		meta.Iteration, inert.Line(strings.Join(paths, ", ")), inert.Line(where))
 	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventTamper, Paths: paths})

@@ -110,6 +110,17 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 		meta.Guards, meta.Guard, meta.Checks, meta.Review = nil, "", nil, nil
 		phase = state.PhaseAgentDone
 	}
+	if phase != state.PhaseRecorded && phase != state.PhaseAborted {
+		// The check of the protected paths made when the agent exited may
+		// never have run: they are compared with the checkpoint first.
+		tamper, err := r.protectedSinceCheckpoint(ctx, in.Iteration)
+		if err != nil {
+			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+		}
+		if err := r.noteTamper(meta, tamper); err != nil {
+			return err
+		}
+	}
 	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
 		// The verdict's usage reaches run_state.json with the save that
 		// moves the marker to reviewed, which never happened.
@@ -179,6 +190,11 @@ func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.optionsNamed(meta.Executor), runDir)}
 	}
 	meta.NoAttempt = !r.ledger.Death(in.RunnerPID, in.Node)
+	if len(meta.Tamper) > 0 {
+		// Its agent changed its judges before the runner died: an attempt
+		// spent, whoever killed the runner.
+		meta.NoAttempt = false
+	}
 	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
 }
 

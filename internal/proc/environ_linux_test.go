@@ -27,9 +27,18 @@ func TestReadEnvironWhole(t *testing.T) {
 	}
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
-	env, err := ReadEnviron(cmd.Process.Pid, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Start returns once the exec began; until the kernel has set up the
+	// new program's environment it reads empty.
+	var env []byte
+	deadline := time.Now().Add(30 * time.Second)
+	for len(env) == 0 {
+		var err error
+		if env, err = ReadEnviron(cmd.Process.Pid, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(env) == 0 && time.Now().After(deadline) {
+			t.Fatal("the environment still reads empty after 30s")
+		}
 	}
 	want := strings.Join(cmd.Env, "\x00") + "\x00"
 	if string(env) != want {
@@ -56,18 +65,29 @@ func TestEnvironCutByExec(t *testing.T) {
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
 	pid := strconv.Itoa(cmd.Process.Pid)
-	f, err := os.Open("/proc/" + pid + "/environ")
-	if err != nil {
-		t.Fatal(err)
+	// The first piece, once the shell's environment is set up (it reads
+	// empty until then).
+	var f *os.File
+	first := make([]byte, 512)
+	deadline := time.Now().Add(30 * time.Second)
+	for f == nil {
+		g, err := os.Open("/proc/" + pid + "/environ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := g.Read(first); n > 0 {
+			f = g
+			break
+		}
+		g.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the shell's environment still reads empty after 30s")
+		}
 	}
 	defer f.Close()
-	first := make([]byte, 512)
-	if _, err := f.Read(first); err != nil {
-		t.Fatal(err)
-	}
 	in.Write([]byte("go\n"))
 	// Wait for the exec: the command line becomes sleep's.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for {
 		line, _ := os.ReadFile("/proc/" + pid + "/cmdline")
 		if bytes.HasPrefix(line, []byte("sleep\x00")) {
@@ -83,9 +103,16 @@ func TestEnvironCutByExec(t *testing.T) {
 	if n != 0 {
 		t.Skipf("this kernel went on reading the old environment after the exec (%d bytes); ReadEnviron reads in one call all the same", n)
 	}
-	env, err := ReadEnviron(cmd.Process.Pid, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Whole, or empty while sleep's environment is being set up.
+	var env []byte
+	for len(env) == 0 {
+		var err error
+		if env, err = ReadEnviron(cmd.Process.Pid, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(env) == 0 && time.Now().After(deadline) {
+			t.Fatal("sleep's environment still reads empty after 30s")
+		}
 	}
 	if !bytes.Contains(env, []byte("MARK=1\x00")) || len(env) < 4096 {
 		t.Fatalf("ReadEnviron after the exec: %d bytes, want the whole environment", len(env))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,13 +64,23 @@ type Change struct {
 }
 
 // content is one file's bytes and mode; a symbolic link keeps its target.
+// A regular file larger than what the reader wanted is not read: lazy,
+// with its size alone (a 64 GiB sparse file must not be read whole).
 type content struct {
 	data []byte
 	mode fs.FileMode
+	size int64
+	lazy bool
 }
 
 func (c *content) equal(o *content) bool {
-	return c.mode.Type() == o.mode.Type() && c.mode.Perm() == o.mode.Perm() && bytes.Equal(c.data, o.data)
+	if c.mode.Type() != o.mode.Type() || c.mode.Perm() != o.mode.Perm() || c.size != o.size {
+		return false
+	}
+	if c.lazy || o.lazy {
+		return false // not read: the same size, but nothing says the same bytes
+	}
+	return bytes.Equal(c.data, o.data)
 }
 
 // A Baseline is the judged files as they were before the agent started.
@@ -87,13 +98,19 @@ func Take(j Judged) (*Baseline, error) {
 		j.Limit = DefaultLimit
 	}
 	b := &Baseline{j: j, files: map[string]*content{}, rels: map[string]string{}}
-	err := b.scan(func(path, rel string, c *content) error {
+	over := func() error {
+		return fmt.Errorf("the judged files (the runner's inputs and verify.protect) hold more than %d MiB; narrow verify.protect in .runner/config.toml", j.Limit>>20)
+	}
+	err := b.scan(func(path string) int64 { return j.Limit - b.size }, func(path, rel string, c *content) error {
 		if c == nil {
 			return nil
 		}
+		if c.lazy {
+			return over()
+		}
 		b.size += int64(len(c.data))
 		if b.size > j.Limit {
-			return fmt.Errorf("the judged files (the runner's inputs and verify.protect) hold more than %d MiB; narrow verify.protect in .runner/config.toml", j.Limit>>20)
+			return over()
 		}
 		b.files[path], b.rels[path] = c, rel
 		return nil
@@ -109,7 +126,15 @@ func Take(j Judged) (*Baseline, error) {
 func (b *Baseline) Check() ([]Change, error) {
 	seen := map[string]bool{}
 	var out []Change
-	err := b.scan(func(path, rel string, c *content) error {
+	// A file is read only when it could be what the baseline holds: the
+	// same size as a regular file there.
+	want := func(path string) int64 {
+		if old := b.files[path]; old != nil && old.mode.IsRegular() {
+			return old.size
+		}
+		return 0
+	}
+	err := b.scan(want, func(path, rel string, c *content) error {
 		seen[path] = true
 		old := b.files[path]
 		switch {
@@ -135,25 +160,52 @@ func (b *Baseline) Check() ([]Change, error) {
 	return out, nil
 }
 
+// KeepLimit bounds what Keep copies of one changed file: a larger one is
+// kept as its first KeepLimit bytes, under its name with ".head" added.
+const KeepLimit = 16 << 20
+
 // Keep copies what the agent left at each changed path under dir, at
 // the path's Rel, and returns where each went (relative to dir; "" for a
-// deletion). A symbolic link is kept as a file holding its target.
+// deletion). A symbolic link is kept as a file holding its target. A file
+// larger than KeepLimit keeps its head only (Rel + ".head"), read by
+// streaming.
 func (b *Baseline) Keep(changes []Change, dir string) ([]string, error) {
 	kept := make([]string, len(changes))
 	for i, c := range changes {
 		if c.now == nil {
 			continue
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(c.Rel))
+		rel := c.Rel
+		if c.now.lazy && c.now.size > KeepLimit {
+			rel += ".head"
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := fsutil.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return kept, err
 		}
-		if err := fsutil.WriteFileAtomic(dst, c.now.data, 0o644); err != nil {
+		data := c.now.data
+		if c.now.lazy {
+			var err error
+			if data, err = readHead(c.Path, KeepLimit); err != nil {
+				return kept, err
+			}
+		}
+		if err := fsutil.WriteFileAtomic(dst, data, 0o644); err != nil {
 			return kept, err
 		}
-		kept[i] = filepath.ToSlash(c.Rel)
+		kept[i] = filepath.ToSlash(rel)
 	}
 	return kept, nil
+}
+
+// readHead reads at most n bytes from the start of the file at path.
+func readHead(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // Restore puts every changed path back as it was in the baseline: a
@@ -209,7 +261,10 @@ type File struct {
 // scan calls fn for every judged path: the runner's inputs (with nil
 // content when absent), the files of its state folder, and the files of
 // Root that Protect matches.
-func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
+//
+// want says how many bytes of the regular file at path to read at most: a
+// larger one is not read (lazy content, with its size).
+func (b *Baseline) scan(want func(path string) int64, fn func(path, rel string, c *content) error) error {
 	j := b.j
 	runnerRel := func(path string) string {
 		r, err := filepath.Rel(filepath.Dir(j.RunnerDir), path)
@@ -221,7 +276,7 @@ func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
 	if j.Inputs {
 		for _, name := range []string{"config.toml", "tree.json"} {
 			path := filepath.Join(j.RunnerDir, name)
-			c, err := read(path)
+			c, err := read(path, want(path))
 			if err != nil {
 				return err
 			}
@@ -231,7 +286,7 @@ func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
 		}
 	}
 	for _, f := range j.Files {
-		c, err := read(f.Path)
+		c, err := read(f.Path, want(f.Path))
 		if err != nil {
 			return err
 		}
@@ -253,7 +308,7 @@ func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
 			continue
 		}
 		path := filepath.Join(stateDir, e.Name())
-		c, err := read(path)
+		c, err := read(path, want(path))
 		if err != nil {
 			return err
 		}
@@ -285,7 +340,7 @@ func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
 		if !j.Protect.Match(rel) {
 			return nil
 		}
-		c, err := read(path)
+		c, err := read(path, want(path))
 		if err != nil {
 			return err
 		}
@@ -295,8 +350,8 @@ func (b *Baseline) scan(fn func(path, rel string, c *content) error) error {
 
 // read returns a file's content and mode, nil when it does not exist; a
 // folder, a named pipe or a device where a file was is content of its
-// own kind, never read.
-func read(path string) (*content, error) {
+// own kind, never read. A regular file larger than max is not read.
+func read(path string, max int64) (*content, error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -306,18 +361,25 @@ func read(path string) (*content, error) {
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		data, err := fsutil.ReadFile(path)
+		if fi.Size() > max {
+			return &content{mode: fi.Mode(), size: fi.Size(), lazy: true}, nil
+		}
+		data, err := readHead(path, max+1) // it may have grown since
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		return &content{data: data, mode: fi.Mode()}, nil
+		if int64(len(data)) > max {
+			return &content{mode: fi.Mode(), size: int64(len(data)), lazy: true}, nil
+		}
+		return &content{data: data, mode: fi.Mode(), size: int64(len(data))}, nil
 	case fi.Mode().Type() == fs.ModeSymlink:
 		target, err := os.Readlink(path)
 		if err != nil {
 			return nil, err
 		}
-		return &content{data: []byte(target), mode: fi.Mode()}, nil
+		return &content{data: []byte(target), mode: fi.Mode(), size: int64(len(target))}, nil
 	default:
-		return &content{data: []byte(fi.Mode().Type().String()), mode: fi.Mode()}, nil
+		kind := fi.Mode().Type().String()
+		return &content{data: []byte(kind), mode: fi.Mode(), size: int64(len(kind))}, nil
 	}
 }
