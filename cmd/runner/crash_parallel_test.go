@@ -239,7 +239,7 @@ env = { %[2]s, %[3]s = "1" }
 
 // whyExited describes a runner that exited with an error where it should
 // have finished: its exit code, the git lock files a killed runner's git
-// left behind (which the runner does not clear yet), the processes
+// left behind (the runner clears those no git holds), the processes
 // holding the lock file, the seed that replays the test's choices, and
 // the runner's output.
 func (r *crashRepo) whyExited(res runnerResult, seed uint64) string {

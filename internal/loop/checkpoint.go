@@ -86,6 +86,7 @@ func (r *Runner) openCheckpoints(ctx context.Context, t *tree.Tree) error {
 		return fmt.Errorf("git checkpoints: %s is not inside the repository at %s", r.p.Dir, repo.Top())
 	}
 	ck := &checkpoints{branch: strings.ReplaceAll(r.cfg.Git.Branch, "{root}", t.Root.ID), runtime: []string{filepath.ToSlash(rel) + "/"}}
+	r.clearStaleLocks(repo, ck.branch)
 	if r.cfg.Git.Worktree {
 		err = r.openWorktree(ctx, repo, ck)
 	} else {
@@ -108,6 +109,31 @@ func (r *Runner) openCheckpoints(ctx context.Context, t *tree.Tree) error {
 	r.mainDir = ck.repo.Top()
 	r.ledger.Checkpoint(ck.branch, ck.head)
 	return nil
+}
+
+// clearStaleLocks removes the git lock files that no live git holds (a
+// git killed with a runner left them) in the trees this runner owns: its
+// worktrees, the checkout when the work is done in place, the run
+// branch's ref and the runner's refs. It holds the run's lock, so no other
+// runner's git is at work there; without this, every later run would stop
+// on git's "File exists".
+func (r *Runner) clearStaleLocks(repo *git.Repo, branch string) {
+	dirs := repo.RunnerWorktreeGitDirs()
+	if !r.cfg.Git.Worktree {
+		dirs = append(dirs, repo.GitDir())
+	}
+	stale := repo.StaleLocks(dirs, []string{git.BranchRef(branch), "refs/runner/"})
+	if len(stale) == 0 {
+		return
+	}
+	if err := git.RemoveLocks(stale); err != nil {
+		r.log.Warn("could not remove a stale git lock file", "err", err)
+	}
+	names := make([]string, len(stale))
+	for i, s := range stale {
+		names[i] = inert.Line(s)
+	}
+	fmt.Fprintf(r.opts.Notices, "runner: removed git lock files no git holds, left by a git that was stopped with a runner: %s\n", strings.Join(names, ", "))
 }
 
 // openInPlace switches the checkout to the run branch (creating it from
