@@ -2,7 +2,6 @@ package loop
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/outcome"
@@ -43,86 +42,25 @@ func (r *Runner) enforceOwned(t *tree.Tree) bool {
 		})
 		return false
 	}
-	var commands []state.Record // reset and skip records, read when needed
-	loaded := false
-	changed := false
-	var refused []*tree.Node
-	t.Walk(func(n *tree.Node) {
-		if !n.IsLeaf() {
-			return
-		}
-		o, known := owned[n.ID]
-		if !known {
-			r.ledger.Own(n.ID, string(n.Status), n.Attempts, n.BlockedReason)
-			return
-		}
-		if string(n.Status) == o.Status && n.Attempts == o.Attempts && n.BlockedReason == o.BlockedReason {
-			return
-		}
-		if !loaded {
-			commands, loaded = r.ownedCommands(), true
-		}
-		if coveredSince(commands, ix, n.ID, o.At) {
-			r.ledger.Own(n.ID, string(n.Status), n.Attempts, n.BlockedReason)
-			return
-		}
-		refused = append(refused, n)
-		n.Status, n.Attempts, n.BlockedReason = tree.Status(o.Status), o.Attempts, o.BlockedReason
-		changed = true
-	})
+	taken, refused := outcome.ApplyOwned(t, owned, r.ownedCommands)
+	for _, n := range taken {
+		r.ledger.Own(n.ID, string(n.Status), n.Attempts, n.BlockedReason)
+	}
 	r.ledger.ForgetOwned(func(id string) bool { return ix.Node(id) != nil })
 	for _, n := range refused {
 		r.noticeRefused(ix, n)
 	}
-	if changed {
-		t.Normalize()
-	}
-	return changed
+	return len(refused) > 0
 }
 
 // ownedCommands returns the journal's reset and skip records, and those
-// of plans written to tree.json (`runner plan --force` replaces a tree
-// with progress).
+// of plans written to tree.json (outcome.OwnedCommands).
 func (r *Runner) ownedCommands() []state.Record {
 	recs, err := state.ReadJournal(r.p.Journal())
 	if err != nil {
 		r.log.Warn("cannot read the journal for resets and skips", "err", err)
 	}
-	var out []state.Record
-	for _, rec := range recs {
-		if rec.Event == state.EventReset || rec.Event == state.EventSkipped ||
-			(rec.Event == state.EventPlan && rec.Outcome == state.OutcomePlanWritten) {
-			out = append(out, rec)
-		}
-	}
-	return out
-}
-
-// coveredSince reports whether a reset of id or of a group above it, or
-// a skip of id, was recorded after since.
-func coveredSince(commands []state.Record, ix *tree.Index, id string, since time.Time) bool {
-	for _, c := range commands {
-		if !c.Time.After(since) {
-			continue
-		}
-		if c.Event == state.EventPlan && (c.Node == "" || c.Node == id || isUnder(ix, id, c.Node)) {
-			return true // a plan written to tree.json, of the whole tree or under one task
-		}
-		if c.Node == id || (c.Event == state.EventReset && isUnder(ix, id, c.Node)) {
-			return true
-		}
-	}
-	return false
-}
-
-// isUnder reports whether id is below group in the tree.
-func isUnder(ix *tree.Index, id, group string) bool {
-	for p := ix.Parent(id); p != nil; p = ix.Parent(p.ID) {
-		if p.ID == group {
-			return true
-		}
-	}
-	return false
+	return outcome.OwnedCommands(recs)
 }
 
 // noticeRefused says once per edit that a change of n's runner-owned

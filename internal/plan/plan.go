@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,7 +188,11 @@ func (r *run) check() error {
 	if len(r.o.Documents) == 0 {
 		return errors.New("plan: name the documents to plan from (files in the repository, or - to read one from stdin)")
 	}
-	if done := Progress(r.cur.t); len(done) > 0 && !r.o.Force && !r.o.DryRun {
+	journal, err := state.ReadJournal(r.p.Journal())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("plan: read the journal to know the tree's progress: %w", err)
+	}
+	if done := LedgerProgress(r.cur.t, r.l.Owned(), journal); len(done) > 0 && !r.o.Force && !r.o.DryRun {
 		return fmt.Errorf("plan: %s has progress (%s), which a new plan would replace. Plan again with --force to replace it "+
 			"(the current tree is kept beside it), or decompose one task with --node ID", r.p.Rel(r.p.Tree()), summarize(done, 5))
 	}

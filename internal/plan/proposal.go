@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -153,6 +155,45 @@ func Progress(t *tree.Tree) []string {
 			out = append(out, ix.Path(n.ID))
 		}
 	})
+	return out
+}
+
+// LedgerProgress adds to Progress(t) the tasks the ledger says a run
+// touched, whatever tree.json shows (a `git stash` or a hand edit can drop
+// its statuses): those whose owned fields (run_state.json) are done,
+// blocked or with attempts spent, and those with an outcome in the journal.
+// A task that is no longer in t is named by its id.
+func LedgerProgress(t *tree.Tree, owned map[string]state.Owned, journal []state.Record) []string {
+	out := Progress(t)
+	var ix *tree.Index
+	if t != nil && t.Root != nil {
+		ix = tree.NewIndex(t)
+	}
+	add := func(id string) {
+		name := id
+		if ix != nil && ix.Node(id) != nil {
+			name = ix.Path(id)
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	ids := make([]string, 0, len(owned))
+	for id := range owned {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		o := owned[id]
+		if o.Status == string(tree.StatusDone) || o.Status == string(tree.StatusBlocked) || o.Attempts > 0 {
+			add(id)
+		}
+	}
+	for _, rec := range journal {
+		if rec.Node != "" && (rec.Event == state.EventRecorded || rec.Event == state.EventSkipped) {
+			add(rec.Node)
+		}
+	}
 	return out
 }
 

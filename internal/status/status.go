@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -112,7 +113,10 @@ type Tasks struct {
 }
 
 // LoadTasks reads the config and the tree, and selects the next task.
-// It writes nothing and never takes the lock.
+// The tasks' status, attempts and blocked reason are the ledger's
+// (run_state.json), whatever tree.json shows (outcome.ApplyOwned): a
+// `git stash` that dropped them from tree.json does not make done tasks
+// look new. It writes nothing and never takes the lock.
 func LoadTasks(p state.Paths) (*Tasks, error) {
 	cfg, err := config.Load(p.Config())
 	if err != nil {
@@ -121,6 +125,12 @@ func LoadTasks(p state.Paths) (*Tasks, error) {
 	t, err := tree.Load(p.Tree())
 	if err != nil {
 		return nil, err
+	}
+	if rs, err := state.LoadRunState(p.RunState()); err == nil && rs != nil {
+		outcome.ApplyOwned(t, rs.Owned, func() []state.Record {
+			recs, _ := state.ReadJournal(p.Journal())
+			return outcome.OwnedCommands(recs)
+		})
 	}
 	ix := tree.NewIndex(t)
 	return &Tasks{Config: cfg, Tree: t, Index: ix, Selection: tree.Select(t, ix, cfg.Loop.MaxAttempts)}, nil
