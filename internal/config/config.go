@@ -204,6 +204,10 @@ type Git struct {
 	Setup []string `toml:"setup"`
 	// SetupTimeout bounds the setup commands together.
 	SetupTimeout Duration `toml:"setup_timeout"`
+	// Timeout bounds each of the runner's git commands. Work that git
+	// cannot take as a tree in this time (an agent's 64 GiB output, a
+	// million small files) fails its attempt, naming the largest paths.
+	Timeout Duration `toml:"timeout"`
 }
 
 // Sandbox confines the agent, the guards and the reviewer (SPEC §19).

@@ -23,6 +23,7 @@ const (
 	DefaultBackoffMax       = 30 * time.Minute
 	DefaultRunBranch        = "runner/{root}"
 	DefaultSetupTimeout     = 30 * time.Minute
+	DefaultGitTimeout       = 30 * time.Second
 	DefaultMaxRejections    = 2
 	DefaultOnError          = OnErrorWait
 )
@@ -111,7 +112,7 @@ func Default() *Config {
 			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
 		Scrub:   Scrub{Enabled: true},
-		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, Worktree: true, SetupTimeout: Duration{DefaultSetupTimeout}},
+		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, Worktree: true, SetupTimeout: Duration{DefaultSetupTimeout}, Timeout: Duration{DefaultGitTimeout}},
 		Verify:  Verify{Preflight: true},
 		Sandbox: Sandbox{Mode: SandboxAuto},
 	}

@@ -291,6 +291,7 @@ func (r *report) validateGit(g Git) {
 		}
 	}
 	r.positive("git.setup_timeout", g.SetupTimeout, `"30m"`)
+	r.positive("git.timeout", g.Timeout, `"30s"`)
 }
 
 // validBranchName follows git check-ref-format for a branch name.

@@ -112,6 +112,8 @@ type call struct {
 	stdin  []byte    // nil: no input
 	stdout io.Writer // set: stdout goes there instead of into result.out
 	ok     []int     // exit statuses other than 0 that are not failures
+	// timeout, when set, replaces the repository's bound for this call.
+	timeout time.Duration
 }
 
 // result is the outcome of a call that did not fail.
@@ -123,7 +125,11 @@ type result struct {
 
 // run runs git with args and returns its output, or an *Error.
 func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
-	cctx, cancel := context.WithTimeout(ctx, x.timeout)
+	limit := x.timeout
+	if c.timeout > 0 {
+		limit = c.timeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	argv := make([]string, 0, len(globalArgs)+len(c.config)+len(args))
 	argv = append(append(append(argv, globalArgs...), c.config...), args...)
@@ -159,7 +165,7 @@ func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
 	if cctx.Err() != nil && ctx.Err() == nil {
 		// The time limit, not the caller, stopped it.
 		_, e := fail(-1, context.DeadlineExceeded)
-		e.(*Error).Timeout = x.timeout
+		e.(*Error).Timeout = limit
 		return result{}, e
 	}
 	if ctx.Err() != nil {

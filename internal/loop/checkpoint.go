@@ -48,6 +48,9 @@ type checkpoints struct {
 	// leftovers: the guards ran in the slot on an integrated result, and
 	// may have left files there (cleanSlot undoes them).
 	leftovers bool
+	// unsnappable: the working tree holds work git could not take as a
+	// tree in time; it is discarded, not kept (judgedtree.go).
+	unsnappable bool
 }
 
 // openCheckpoints sets up the run's checkpoints: inside a git repository,
@@ -64,7 +67,7 @@ func (r *Runner) openCheckpoints(ctx context.Context, t *tree.Tree) error {
 		fmt.Fprintln(r.opts.Notices, "runner: git checkpoints are off (git.checkpoint = false): no commit per task")
 		return nil
 	}
-	repo, err := git.Open(ctx, r.p.Root, git.Options{})
+	repo, err := git.Open(ctx, r.p.Root, git.Options{Timeout: r.cfg.Git.Timeout.Duration})
 	if err == nil {
 		_, err = repo.HeadCommit(ctx)
 	}
@@ -351,7 +354,17 @@ func (r *worker) checkpoint(ctx context.Context, meta *state.Meta, title string)
 	if meta.Outcome == state.OutcomeDone {
 		return r.commitTask(ctx, meta, title)
 	}
+	if ck.unsnappable {
+		return r.discardUnsnappable(ctx, meta)
+	}
 	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	if errors.Is(err, git.ErrTimeout) && ctx.Err() == nil {
+		// Work git cannot take in time is not kept: it would stop every
+		// later run at this same step.
+		meta.Note = strings.TrimSpace(meta.Note + " its work was too large to keep (git.timeout); discarded")
+		fmt.Fprintf(r.opts.Notices, "runner: the work of iteration %d is too large for git to keep within git.timeout (%s); it is discarded\n", meta.Iteration, r.cfg.Git.Timeout.Duration)
+		return r.discardUnsnappable(ctx, meta)
+	}
 	if err != nil {
 		return fmt.Errorf("keep the attempt of iteration %d: %w", meta.Iteration, err)
 	}
@@ -403,33 +416,13 @@ func (r *worker) commitTask(ctx context.Context, meta *state.Meta, title string)
 		return r.restartSlot(ctx, r.main.head)
 	}
 	if found == "" {
-		snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+		snap, err := r.judgedSnapshot(ctx, meta)
 		if err != nil {
 			return fmt.Errorf("commit task %s: %w", meta.Node, err)
 		}
-		if len(snap.Paths) == 0 {
-			meta.Note = strings.TrimSpace(meta.Note + " no change to commit")
-			ck.dirty = ""
-			return nil
+		if commit, err = r.commitSnapshot(ctx, meta, title, snap); err != nil || commit == "" {
+			return err
 		}
-		m := git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
-			Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
-		if commit, err = ck.repo.CommitSnapshot(ctx, snap, m); err != nil {
-			return fmt.Errorf("commit task %s: %w", meta.Node, err)
-		}
-		fsutil.FailAt(fsutil.FailGit, "commit")
-		// The branch is at the checkpoint: one moved by someone else since
-		// the agent and the guards were checked is put back first, what it
-		// pointed at kept (runbranch.go).
-		if moved, err := r.runBranchMoved(ctx, meta.Iteration); err != nil {
-			return fmt.Errorf("commit task %s: %w", meta.Node, err)
-		} else if moved != nil {
-			meta.Note = strings.TrimSpace(meta.Note + " the run branch was found moved by someone else before this task's commit: put back, kept under " + moved.Kept)
-		}
-		if err := ck.repo.AdvanceHead(ctx, snap, commit, ck.head); err != nil {
-			return fmt.Errorf("commit task %s: %w", meta.Node, err)
-		}
-		fsutil.FailAt(fsutil.FailGit, "advance")
 	} else if p, err := ck.repo.ResolveCommit(ctx, found+"^"); err == nil {
 		parent = p
 	}
@@ -442,6 +435,55 @@ func (r *worker) commitTask(ctx context.Context, meta *state.Meta, title string)
 	r.ledger.Checkpoint(ck.branch, commit)
 	r.followBaseline(meta, parent, commit, r.p.RunDir(meta.Iteration))
 	return nil
+}
+
+// commitSnapshot commits snap, the working tree as the judged tree, as
+// task meta's commit on the run branch, and returns it; "" when it holds
+// no change.
+func (r *worker) commitSnapshot(ctx context.Context, meta *state.Meta, title string, snap git.Snapshot) (string, error) {
+	ck := r.ck
+	if len(snap.Paths) == 0 {
+		meta.Note = strings.TrimSpace(meta.Note + " no change to commit")
+		ck.dirty = ""
+		return "", nil
+	}
+	commit, err := ck.repo.CommitSnapshot(ctx, snap, taskMessage(meta, title))
+	if err != nil {
+		return "", fmt.Errorf("commit task %s: %w", meta.Node, err)
+	}
+	fsutil.FailAt(fsutil.FailGit, "commit")
+	// The branch is at the checkpoint: one moved by someone else since
+	// the agent and the guards were checked is put back first, what it
+	// pointed at kept (runbranch.go).
+	if err := r.putBackRunBranch(ctx, meta); err != nil {
+		return "", err
+	}
+	if err := ck.repo.AdvanceHead(ctx, snap, commit, ck.head); err != nil {
+		return "", fmt.Errorf("commit task %s: %w", meta.Node, err)
+	}
+	fsutil.FailAt(fsutil.FailGit, "advance")
+	return commit, nil
+}
+
+// putBackRunBranch puts the run branch back where the runner left it, if
+// someone else moved it since the agent and the guards were checked
+// (runbranch.go), before a task's commit moves it.
+func (r *worker) putBackRunBranch(ctx context.Context, meta *state.Meta) error {
+	moved, err := r.runBranchMoved(ctx, meta.Iteration)
+	if err != nil {
+		return fmt.Errorf("commit task %s: %w", meta.Node, err)
+	}
+	if moved != nil {
+		meta.Note = strings.TrimSpace(meta.Note + " the run branch was found moved by someone else before this task's commit: put back, kept under " + moved.Kept)
+	}
+	return nil
+}
+
+// taskMessage is the commit message of meta's task: its title, the
+// agent's summary, and the trailers that find it again.
+func taskMessage(meta *state.Meta, title string) git.Message {
+	return git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
+		Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
 }
 
 // short is a commit id as people read it.

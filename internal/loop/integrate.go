@@ -53,15 +53,14 @@ func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) 
 	}
 	r.outside(func() { r.par.integ.Lock() })
 	defer r.par.integ.Unlock()
-	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	snap, err := r.judgedSnapshot(ctx, meta)
 	if err != nil {
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
 	}
 	if len(snap.Paths) == 0 {
 		return nil // nothing to bring: recorded done with no commit (commitTask)
 	}
-	m := git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
-		Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
+	m := taskMessage(meta, title)
 	task, err := ck.repo.CommitSnapshot(ctx, snap, m)
 	if err != nil {
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)

@@ -240,12 +240,22 @@ func (r *worker) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 	meta.Guard = state.GuardSkipped
 	ran := r.guardsWillRun(meta)
+	taken := true
+	if len(meta.Tamper) == 0 && meta.AgentStatus == "done" {
+		// The work is taken as a tree before anything judges it.
+		var err error
+		if taken, err = r.takeJudgedTree(ctx, meta); err != nil {
+			return err
+		}
+	}
 	if len(meta.Tamper) > 0 {
 		// The attempt changed its judges: it fails without them running.
 		ran = false
 		if err := r.failTampered(meta); err != nil {
 			return err
 		}
+	} else if !taken {
+		ran = false // failed: too large to take (judgedtree.go)
 	} else if ran {
 		results, verdict, err := r.runGuards(ctx, meta)
 		if err != nil || ctx.Err() != nil {

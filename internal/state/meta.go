@@ -96,6 +96,10 @@ type Meta struct {
 	// (SPEC §12); AttemptRef the ref keeping a failed attempt's changes.
 	Checkpoint *CheckpointMeta `json:"checkpoint,omitempty"`
 	AttemptRef string          `json:"attempt_ref,omitempty"`
+	// JudgedTree is the git tree the agent's work was taken as before the
+	// guards judged it (SPEC §20): what lands when they pass, whatever
+	// the working tree holds after them.
+	JudgedTree string `json:"judged_tree,omitempty"`
 	// Executor is the name of the executor that ran the agent (SPEC §17).
 	Executor string `json:"executor,omitempty"`
 	// Tamper lists the runner's inputs and protected paths the agent
