@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
@@ -137,9 +138,20 @@ func (l *Ledger) checkIntact(n int) error {
 				return fmt.Errorf("make %s again: %w", l.p.Rel(l.p.RunDir(n)), err)
 			}
 		}
+		if _, err := os.Lstat(filepath.Join(l.p.RunDir(n), "prompt.md")); errors.Is(err, os.ErrNotExist) && l.promptKeeper != nil {
+			// The prompt the agent was given is the record's first part.
+			if err := l.promptKeeper(n); err != nil {
+				return fmt.Errorf("write the prompt of iteration %d again: %w", n, err)
+			}
+		}
 	}
 	return nil
 }
+
+// KeepPrompts sets what writes the prompt of iteration n again (prompt.md
+// and context.json in its run folder) when the agent or its code removed
+// it: the runner keeps the prompts of the iterations under way.
+func (l *Ledger) KeepPrompts(write func(n int) error) { l.promptKeeper = write }
 
 // restore puts back what is missing under .runner/: the keep's copies,
 // then run_state.json from memory, made durable.

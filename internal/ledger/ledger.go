@@ -42,6 +42,9 @@ type Ledger struct {
 	log *log.Logger
 
 	lock *state.Lock
+	// promptKeeper writes the prompt of an iteration under way again
+	// (KeepPrompts); nil: none.
+	promptKeeper func(n int) error
 	// keep is the copy of the state in the git directory (intact.go); nil
 	// outside a git repository. keptFloor is the highest iteration number
 	// it knew of at start: numbers at or below it are never given again.

@@ -77,8 +77,9 @@ type Runner struct {
 	ledger *ledger.Ledger
 	count  int // iterations run by this invocation
 
-	cache runCache // work kept between iterations (inputs.go)
-	chain chain    // the executors and what the run knows of each (fallback.go)
+	cache   runCache // work kept between iterations (inputs.go)
+	prompts prompts  // the prompts of the iterations under way (prompts.go)
+	chain   chain    // the executors and what the run knows of each (fallback.go)
 
 	// preflighted says the run's preflight ran or was not needed
 	// (preflight.go).
@@ -147,6 +148,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	defer r.ledger.Close()
+	r.ledger.KeepPrompts(r.prompts.write)
 	if err := r.reload(); err != nil {
 		return nil, err
 	}
