@@ -65,13 +65,18 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
 	personHead := r.git("rev-parse", "HEAD")
 
-	points := []string{"git:commit", "git:advance", "rename:run_state.json", "rename:tree.json", "append:journal.jsonl"}
+	points := []string{"git:commit", "git:advance", "rename:run_state.json", "rename:tree.json", "append:journal.jsonl", "guards:ran", "gitcmd"}
 	made, batches := 0, 0
 	for made < kills {
 		var env []string
 		delay := time.Duration(200+rng.IntN(600)) * time.Millisecond
 		if rng.IntN(4) != 0 {
-			fp := points[rng.IntN(len(points))] + "@" + strconv.Itoa(1+rng.IntN(3))
+			point := points[rng.IntN(len(points))]
+			upTo := 3
+			if point == "gitcmd" {
+				upTo = 60 // dozens of git commands a task
+			}
+			fp := point + "@" + strconv.Itoa(1+rng.IntN(upTo))
 			env = append(env, fsutil.FailpointEnv+"="+fp)
 			delay = 0
 		}

@@ -101,6 +101,9 @@ func crashParallel(t *testing.T, night bool) {
 	points := []failAt{
 		{"git:commit", batch}, {"git:advance", batch},
 		{"rename:run_state.json", 8 * batch}, {"rename:tree.json", batch}, {"append:journal.jsonl", 8 * batch},
+		// Right after the guards ran the agent's code, and while one of
+		// the runner's git commands runs.
+		{"guards:ran", batch}, {"gitcmd", 30 * batch},
 	}
 	// Aimed at the night's own moments: a review under way, a verdict not
 	// yet recorded, the keep's sync while other slots work.

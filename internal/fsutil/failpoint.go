@@ -33,7 +33,13 @@ import (
 //	        not yet recorded)
 //	keep    the keep's sync (FailAt, "sync"), before it copies anything;
 //	        only when named: it runs in the background
-//	*       any of the above but keep
+//	guards  the guards of an iteration have run, the agent's code with
+//	        them, and nothing of what they did is checked or recorded yet
+//	        (FailAt, "ran")
+//	gitcmd  a git command of the runner's is running (FailAt after it
+//	        started, FILE naming its subcommand: "add", "read-tree"): the
+//	        runner dies while its git works
+//	*       any of the above but keep, guards and gitcmd
 //
 // FILE, when given, restricts the hook to files with that base name
 // ("run_state.json"). N (default 1) makes the process die at the N-th
@@ -56,6 +62,10 @@ const (
 	FailReview = "review"
 	// FailKeep is the keep's sync ("sync").
 	FailKeep = "keep"
+	// FailGuards is the moment the guards have run ("ran").
+	FailGuards = "guards"
+	// FailGitCmd is a git command running, labelled by its subcommand.
+	FailGitCmd = "gitcmd"
 )
 
 type failpointSpec struct {
@@ -94,9 +104,9 @@ func parseFailpoint(v string) (*failpointSpec, error) {
 	}
 	s.point, s.file, _ = strings.Cut(v, ":")
 	switch s.point {
-	case FailTemp, FailRename, FailAppend, FailGit, FailReview, FailKeep, "*":
+	case FailTemp, FailRename, FailAppend, FailGit, FailReview, FailKeep, FailGuards, FailGitCmd, "*":
 	default:
-		return nil, fmt.Errorf("unknown point %q: want temp, rename, append, git, review, keep or *", s.point)
+		return nil, fmt.Errorf("unknown point %q: want temp, rename, append, git, review, keep, guards, gitcmd or *", s.point)
 	}
 	if strings.ContainsAny(s.file, `/\`) {
 		return nil, fmt.Errorf("file %q: give a base name, not a path", s.file)
@@ -122,8 +132,10 @@ func failHere(point, path string) bool {
 	if (fp.point != "*" && fp.point != point) || (fp.file != "" && fp.file != baseName(path)) {
 		return false
 	}
-	if fp.point == "*" && point == FailKeep {
-		return false // in the background: * must name the same point on every run
+	if fp.point == "*" && (point == FailKeep || point == FailGuards || point == FailGitCmd) {
+		// keep runs in the background (* must name the same point on
+		// every run); the others are aimed at by name.
+		return false
 	}
 	return failpointHits.Add(1) == fp.n
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
 )
 
 // DefaultTimeout bounds each git call when Options.Timeout is zero.
@@ -123,6 +125,20 @@ type result struct {
 	stderr string // what it printed on stderr, trimmed, at most stderrLimit bytes
 }
 
+// subcommand is the git subcommand of args, past the -c options.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if args[i] == "-c" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(args[i], "-") {
+			return args[i]
+		}
+	}
+	return ""
+}
+
 // run runs git with args and returns its output, or an *Error.
 func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
 	limit := x.timeout
@@ -154,7 +170,11 @@ func (x *exe) run(ctx context.Context, c call, args ...string) (result, error) {
 	cmd.WaitDelay = waitDelay
 
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		fsutil.FailAt(fsutil.FailGitCmd, subcommand(args))
+		err = cmd.Wait()
+	}
 	stop()
 	if x.trace != nil {
 		x.trace(args, time.Since(start))

@@ -49,6 +49,9 @@ type Hooks struct {
 	// before anything of the working tree is checked: the coordinator
 	// puts back what of its own files the program removed.
 	Exited func() error
+	// Ran is called when the guards have run, before what they did is
+	// checked (the crash tests kill the runner there).
+	Ran func()
 }
 
 func (h Hooks) outside(f func()) {

@@ -104,6 +104,9 @@ func Judge(ctx context.Context, g Guards, logDir string, h Hooks) (Judgement, er
 	if err != nil {
 		return Judgement{}, err
 	}
+	if h.Ran != nil {
+		h.Ran()
+	}
 	j.Verdict, j.Judged = verdict, g.Baseline != nil
 	if base != nil {
 		if j.Tamper, err = RestoreJudges(base, g.TamperDir, g.TamperPrefix); err != nil {

@@ -314,7 +314,7 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 	if rel, err := filepath.Rel(r.p.RunDir(meta.Iteration), g.TamperDir); err == nil {
 		g.TamperPrefix = filepath.ToSlash(rel) + "/"
 	}
-	j, err := iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside})
+	j, err := iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside, Ran: func() { fsutil.FailAt(fsutil.FailGuards, "ran") }})
 	if err != nil {
 		return j, err
 	}
