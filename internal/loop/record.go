@@ -53,7 +53,13 @@ func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 	if node != nil {
 		title = node.Title
 	}
-	if err := r.checkpoint(ctx, meta, title); err != nil {
+	// An interrupted iteration is recorded after the interrupt: its git
+	// work (keeping the attempt) must not be cut short by it.
+	gitCtx := ctx
+	if ctx.Err() != nil {
+		gitCtx = context.WithoutCancel(ctx)
+	}
+	if err := r.checkpoint(gitCtx, meta, title); err != nil {
 		return err
 	}
 

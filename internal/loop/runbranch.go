@@ -30,6 +30,8 @@ func (r *worker) runBranchMoved(ctx context.Context, n int) (*state.TamperMeta, 
 	if main == nil || main.head == "" {
 		return nil, nil
 	}
+	// Also after an interrupt: the check is part of recording what ran.
+	ctx = context.WithoutCancel(ctx)
 	ref := git.BranchRef(main.branch)
 	cur, err := main.repo.RefValue(ctx, ref)
 	if err != nil {
