@@ -73,6 +73,22 @@ type Previous struct {
 	RunDir    string // absolute runs/NNNNNN of the previous iteration ("" if none)
 }
 
+// Ancestor is a group above the selected node: its path, title, goal and
+// acceptance, which the task serves (goal.md says them after the task's
+// own).
+type Ancestor struct {
+	Path, Title, Goal string
+	Acceptance        []string
+}
+
+// ancestorLimit bounds what goal.md says of each ancestor, and
+// ancestorsLimit of all of them: the task's own goal stays first and
+// whole.
+const (
+	ancestorLimit  = 2 << 10
+	ancestorsLimit = 8 << 10
+)
+
 // Files holds the rendered contents of the context files. An empty string
 // means the file is not written.
 type Files struct {
@@ -90,13 +106,21 @@ type Files struct {
 //
 // Render reads nothing but those two logs.
 func Render(node *tree.Node, prev Previous, limit int64) (Files, error) {
+	return RenderWithin(node, nil, prev, limit)
+}
+
+// RenderWithin is Render for a node under ancestors (the root first):
+// goal.md also says, after the node's own goal, the goal and acceptance
+// of each ancestor that has them ("Within"), each bounded
+// (ancestorLimit), all of them too (ancestorsLimit, the nearest kept).
+func RenderWithin(node *tree.Node, ancestors []Ancestor, prev Previous, limit int64) (Files, error) {
 	if node == nil {
 		return Files{}, errors.New("render context files: no node selected")
 	}
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	f := Files{Goal: renderGoal(node)}
+	f := Files{Goal: renderGoal(node) + renderAncestors(ancestors)}
 	sameNode := prev.Node != "" && prev.Node == node.ID
 	if !sameNode {
 		return f, nil
@@ -122,6 +146,45 @@ func renderGoal(n *tree.Node) string {
 	textfmt.Field(&b, "goal", n.Goal)
 	textfmt.List(&b, "acceptance", n.Acceptance)
 	return b.String()
+}
+
+// renderAncestors says what the groups above the task ask for, the
+// root first; those with neither goal nor acceptance are left out.
+func renderAncestors(ancestors []Ancestor) string {
+	var parts []string
+	for _, a := range ancestors {
+		if strings.TrimSpace(a.Goal) == "" && len(a.Acceptance) == 0 {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "\n### %s: %s\n\n", a.Path, textfmt.OneLine(a.Title, 200))
+		if strings.TrimSpace(a.Goal) != "" {
+			textfmt.Field(&b, "goal", a.Goal)
+		}
+		if len(a.Acceptance) > 0 {
+			textfmt.List(&b, "acceptance", a.Acceptance)
+		}
+		part := b.String()
+		if len(part) > ancestorLimit {
+			cut := ancestorLimit - len("\n[truncated]\n")
+			for cut > 0 && !utf8.RuneStart(part[cut]) {
+				cut--
+			}
+			part = part[:cut] + "\n[truncated]\n"
+		}
+		parts = append(parts, part)
+	}
+	total := 0
+	for i := len(parts) - 1; i >= 0; i-- {
+		if total += len(parts[i]); total > ancestorsLimit {
+			parts = parts[i+1:] // the nearest groups are kept
+			break
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\n## Within\n\nThis task is part of the groups below (the whole tree first); what they ask for holds for it too.\n" + strings.Join(parts, "")
 }
 
 func renderHistory(prev Previous, limit int64) string {

@@ -1,6 +1,7 @@
 package contextfiles
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -362,5 +363,44 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRenderWithinAncestors: goal.md says, after the task's own goal, the
+// goal and acceptance of each group above it that has them, the root
+// first; one too long is cut, and of too many the nearest are kept.
+func TestRenderWithinAncestors(t *testing.T) {
+	node := &tree.Node{ID: "ops", Title: "Operations", Goal: "Implement + - * /."}
+	ancestors := []Ancestor{
+		{Path: "calc", Title: "Calculator CLI", Goal: "A calculator. Do not change the tests.", Acceptance: []string{"go test ./... passes"}},
+		{Path: "calc/core", Title: "Core"}, // nothing to say
+	}
+	f, err := RenderWithin(node, ancestors, Previous{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Goal\n\ntitle: Operations\ngoal: Implement + - * /.\nacceptance: (none)\n" +
+		"\n## Within\n\nThis task is part of the groups below (the whole tree first); what they ask for holds for it too.\n" +
+		"\n### calc: Calculator CLI\n\ngoal: A calculator. Do not change the tests.\nacceptance:\n- go test ./... passes\n"
+	if f.Goal != want {
+		t.Fatalf("goal.md:\n%s\nwant:\n%s", f.Goal, want)
+	}
+	if f, _ := RenderWithin(node, ancestors[1:], Previous{}, 0); strings.Contains(f.Goal, "Within") {
+		t.Errorf("a group with nothing to say makes a Within part:\n%s", f.Goal)
+	}
+
+	long := []Ancestor{{Path: "a", Title: "A", Goal: strings.Repeat("é", 5000)}}
+	f, _ = RenderWithin(node, long, Previous{}, 0)
+	within := f.Goal[strings.Index(f.Goal, "\n### a"):]
+	if len(within) > ancestorLimit || !strings.HasSuffix(within, "[truncated]\n") || !utf8.ValidString(within) {
+		t.Errorf("a long ancestor: %d bytes (limit %d), ends %q", len(within), ancestorLimit, within[len(within)-20:])
+	}
+	var many []Ancestor
+	for i := range 20 {
+		many = append(many, Ancestor{Path: fmt.Sprintf("g%d", i), Title: "G", Goal: strings.Repeat("x", 1500)})
+	}
+	f, _ = RenderWithin(node, many, Previous{}, 0)
+	if !strings.Contains(f.Goal, "### g19:") || strings.Contains(f.Goal, "### g0:") || len(f.Goal) > ancestorsLimit+1024 {
+		t.Errorf("many ancestors: %d bytes; want the nearest kept within %d", len(f.Goal), ancestorsLimit)
 	}
 }

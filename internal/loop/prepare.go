@@ -59,7 +59,11 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 	if prev.Iteration > 0 {
 		prev.RunDir = p.RunDir(prev.Iteration)
 	}
-	files, err := contextfiles.Render(node, prev, failureLimit)
+	var ancestors []contextfiles.Ancestor
+	for a := ix.Parent(node.ID); a != nil; a = ix.Parent(a.ID) {
+		ancestors = append([]contextfiles.Ancestor{{Path: ix.Path(a.ID), Title: a.Title, Goal: a.Goal, Acceptance: a.Acceptance}}, ancestors...)
+	}
+	files, err := contextfiles.RenderWithin(node, ancestors, prev, failureLimit)
 	if err != nil {
 		return nil, err
 	}

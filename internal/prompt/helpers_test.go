@@ -29,6 +29,11 @@ func calcTree() *tree.Tree {
 	}}
 }
 
+// calcWithin is what goal.md says of the root above "ops" (as
+// context.RenderWithin writes it): the whole tree's goal and acceptance.
+const calcWithin = "\n## Within\n\nThis task is part of the groups below (the whole tree first); what they ask for holds for it too.\n" +
+	"\n### calc: Calculator CLI\n\ngoal: A calculator command that adds, subtracts, multiplies and divides.\nacceptance:\n- go test ./... passes\n"
+
 // calcInput is a full Input for the "ops" node with every section filled.
 // calcProtect are the verify.protect globs of calcInput.
 var calcProtect = []string{"ops/*_test.go"}
@@ -38,7 +43,7 @@ func calcInput(t testing.TB) Input {
 	tr := calcTree()
 	ix := tree.NewIndex(tr)
 	return Input{
-		Goal:               "# Goal\n\ntitle: Operations\ngoal: Implement + - * /.\n  Division by zero is an error.\nacceptance:\n- go test ./ops passes\n- calc 6 / 0 exits 2\n",
+		Goal:               "# Goal\n\ntitle: Operations\ngoal: Implement + - * /.\n  Division by zero is an error.\nacceptance:\n- go test ./ops passes\n- calc 6 / 0 exits 2\n" + calcWithin,
 		History:            "# History (previous attempt)\n\nAdded + and -; * and / not started.\n",
 		Failure:            "# Failure (previous attempt)\n\n# github.com/x/calc/ops\nops/div.go:3:5: undefined: big\n",
 		Tree:               tr,

@@ -50,7 +50,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	url := startServe(t, bin, root, "--token", token)
 	shots := t.TempDir()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// The flags keep Chromium from reaching for the network, which is
 	// closed here: without them it stalls on refused connections.
@@ -95,7 +95,9 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, 20*time.Second)
+		// Each step waits for what it needs up to a minute: on a busy
+		// machine the browser is slow to draw, never this slow.
+		sctx, cancel := context.WithTimeout(bctx, time.Minute)
 		defer cancel()
 		if err := chromedp.Do(sctx, actions...); err != nil {
 			shot(t, bctx, filepath.Join(shots, "failed.png"))
@@ -142,8 +144,18 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("history %q: want a guard failure and the blocked iteration", rows)
 	}
 
+	// The history may be drawn again by a live update just as the row is
+	// clicked (on a busy machine the first update comes late), which
+	// loses the click: the row is clicked until its detail shows.
 	step("open the iteration whose guard failed",
-		chromedp.Click(chromedp.CSS(`#history-body tr[data-n="2"]`)),
+		chromedp.Evaluate[chromedp.Void](`new Promise(done => {
+			const open = () => {
+				if (document.querySelector('#detail-body details.log[data-name="guard.log"]')) return done();
+				document.querySelector('#history-body tr[data-n="2"]')?.click();
+				setTimeout(open, 250);
+			};
+			open();
+		})`, chromedp.EvalAwaitPromise),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-body details.log[data-name="guard.log"]`)),
 		chromedp.Click(chromedp.CSS(`#detail-body details.log[data-name="guard.log"] summary`)))
 	if d := text("#detail-body"); !strings.Contains(d, "cart.txt must say ok") || !strings.Contains(d, "prompt.md") {
