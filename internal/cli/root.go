@@ -135,6 +135,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newValidateCmd(g),
 		newShowCmd(g),
 		newResetCmd(g),
+		newAnswerCmd(g),
 		newSkipCmd(g),
 		newAbandonCmd(g),
 		newStopCmd(g),

@@ -81,6 +81,16 @@ type Ancestor struct {
 	Acceptance        []string
 }
 
+// PersonAnswer is a person's answer to the task's question (`runner
+// answer`), with the question it answers ("" when the task was not
+// blocked).
+type PersonAnswer struct {
+	Question, Answer string
+}
+
+// answersKept is how many of a task's answers goal.md carries: the last.
+const answersKept = 3
+
 // ancestorLimit bounds what goal.md says of each ancestor, and
 // ancestorsLimit of all of them: the task's own goal stays first and
 // whole.
@@ -106,21 +116,23 @@ type Files struct {
 //
 // Render reads nothing but those two logs.
 func Render(node *tree.Node, prev Previous, limit int64) (Files, error) {
-	return RenderWithin(node, nil, prev, limit)
+	return RenderWithin(node, nil, nil, prev, limit)
 }
 
-// RenderWithin is Render for a node under ancestors (the root first):
-// goal.md also says, after the node's own goal, the goal and acceptance
-// of each ancestor that has them ("Within"), each bounded
-// (ancestorLimit), all of them too (ancestorsLimit, the nearest kept).
-func RenderWithin(node *tree.Node, ancestors []Ancestor, prev Previous, limit int64) (Files, error) {
+// RenderWithin is Render for a node under ancestors (the root first),
+// which a person answered: goal.md also says, after the node's own goal,
+// the person's answers to its questions (the last answersKept), then the
+// goal and acceptance of each ancestor that has them ("Within"), each
+// bounded (ancestorLimit), all of them too (ancestorsLimit, the nearest
+// kept).
+func RenderWithin(node *tree.Node, ancestors []Ancestor, answers []PersonAnswer, prev Previous, limit int64) (Files, error) {
 	if node == nil {
 		return Files{}, errors.New("render context files: no node selected")
 	}
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	f := Files{Goal: renderGoal(node) + renderAncestors(ancestors)}
+	f := Files{Goal: renderGoal(node) + renderAnswers(answers) + renderAncestors(ancestors)}
 	sameNode := prev.Node != "" && prev.Node == node.ID
 	if !sameNode {
 		return f, nil
@@ -145,6 +157,26 @@ func renderGoal(n *tree.Node) string {
 	textfmt.Field(&b, "title", n.Title)
 	textfmt.Field(&b, "goal", n.Goal)
 	textfmt.List(&b, "acceptance", n.Acceptance)
+	return b.String()
+}
+
+// renderAnswers says a person's answers to the task's questions.
+func renderAnswers(answers []PersonAnswer) string {
+	if len(answers) == 0 {
+		return ""
+	}
+	if len(answers) > answersKept {
+		answers = answers[len(answers)-answersKept:]
+	}
+	var b strings.Builder
+	b.WriteString("\n## Answers from a person\n\nA person answered this task's questions; the answer holds over anything above that it contradicts.\n")
+	for _, a := range answers {
+		b.WriteString("\n")
+		if strings.TrimSpace(a.Question) != "" {
+			textfmt.Field(&b, "question", a.Question)
+		}
+		textfmt.Field(&b, "answer", a.Answer)
+	}
 	return b.String()
 }
 

@@ -375,7 +375,7 @@ func TestRenderWithinAncestors(t *testing.T) {
 		{Path: "calc", Title: "Calculator CLI", Goal: "A calculator. Do not change the tests.", Acceptance: []string{"go test ./... passes"}},
 		{Path: "calc/core", Title: "Core"}, // nothing to say
 	}
-	f, err := RenderWithin(node, ancestors, Previous{}, 0)
+	f, err := RenderWithin(node, ancestors, nil, Previous{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,12 +385,12 @@ func TestRenderWithinAncestors(t *testing.T) {
 	if f.Goal != want {
 		t.Fatalf("goal.md:\n%s\nwant:\n%s", f.Goal, want)
 	}
-	if f, _ := RenderWithin(node, ancestors[1:], Previous{}, 0); strings.Contains(f.Goal, "Within") {
+	if f, _ := RenderWithin(node, ancestors[1:], nil, Previous{}, 0); strings.Contains(f.Goal, "Within") {
 		t.Errorf("a group with nothing to say makes a Within part:\n%s", f.Goal)
 	}
 
 	long := []Ancestor{{Path: "a", Title: "A", Goal: strings.Repeat("é", 5000)}}
-	f, _ = RenderWithin(node, long, Previous{}, 0)
+	f, _ = RenderWithin(node, long, nil, Previous{}, 0)
 	within := f.Goal[strings.Index(f.Goal, "\n### a"):]
 	if len(within) > ancestorLimit || !strings.HasSuffix(within, "[truncated]\n") || !utf8.ValidString(within) {
 		t.Errorf("a long ancestor: %d bytes (limit %d), ends %q", len(within), ancestorLimit, within[len(within)-20:])
@@ -399,7 +399,7 @@ func TestRenderWithinAncestors(t *testing.T) {
 	for i := range 20 {
 		many = append(many, Ancestor{Path: fmt.Sprintf("g%d", i), Title: "G", Goal: strings.Repeat("x", 1500)})
 	}
-	f, _ = RenderWithin(node, many, Previous{}, 0)
+	f, _ = RenderWithin(node, many, nil, Previous{}, 0)
 	if !strings.Contains(f.Goal, "### g19:") || strings.Contains(f.Goal, "### g0:") || len(f.Goal) > ancestorsLimit+1024 {
 		t.Errorf("many ancestors: %d bytes; want the nearest kept within %d", len(f.Goal), ancestorsLimit)
 	}

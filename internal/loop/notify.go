@@ -12,6 +12,7 @@ import (
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/notify"
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/scrub"
 	"github.com/runner-cli/runner/internal/state"
@@ -146,13 +147,19 @@ func (r *Runner) notifyBlocked(meta *state.Meta, node *tree.Node, msg *executor.
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "task %s is blocked (iteration %d): %s", meta.NodePath, meta.Iteration, clip(node.BlockedReason, 1200))
+	if node.BlockedReason == outcome.ReasonExhausted {
+		fmt.Fprintf(&b, "task %s used up its attempts (iteration %d was its last); `runner show %d` has what failed.\nTo go on: fix the cause, then `runner reset %s`; or `runner skip %s` to count it done without running it.",
+			meta.NodePath, meta.Iteration, meta.Iteration, meta.Node, meta.Node)
+		r.notify(notify.Blocked, b.String())
+		return
+	}
+	fmt.Fprintf(&b, "task %s asks a question (iteration %d): %s", meta.NodePath, meta.Iteration, clip(node.BlockedReason, 1200))
 	if msg != nil && meta.Outcome == state.OutcomeBlocked {
 		for _, q := range msg.Questions {
 			fmt.Fprintf(&b, "\n- %s", textfmt.OneLine(q, 400))
 		}
 	}
-	fmt.Fprintf(&b, "\nTo go on: answer it (in the task's goal in .runner/tree.json), then `runner reset %s`; or `runner skip %s` to count it done without running it.",
+	fmt.Fprintf(&b, "\nTo go on: `runner answer %s \"your answer\"` (it reopens the task, the answer in its prompt); or `runner skip %s` to count it done without running it.",
 		meta.Node, meta.Node)
 	r.notify(notify.Blocked, b.String())
 }

@@ -89,8 +89,8 @@ func TestNotifiesBlockedAndStuck(t *testing.T) {
 	}
 	repo := p.Root[strings.LastIndexByte(p.Root, '/')+1:]
 	text := all.text("blocked")
-	for _, want := range []string{repo + ": task app/b is blocked (iteration 2): Which database, Postgres or SQLite?",
-		"[REDACTED:", "`runner reset b`", "`runner skip b`"} {
+	for _, want := range []string{repo + ": task app/b asks a question (iteration 2): Which database, Postgres or SQLite?",
+		"[REDACTED:", "`runner answer b \"your answer\"`", "`runner skip b`"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the blocked notification does not say %q:\n%s", want, text)
 		}

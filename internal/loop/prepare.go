@@ -63,7 +63,15 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 	for a := ix.Parent(node.ID); a != nil; a = ix.Parent(a.ID) {
 		ancestors = append([]contextfiles.Ancestor{{Path: ix.Path(a.ID), Title: a.Title, Goal: a.Goal, Acceptance: a.Acceptance}}, ancestors...)
 	}
-	files, err := contextfiles.RenderWithin(node, ancestors, prev, failureLimit)
+	all, err := state.LoadAnswers(p)
+	if err != nil {
+		return nil, err
+	}
+	var answers []contextfiles.PersonAnswer
+	for _, a := range all[node.ID] {
+		answers = append(answers, contextfiles.PersonAnswer{Question: a.Question, Answer: a.Answer})
+	}
+	files, err := contextfiles.RenderWithin(node, ancestors, answers, prev, failureLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ const (
 
 // headline is the first line of every notification: what happened.
 var headline = map[Event]string{
-	Blocked:  "runner: a task is blocked on a question",
+	Blocked:  "runner: a task is blocked and waits for you",
 	Stuck:    "runner: the run is stuck",
 	Complete: "runner: every task is done",
 	Limit:    "runner: the run reached a limit",

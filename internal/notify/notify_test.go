@@ -121,18 +121,18 @@ func TestBodyOfEachService(t *testing.T) {
 		to     string // where the POST goes
 	}{
 		{FormatSlack, "/services/T0/B0/x", map[string]any{
-			"text": "*runner: a task is blocked on a question*\ncalc/ops: Which database: &lt;!channel&gt; Postgres or SQLite? @everyone"},
+			"text": "*runner: a task is blocked and waits for you*\ncalc/ops: Which database: &lt;!channel&gt; Postgres or SQLite? @everyone"},
 			"/services/T0/B0/x"},
 		{FormatDiscord, "/api/webhooks/1/tok", map[string]any{
-			"content":          "**runner: a task is blocked on a question**\n" + text,
+			"content":          "**runner: a task is blocked and waits for you**\n" + text,
 			"allowed_mentions": map[string]any{"parse": []any{}}},
 			"/api/webhooks/1/tok"},
 		{FormatNtfy, "/runner-alerts", map[string]any{
-			"topic": "runner-alerts", "title": "runner: a task is blocked on a question", "message": text,
+			"topic": "runner-alerts", "title": "runner: a task is blocked and waits for you", "message": text,
 			"tags": []any{"question"}, "priority": float64(4)},
 			"/"},
 		{FormatJSON, "/hook", map[string]any{
-			"text": "runner: a task is blocked on a question\n" + text, "title": "runner: a task is blocked on a question",
+			"text": "runner: a task is blocked and waits for you\n" + text, "title": "runner: a task is blocked and waits for you",
 			"message": text, "event": "blocked"},
 			"/hook"},
 	}

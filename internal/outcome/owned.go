@@ -14,11 +14,11 @@ import (
 // journal covers. Progress is the ledger's, whatever tree.json shows.
 
 // OwnedCommands are the journal's records that let tree.json's owned
-// fields stand: resets, skips, and plans written to tree.json.
+// fields stand: resets, skips, answers, and plans written to tree.json.
 func OwnedCommands(recs []state.Record) []state.Record {
 	var out []state.Record
 	for _, rec := range recs {
-		if rec.Event == state.EventReset || rec.Event == state.EventSkipped ||
+		if rec.Event == state.EventReset || rec.Event == state.EventSkipped || rec.Event == state.EventAnswered ||
 			(rec.Event == state.EventPlan && rec.Outcome == state.OutcomePlanWritten) {
 			out = append(out, rec)
 		}

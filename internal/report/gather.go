@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/status"
 )
@@ -167,8 +168,12 @@ func (g *gatherer) blocked() {
 	var walk func(n *status.TreeNode)
 	walk = func(n *status.TreeNode) {
 		if len(n.Children) == 0 && n.Status == "blocked" {
+			first := "runner answer " + n.ID + ` "your answer"`
+			if n.BlockedReason == outcome.ReasonExhausted {
+				first = "runner reset " + n.ID // once the cause is fixed
+			}
 			b := Blocked{Node: n.ID, Path: g.path(n.ID), Title: n.Title, Reason: n.BlockedReason, Questions: []string{},
-				Commands: []string{"runner reset " + n.ID, "runner skip " + n.ID}}
+				Commands: []string{first, "runner skip " + n.ID}}
 			if at, ok := g.blockedBy[n.ID]; ok {
 				b.Iteration = at.iteration
 				b.Questions = append(b.Questions, at.questions...)

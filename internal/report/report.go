@@ -127,8 +127,9 @@ type Blocked struct {
 	Questions []string `json:"questions"`
 	// Iteration is the iteration that blocked it, when in the window.
 	Iteration int `json:"iteration,omitempty"`
-	// Commands are the exact commands to go on: reopen it once answered,
-	// or count it done without running it.
+	// Commands are the exact commands to go on: answer its question (or,
+	// for used-up attempts, reopen it once the cause is fixed), or count it
+	// done without running it.
 	Commands []string `json:"commands"`
 }
 

@@ -229,10 +229,10 @@ func TestLastRun(t *testing.T) {
 	}
 	ops := rep.Blocked[0]
 	if ops.Path != "calc/ops" || ops.Iteration != 4 || len(ops.Questions) != 1 ||
-		!reflect.DeepEqual(ops.Commands, []string{"runner reset ops", "runner skip ops"}) {
+		!reflect.DeepEqual(ops.Commands, []string{`runner answer ops "your answer"`, "runner skip ops"}) {
 		t.Errorf("blocked ops %+v; want its question from iteration 4 and the commands to go on", ops)
 	}
-	if cli := rep.Blocked[1]; cli.Reason != "attempts exhausted" || cli.Iteration != 8 {
+	if cli := rep.Blocked[1]; cli.Reason != "attempts exhausted" || cli.Iteration != 8 || cli.Commands[0] != "runner reset cli" {
 		t.Errorf("blocked cli %+v; want attempts exhausted in iteration 8", cli)
 	}
 	kinds := map[int]string{}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/textfmt"
 )
 
@@ -124,7 +125,12 @@ func (t *textWriter) blocked(r *Report) {
 		for _, q := range b.Questions {
 			t.printf("  - %s\n", inert.Line(oneLine(q)))
 		}
-		t.printf("  - to go on: answer it (in the task's goal in `.runner/tree.json`), then `%s`; or `%s` to count it done without running it\n",
+		if b.Reason == outcome.ReasonExhausted {
+			t.printf("  - to go on: fix the cause, then `%s`; or `%s` to count it done without running it\n",
+				inert.Line(b.Commands[0]), inert.Line(b.Commands[1]))
+			continue
+		}
+		t.printf("  - to go on: `%s` (it reopens the task, the answer in its prompt); or `%s` to count it done without running it\n",
 			inert.Line(b.Commands[0]), inert.Line(b.Commands[1]))
 	}
 }

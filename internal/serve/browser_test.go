@@ -133,7 +133,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	// The blocked question is shown, its markup as text: no script ran and
 	// no element was made from it.
-	if q := text("#blocked-body"); !strings.Contains(q, question) || !strings.Contains(q, "<script>window.pwned=1</script>") || !strings.Contains(q, "runner reset payments") {
+	if q := text("#blocked-body"); !strings.Contains(q, question) || !strings.Contains(q, "<script>window.pwned=1</script>") || !strings.Contains(q, `runner answer payments "your answer"`) {
 		t.Errorf("the blocked panel %q: want the question, its markup as text, and the command", q)
 	}
 	if ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](

@@ -28,6 +28,10 @@ const (
 	// EventSkipped: `runner skip NODE` marked a task done without running
 	// it (SPEC §13).
 	EventSkipped = "skipped"
+	// EventAnswered: `runner answer NODE TEXT` recorded a person's answer
+	// to a task's question and reopened it (SPEC §21); Summary holds the
+	// answer.
+	EventAnswered = "answered"
 	// EventTamper: the agent changed a file that judges it (the runner's
 	// inputs or a verify.protect path); the change was reverted and kept
 	// (SPEC §13). Paths lists them.

@@ -39,6 +39,10 @@ func (p Paths) ContextDir() string { return p.join("context") }
 // StateDir is .runner/state/.
 func (p Paths) StateDir() string { return p.join("state") }
 
+// Answers is .runner/state/answers.json: the answers people gave to the
+// tasks' questions (`runner answer`).
+func (p Paths) Answers() string { return p.join("state", "answers.json") }
+
 // RunState is .runner/state/run_state.json.
 func (p Paths) RunState() string { return p.join("state", "run_state.json") }
 

@@ -107,7 +107,9 @@ function renderBlocked(rep) {
     body.append(el('div', { class: 'ask' },
       el('div', { class: 'who' }, el('strong', {}, line(node.title)), el('code', { class: 'muted' }, line(path))),
       el('div', { class: 'question' }, clean(node.blocked_reason || 'blocked')),
-      el('div', { class: 'muted' }, 'Answer in the task\u2019s goal (tree.json), then ', el('code', { class: 'cmd' }, 'runner reset ' + line(node.id)))));
+      node.blocked_reason === 'attempts exhausted'
+        ? el('div', { class: 'muted' }, 'Its attempts are used up: fix the cause, then ', el('code', { class: 'cmd' }, 'runner reset ' + line(node.id)))
+        : el('div', { class: 'muted' }, 'Answer it: ', el('code', { class: 'cmd' }, 'runner answer ' + line(node.id) + ' "your answer"'))));
   }
 }
 
