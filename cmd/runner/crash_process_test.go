@@ -306,6 +306,22 @@ func TestGuardLeftoverKilledOnStart(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("leftover guards are found by their environment on Linux only")
 	}
+	// The guard's child must outlive its runner for the test to have
+	// something to find. Now and then (about one time in forty, on a quiet
+	// machine too, for a reason not found yet) it is gone right after the
+	// kill; the setup is then made again, at most three times.
+	for try := 1; ; try++ {
+		if guardLeftoverKilledOnStart(t, try == 3) {
+			return
+		}
+		t.Logf("try %d: the guard's child died with the runner; setting up again", try)
+	}
+}
+
+// guardLeftoverKilledOnStart is one try of TestGuardLeftoverKilledOnStart;
+// false when the guard's child died with the runner, which fails the test
+// on the last try.
+func guardLeftoverKilledOnStart(t *testing.T, last bool) bool {
 	r := fakeAgentRepo(t, oneTask, `{"default": {"message": {"status": "done", "summary": "done"}}}`, `kill_grace = "500ms"`)
 	config, err := os.ReadFile(filepath.Join(r.root, ".runner/config.toml"))
 	if err != nil {
@@ -329,7 +345,11 @@ run = "if [ -e %[1]s ]; then exit 0; fi; setsid env -i sh -c 'echo $$ > %[4]s; e
 		t.Fatalf("the runner was not killed: exit %d\n%s", res.code, res.out)
 	}
 	if len(r.agentProcesses()) == 0 {
-		t.Fatal("the guard's child died with the runner; the test needs it to outlive it")
+		if !last {
+			return false
+		}
+		out, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,args").Output()
+		t.Fatalf("the guard's child died with the runner three times; the test needs it to outlive it. Processes:\n%s", out)
 	}
 	// The daemon cleared its environment: only its cgroup, where there
 	// is one, tells whose it is.
@@ -352,4 +372,5 @@ run = "if [ -e %[1]s ]; then exit 0; fi; setsid env -i sh -c 'echo $$ > %[4]s; e
 	if !hasEvent(s.journal, 1, state.EventRecorded) || s.tree.Root.Children[0].Status != "done" {
 		t.Errorf("iteration 1 was not recorded as done after its guards ran again: %+v", s.journal)
 	}
+	return true
 }

@@ -35,6 +35,8 @@ func runNext(g *globals) error {
 		fmt.Fprintf(out, "nothing: the tree is complete (%d of %d tasks done)\n", sel.DoneLeaves, sel.TotalLeaves)
 	case tree.Stuck:
 		fmt.Fprintf(out, "nothing selectable: the tree is stuck (%d of %d tasks done)\n", sel.DoneLeaves, sel.TotalLeaves)
+	case tree.Busy:
+		fmt.Fprintf(out, "nothing to start now: every task that can run is in flight, or waits for one that is (`runner status` shows them)\n")
 	default:
 		n := sel.Node
 		fmt.Fprintf(out, "next: %s — %s\n", inert.Line(sel.Path), inert.Line(n.Title))

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,9 +53,30 @@ func runPause(g *globals) error {
 		fmt.Fprint(g.streams.Out, "already paused; ")
 	}
 	if held {
-		fmt.Fprintf(g.streams.Out, "the runner (%s) finishes its current iteration, then holds until `runner resume`\n", inert.Line(holder))
+		fmt.Fprintf(g.streams.Out, "the runner (%s) finishes %s, then holds until `runner resume`\n", inert.Line(holder), underWay(p))
 	} else {
 		fmt.Fprintln(g.streams.Out, "no runner is running; the next `runner run` holds before its first iteration until `runner resume`")
 	}
 	return nil
+}
+
+// underWay names the iterations under way, for a message about what a
+// runner finishes first: every slot's.
+func underWay(p state.Paths) string {
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		return "the iterations under way"
+	}
+	all := state.CurrentInFlights(p, rs)
+	switch len(all) {
+	case 0:
+		return "what it is doing"
+	case 1:
+		return fmt.Sprintf("iteration %d (%s)", all[0].Iteration, inert.Line(all[0].Node))
+	}
+	names := make([]string, len(all))
+	for i, in := range all {
+		names[i] = fmt.Sprintf("%d (%s)", in.Iteration, inert.Line(in.Node))
+	}
+	return "iterations " + strings.Join(names, ", ")
 }

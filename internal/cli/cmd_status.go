@@ -176,8 +176,18 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if outcome == "" {
 			outcome = l.AgentStatus
 		}
-		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, guards %s → %s\n", l.Iteration, inert.Line(l.Node), inert.Line(l.AgentStatus),
-			inert.Line(l.Guard), inert.Line(outcome))
+		guard := "guards " + l.Guard
+		switch l.Landing {
+		case "conflict":
+			guard += ", then a conflict with the run branch"
+		case "guards":
+			guard += ", then failing on the run branch"
+		}
+		if l.NoChange && outcome == "done" {
+			outcome += ", but nothing changed"
+		}
+		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, %s → %s\n", l.Iteration, inert.Line(l.Node), inert.Line(l.AgentStatus),
+			inert.Line(guard), inert.Line(outcome))
 		if s := firstLine(l.Summary); s != "" {
 			fmt.Fprintf(w, "            %s\n", s)
 		}

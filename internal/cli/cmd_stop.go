@@ -47,6 +47,6 @@ func runStop(g *globals) error {
 	if err := fsutil.WriteFileAtomic(p.StopRequest(), []byte(fmt.Sprintf("stop requested by pid %d\n", os.Getpid())), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(g.streams.Out, "asked the runner (%s) to stop after its current iteration, or at once if it is waiting\n", inert.Line(holder))
+	fmt.Fprintf(g.streams.Out, "asked the runner (%s) to stop after %s, or at once if it is waiting\n", inert.Line(holder), underWay(p))
 	return nil
 }

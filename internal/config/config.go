@@ -237,7 +237,17 @@ type Verify struct {
 	// Preflight runs the guards once on the untouched checkpoint before
 	// the first agent of a run.
 	Preflight bool `toml:"preflight"`
+	// EmptyDone is what a "done" that changed nothing (git checkpoints)
+	// is: EmptyDoneNote (an anomaly, said everywhere) or EmptyDoneFail (a
+	// failed attempt).
+	EmptyDone string `toml:"empty_done"`
 }
+
+// What verify.empty_done makes of a "done" that changed nothing.
+const (
+	EmptyDoneNote = "note"
+	EmptyDoneFail = "fail"
+)
 
 // Scrub configures secret redaction in prompts.
 type Scrub struct {

@@ -192,7 +192,7 @@ writable = ["~/.cache/pip", "/var/tmp/build"]
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
 		Git:     Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}, Timeout: Duration{DefaultGitTimeout}},
-		Verify:  Verify{Protect: []string{"tests/**"}},
+		Verify:  Verify{Protect: []string{"tests/**"}, EmptyDone: EmptyDoneNote},
 		Sandbox: Sandbox{Mode: "required", Writable: []string{"~/.cache/pip", "/var/tmp/build"}},
 	}
 	if got := mustParse(t, src); !reflect.DeepEqual(got, want) {

@@ -113,7 +113,7 @@ func Default() *Config {
 		},
 		Scrub:   Scrub{Enabled: true},
 		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, Worktree: true, SetupTimeout: Duration{DefaultSetupTimeout}, Timeout: Duration{DefaultGitTimeout}},
-		Verify:  Verify{Preflight: true},
+		Verify:  Verify{Preflight: true, EmptyDone: EmptyDoneNote},
 		Sandbox: Sandbox{Mode: SandboxAuto},
 	}
 }

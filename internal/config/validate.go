@@ -136,6 +136,9 @@ func (r *report) validate(c *Config) {
 			r.addf(indexPath("verify.protect", i), "%v; for example \"tests/**\"", err)
 		}
 	}
+	if c.Verify.EmptyDone != EmptyDoneNote && c.Verify.EmptyDone != EmptyDoneFail {
+		r.addf("verify.empty_done", `want "note" or "fail", got %q`, c.Verify.EmptyDone)
+	}
 	r.validateNotify(c.Notify)
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/inert"
@@ -37,12 +38,29 @@ func (r *worker) takeJudgedTree(ctx context.Context, meta *state.Meta) (bool, er
 	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
 	if err == nil {
 		meta.JudgedTree = snap.Tree
+		meta.NoChange = len(snap.Paths) == 0
+		if meta.NoChange && r.cfg.Verify.EmptyDone == config.EmptyDoneFail {
+			return false, r.failEmptyDone(meta)
+		}
 		return true, nil
 	}
 	if ctx.Err() != nil || !errors.Is(err, git.ErrTimeout) {
 		return false, fmt.Errorf("take the work of iteration %d as a tree: %w", meta.Iteration, err)
 	}
 	return false, r.unsnappable(ctx, meta, err)
+}
+
+// failEmptyDone fails meta's attempt, which said done and changed
+// nothing (verify.empty_done = "fail").
+func (r *worker) failEmptyDone(meta *state.Meta) error {
+	text := "The previous attempt said done but changed nothing in the working tree, which verify.empty_done = \"fail\" does not accept. " +
+		"Do the task's work; if it is already done, say so in the summary and answer status \"blocked\" for a person to check and skip it.\n"
+	if err := fsutil.WriteFileAtomic(filepath.Join(r.p.RunDir(meta.Iteration), "failure.log"), []byte(text), 0o644); err != nil {
+		return err
+	}
+	meta.Guard = state.GuardFail
+	meta.Guards = []state.GuardMeta{{Name: "empty done", ExitCode: 1, Status: state.GuardFail, Error: "said done, changed nothing (verify.empty_done = \"fail\")"}}
+	return nil
 }
 
 // unsnappable fails meta's attempt, whose work git could not take as a

@@ -288,11 +288,22 @@ func (r *worker) progress(m *state.Meta) {
 	case next == string(tree.StatusOpen):
 		next = fmt.Sprintf("open, attempt %d of %d used", m.Attempts, m.MaxAttempts)
 	}
+	if m.NoChange && m.Outcome == state.OutcomeDone {
+		next += ", but nothing changed"
+	}
+	guard := m.Guard
+	if c := m.Conflict; c != nil {
+		// The task's own guards passed; landing it did not.
+		guard = "conflict"
+		if c.Kind == "guards" {
+			guard = "fail on the run branch"
+		}
+	}
 	dur := time.Duration(m.DurationMS) * time.Millisecond
 	review := ""
 	if m.Review != nil && m.Review.Verdict != "" {
 		review = "review: " + inert.Line(m.Review.Verdict) + " "
 	}
 	fmt.Fprintf(r.out, "#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)\n",
-		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(m.Guard), review, inert.Line(next), dur.Round(100*time.Millisecond))
+		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(guard), review, inert.Line(next), dur.Round(100*time.Millisecond))
 }

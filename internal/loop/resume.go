@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -99,7 +101,7 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 			}
 		}
 	}
-	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) {
+	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) && !r.taskLanded(ctx, meta) {
 		// A verdict in meta.json (or in a record of the journal, or a
 		// digest of either) is something an agent that outlived its
 		// runner could have written: the guards judge the work again, and
@@ -148,6 +150,20 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 	default:
 		return r.resumeStarted(ctx, in, meta)
 	}
+}
+
+// taskLanded reports whether the commit of meta's task, made by this
+// iteration, is on the run branch: the runner acted on the verdict before
+// it died (the commit moves the branch by compare-and-swap from the head
+// it recorded), so the verdict is its own, and judging again could only
+// contradict a commit that stays.
+func (r *worker) taskLanded(ctx context.Context, meta *state.Meta) bool {
+	if r.main == nil {
+		return false
+	}
+	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
+	found, err := r.main.repo.FindByTrailers(ctx, git.BranchRef(r.main.branch), 20, trailers)
+	return err == nil && found != ""
 }
 
 // wouldLand reports whether the verdict meta holds would make its task

@@ -247,6 +247,9 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		g.anomalies[AnomalyUnconfined] = true
 		add(AnomalyUnconfined, "from this iteration on, the agent was not confined to its worktree: "+m.Unconfined+"; its changes to the runner's files and .git were checked after each run", nil)
 	}
+	if m.NoChange && (m.Outcome == state.OutcomeDone || m.Guards != nil && len(m.Guards) == 1 && m.Guards[0].Name == "empty done") {
+		add(AnomalyEmptyDone, "the agent said done and changed nothing in the working tree", nil)
+	}
 	if len(m.Vacuous) > 0 {
 		add(AnomalyVacuousCheck, "check "+strings.Join(m.Vacuous, ", ")+" passed on the untouched checkpoint before any work: it cannot tell whether the task is done", nil)
 	}

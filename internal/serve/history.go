@@ -46,6 +46,11 @@ type Iteration struct {
 	// Executor names the executor that ran it, when meta.json says.
 	Executor string `json:"executor,omitempty"`
 	InFlight bool   `json:"in_flight,omitempty"`
+	// Landing says why the task's work did not land although its guards
+	// passed: "conflict", or "guards" when they failed on the run branch.
+	Landing string `json:"landing,omitempty"`
+	// NoChange says the agent said done and changed nothing.
+	NoChange bool `json:"no_change,omitempty"`
 	// Source is where this came from: "meta", "journal", or "none" when
 	// neither holds anything about the iteration.
 	Source string `json:"source"`
@@ -80,6 +85,11 @@ type metaView struct {
 	Summary     string          `json:"summary"`
 	Usage       *state.Usage    `json:"usage"`
 	Executor    json.RawMessage `json:"executor"`
+	// Conflict is set when landing the task failed (a conflict, or the
+	// guards failing on the run branch), and NoChange when the agent said
+	// done and changed nothing.
+	Conflict *state.ConflictMeta `json:"conflict,omitempty"`
+	NoChange bool                `json:"no_change,omitempty"`
 }
 
 // readMeta reads an iteration's meta.json as raw bytes; a missing one is
@@ -136,7 +146,10 @@ func loadHistory(p state.Paths, before, limit, running int) *History {
 func fromMeta(n int, m *metaView) Iteration {
 	it := Iteration{Iteration: n, Node: m.Node, NodePath: m.NodePath, Attempt: m.Attempt, MaxAttempts: m.MaxAttempts,
 		Phase: m.Phase, FinishedAt: m.FinishedAt, DurationMS: m.DurationMS, AgentStatus: m.AgentStatus, Guard: m.Guard,
-		Outcome: m.Outcome, NodeStatus: m.NodeStatus, Summary: firstLine(m.Summary), Usage: m.Usage, Source: "meta"}
+		Outcome: m.Outcome, NodeStatus: m.NodeStatus, Summary: firstLine(m.Summary), Usage: m.Usage, Source: "meta", NoChange: m.NoChange}
+	if m.Conflict != nil {
+		it.Landing = m.Conflict.Kind
+	}
 	if !m.StartedAt.IsZero() {
 		it.StartedAt = &m.StartedAt
 	}

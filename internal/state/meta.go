@@ -96,6 +96,10 @@ type Meta struct {
 	// (SPEC §12); AttemptRef the ref keeping a failed attempt's changes.
 	Checkpoint *CheckpointMeta `json:"checkpoint,omitempty"`
 	AttemptRef string          `json:"attempt_ref,omitempty"`
+	// NoChange says the agent said done and its work changed nothing in
+	// the working tree (git checkpoints): an anomaly, or with
+	// verify.empty_done = "fail" a failed attempt.
+	NoChange bool `json:"no_change,omitempty"`
 	// JudgedTree is the git tree the agent's work was taken as before the
 	// guards judged it (SPEC §20): what lands when they pass, whatever
 	// the working tree holds after them.

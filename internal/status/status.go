@@ -79,6 +79,11 @@ type Last struct {
 	Summary     string `json:"summary"`
 	// Unconfined says why its agent was not confined (SPEC §19).
 	Unconfined string `json:"unconfined,omitempty"`
+	// Landing says why its task did not land although its guards
+	// passed: "conflict", or "guards" (they failed on the run branch).
+	Landing string `json:"landing,omitempty"`
+	// NoChange says its agent said done and changed nothing.
+	NoChange bool `json:"no_change,omitempty"`
 }
 
 // TreeNode is one node of the status tree.
@@ -126,14 +131,26 @@ func LoadTasks(p state.Paths) (*Tasks, error) {
 	if err != nil {
 		return nil, err
 	}
+	var inFlight []string
 	if rs, err := state.LoadRunState(p.RunState()); err == nil && rs != nil {
 		outcome.ApplyOwned(t, rs.Owned, func() []state.Record {
 			recs, _ := state.ReadJournal(p.Journal())
 			return outcome.OwnedCommands(recs)
 		})
+		if held, _, _ := state.LockHolder(p); held {
+			// A runner is at work: the next task is one it has not
+			// started (parallel slots run several at once).
+			for _, in := range state.CurrentInFlights(p, rs) {
+				inFlight = append(inFlight, in.Node)
+			}
+		}
 	}
 	ix := tree.NewIndex(t)
-	return &Tasks{Config: cfg, Tree: t, Index: ix, Selection: tree.Select(t, ix, cfg.Loop.MaxAttempts)}, nil
+	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
+	if len(inFlight) > 0 {
+		_, sel = tree.SelectN(t, ix, cfg.Loop.MaxAttempts, 1, inFlight)
+	}
+	return &Tasks{Config: cfg, Tree: t, Index: ix, Selection: sel}, nil
 }
 
 // Load reads the config, the tree and the run state, and builds the
@@ -182,14 +199,17 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	if _, err := os.Lstat(p.PauseRequest()); err == nil {
 		rep.Paused = true
 	}
-	if rs.Iteration > 0 {
+	if rs.Iteration > 0 || rs.LastIteration > 0 {
 		last := rs.Iteration
 		if rs.LastIteration > 0 {
 			last = rs.LastIteration
 		}
 		rep.Last = &Last{Iteration: last, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
-			rep.Last.Outcome, rep.Last.Unconfined = m.Outcome, m.Unconfined
+			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange = m.Outcome, m.Unconfined, m.NoChange
+			if m.Conflict != nil {
+				rep.Last.Landing = m.Conflict.Kind
+			}
 		}
 	}
 	rep.Tree = convert(tasks.Tree.Root, cfg.Loop.MaxAttempts)

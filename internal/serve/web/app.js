@@ -176,7 +176,9 @@ async function loadHistory(older) {
 
 function historyRow(it) {
   const outcome = it.in_flight ? 'running' : it.outcome || (it.phase === 'waiting' ? 'waiting' : it.source === 'none' ? 'none' : it.phase || '');
-  const label = it.in_flight ? 'in flight' : outcomeNames[outcome] || (outcome === 'none' ? 'no record' : line(outcome));
+  let label = it.in_flight ? 'in flight' : outcomeNames[outcome] || (outcome === 'none' ? 'no record' : line(outcome));
+  if (!it.in_flight && it.landing) label = it.landing === 'guards' ? 'failed on the run branch' : 'conflict';
+  if (!it.in_flight && it.no_change && outcome === 'done') label = 'done, nothing changed';
   const time = it.in_flight && it.started_at
     ? el('span', { 'data-since': it.started_at }, duration(Date.now() - Date.parse(it.started_at)))
     : duration(it.duration_ms);
