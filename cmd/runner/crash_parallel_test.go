@@ -300,7 +300,11 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 	s := r.checkState(when)
 
 	// The run branch: task commits only, one per task, linear, on the
-	// person's branch.
+	// person's branch. A runner killed at its first git commands has not
+	// made it yet.
+	if _, err := gitIn(r.root, "rev-parse", "-q", "--verify", "refs/heads/"+pc.branch); err != nil && !complete && len(s.metas) == 0 {
+		return 0
+	}
 	if out, err := gitIn(r.root, "merge-base", "--is-ancestor", pc.base, pc.branch); err != nil {
 		fail("the run branch %s does not descend from %s: %v\n%s", pc.branch, pc.base, err, out)
 	}
