@@ -52,10 +52,12 @@ func runReset(g *globals, id string) error {
 	if err != nil {
 		return err
 	}
+	wasDone := map[string]bool{}
 	reopened := changeLeaves(n, func(x *tree.Node) bool {
 		if x != n && (x.EffectiveStatus() == tree.StatusDone || x.Status != tree.StatusBlocked && x.Attempts == 0) {
 			return false // a task under n that is done, or neither blocked nor tried, stays
 		}
+		wasDone[x.ID] = x.EffectiveStatus() == tree.StatusDone
 		x.Status, x.Attempts, x.BlockedReason = "", 0, ""
 		return true
 	})
@@ -75,7 +77,11 @@ func runReset(g *globals, id string) error {
 	raced := startedMeanwhile(p, seen, reopened)
 	for _, r := range reopened {
 		if raced == nil || r != raced.Node {
-			fmt.Fprintf(g.streams.Out, "reopened %s (attempts 0)\n", inert.Line(ix.Path(r)))
+			done := ""
+			if wasDone[r] {
+				done = ", which was done: it runs again, and its commit stays on the run branch"
+			}
+			fmt.Fprintf(g.streams.Out, "reopened %s (attempts 0)%s\n", inert.Line(ix.Path(r)), done)
 		}
 	}
 	if raced != nil {

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
+	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/prompt"
@@ -16,7 +21,8 @@ import (
 )
 
 func newValidateCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check .runner/config.toml and .runner/tree.json and report every problem",
 		Long: `Check the config and the tree and report every problem at once, each naming
@@ -27,17 +33,47 @@ EXIT STATUS
   1  at least one problem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(g)
+			return runValidate(g, asJSON)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"valid", "problems", "warnings", "tasks", "done", "checks"} as JSON on stdout`)
+	return cmd
 }
 
-func runValidate(g *globals) error {
+// validateJSON is what `runner validate --json` prints.
+type validateJSON struct {
+	Valid    bool     `json:"valid"`
+	Problems []string `json:"problems"`
+	Warnings []string `json:"warnings"`
+	Tasks    int      `json:"tasks"`
+	Done     int      `json:"done"`
+	Checks   int      `json:"checks"`
+}
+
+func runValidate(g *globals, asJSON bool) error {
 	p, err := g.paths()
 	if err != nil {
 		return err
 	}
 	out, errw := g.streams.Out, g.streams.Err
+	var warnings bytes.Buffer
+	if asJSON {
+		errw = &warnings
+	}
+	res := validateJSON{Problems: []string{}, Warnings: []string{}}
+	defer func() {
+		if !asJSON {
+			return
+		}
+		for _, line := range strings.Split(strings.TrimSpace(warnings.String()), "\n") {
+			if w, ok := strings.CutPrefix(line, "warning: "); ok {
+				res.Warnings = append(res.Warnings, w)
+			}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.Encode(res)
+	}()
 	var problems []error
 	cfg, err := config.Load(p.Config())
 	if err != nil {
@@ -66,8 +102,15 @@ func runValidate(g *globals) error {
 			}
 		}
 	}
+	if cfg != nil {
+		warnMissingPrograms(errw, cfg, p.Root)
+	}
 	if len(problems) > 0 {
 		for _, e := range problems {
+			if asJSON {
+				res.Problems = append(res.Problems, e.Error())
+				continue
+			}
 			fmt.Fprintln(errw, inert.Text(e.Error()))
 		}
 		return &ExitError{Code: ExitFailure, Err: errors.New("validation failed")}
@@ -83,7 +126,10 @@ func runValidate(g *globals) error {
 	if checks > 0 {
 		withChecks = ", " + plural(checks, "check")
 	}
-	fmt.Fprintf(out, "ok: %s and %s are valid (%s, %d done%s)\n", rel(p, p.Config()), rel(p, p.Tree()), plural(sel.TotalLeaves, "task"), sel.DoneLeaves, withChecks)
+	res.Valid, res.Tasks, res.Done, res.Checks = true, sel.TotalLeaves, sel.DoneLeaves, checks
+	if !asJSON {
+		fmt.Fprintf(out, "ok: %s and %s are valid (%s, %d done%s)\n", rel(p, p.Config()), rel(p, p.Tree()), plural(sel.TotalLeaves, "task"), sel.DoneLeaves, withChecks)
+	}
 	return nil
 }
 
@@ -92,4 +138,22 @@ func anyChecks(t *tree.Tree) bool {
 	found := false
 	t.Walk(func(n *tree.Node) { found = found || len(n.Checks) > 0 })
 	return found
+}
+
+// warnMissingPrograms warns of each configured executor (the agent, the
+// fallbacks, the reviewer) whose program cannot be found: the run would
+// stop on it.
+func warnMissingPrograms(w io.Writer, cfg *config.Config, root string) {
+	check := func(what string, e config.Executor) {
+		if err := executor.CheckProgram(executor.OptionsFrom(e, nil), root); err != nil {
+			fmt.Fprintf(w, "warning: %s: %s\n", what, inert.Line(err.Error()))
+		}
+	}
+	check("[executor] "+cfg.Executor.Label(), cfg.Executor)
+	for _, f := range cfg.Fallbacks {
+		check("[[fallback]] "+f.Label(), f)
+	}
+	if cfg.Review.Enabled {
+		check("[review] "+cfg.Review.Label(), cfg.Review.Executor)
+	}
 }

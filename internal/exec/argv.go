@@ -92,6 +92,18 @@ var npmPackage = map[string]string{
 	PresetClaude: "@anthropic-ai/claude-code",
 }
 
+// CheckProgram reports whether the program the executor o runs can be
+// found (for a bare name, in $PATH; a relative path, from root), with the
+// fix when it cannot: what `runner validate` says before a run would fail
+// on it.
+func CheckProgram(o Options, root string) error {
+	argv, err := BuildArgv(o, Placeholders{})
+	if err != nil {
+		return err
+	}
+	return checkExecutable(o.Preset, argv[0], root)
+}
+
 // checkExecutable makes sure the program of argv exists before anything
 // runs: a bare name is looked up in $PATH, a relative path is taken from
 // the repository root (the agent's working directory).
