@@ -25,8 +25,9 @@ cost and tokens (per executor too), the time spent waiting on usage limits,
 and the anomalies (protected files changed, conflicts, reviews rejected or
 skipped, tasks skipped by hand). Markdown on stdout; --json for scripts.
 
-By default it covers the last run: from the start of the last "runner run"
-that worked on an iteration to now. --since covers more or less: an iteration
+By default it covers the night: every "runner run" that ended in the last 24
+hours, and the one in progress (the last run when none did); --since run
+covers the last run alone. --since covers more or less: an iteration
 number (--since 40), how long ago (--since 12h), or a time (--since 22:00,
 --since "2026-03-01 22:00", RFC 3339). Reads only; safe while a run is going.`,
 		Args: cobra.NoArgs,
@@ -35,7 +36,7 @@ number (--since 40), how long ago (--since 12h), or a time (--since 22:00,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
-	cmd.Flags().StringVar(&opts.Since, "since", "", "report from this iteration number, time or duration ago (default: the last run)")
+	cmd.Flags().StringVar(&opts.Since, "since", "", "report from this iteration number, time or duration ago, or \"run\" for the last run (default: the runs of the last 24 hours)")
 	return cmd
 }
 

@@ -69,6 +69,8 @@ type Window struct {
 	From *time.Time `json:"from,omitempty"`
 	// FromIteration is the iteration asked for (kind "iteration").
 	FromIteration int `json:"from_iteration,omitempty"`
+	// Runs is how many runs the window holds (kind "night").
+	Runs int `json:"runs,omitempty"`
 	// RunnerPID is the process of the run (kind "run").
 	RunnerPID int `json:"runner_pid,omitempty"`
 	// First and Last are the iterations the window holds, and Iterations

@@ -355,7 +355,8 @@ func TestParseSince(t *testing.T) {
 		want Since
 		err  string
 	}{
-		{"", LastRun, ""},
+		{"", Night(now), ""},
+		{"night", Night(now), ""},
 		{"run", LastRun, ""},
 		{"42", Since{Kind: KindIteration, Iteration: 42}, ""},
 		{"0", Since{}, "iterations are numbered from 1"},
@@ -377,5 +378,37 @@ func TestParseSince(t *testing.T) {
 		case tt.err == "" && (got.Kind != tt.want.Kind || got.Iteration != tt.want.Iteration || !got.Time.Equal(tt.want.Time)):
 			t.Errorf("ParseSince(%q) = %+v; want %+v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestNightWindow: without --since the report covers every run that ended
+// in the last 24 hours, and the one in progress; a run that ended before
+// is left out, and so is one that worked on no iteration. With none in
+// the span it falls back to the last run.
+func TestNightWindow(t *testing.T) {
+	now := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	at := func(h int) time.Time { return now.Add(time.Duration(-h) * time.Hour) }
+	recs := []state.Record{
+		{Time: at(30), Event: state.EventRunStarted, RunnerPID: 1},
+		{Time: at(29), Iteration: 1, Node: "a", Event: state.EventStarted},
+		{Time: at(26), Iteration: 1, Node: "a", Event: state.EventRecorded},
+		{Time: at(20), Event: state.EventRunStarted, RunnerPID: 2},
+		{Time: at(19), Iteration: 2, Node: "b", Event: state.EventStarted},
+		{Time: at(18), Iteration: 2, Node: "b", Event: state.EventRecorded},
+		{Time: at(10), Event: state.EventRunStarted, RunnerPID: 3}, // found nothing to do
+		{Time: at(2), Event: state.EventRunStarted, RunnerPID: 4},
+		{Time: at(1), Iteration: 3, Node: "c", Event: state.EventStarted},
+	}
+	var w Window
+	got := window(recs, Night(now), &w)
+	if len(got) != 6 || got[0].RunnerPID != 2 || w.Kind != KindNight || w.Runs != 2 || !w.From.Equal(at(20)) {
+		t.Fatalf("night window: %d records from %+v, window %+v; want runs 2 and 4, from the second run's start", len(got), got[0], w)
+	}
+	if line := windowLine(w); !strings.HasPrefix(line, "The last 24 hours: 2 runs, from ") {
+		t.Errorf("window line %q", line)
+	}
+	var old Window
+	if got := window(recs[:3], Night(now), &old); len(got) != 3 || old.Kind != KindRun || old.RunnerPID != 1 {
+		t.Errorf("no run in the last 24 hours: %d records, window %+v; want the last run", len(got), old)
 	}
 }

@@ -14,7 +14,12 @@ const (
 	KindRun       = "run"
 	KindIteration = "iteration"
 	KindTime      = "time"
+	KindNight     = "night"
 )
+
+// nightSpan is how far back the default window reaches: the runs that
+// ended in it, and the one in progress.
+const nightSpan = 24 * time.Hour
 
 // Since selects the part of the journal a report covers.
 type Since struct {
@@ -23,17 +28,25 @@ type Since struct {
 	Time      time.Time // KindTime: from this time on
 }
 
-// LastRun is the default window: the last `runner run` that worked on an
-// iteration, to now.
+// LastRun is the window of the last `runner run` that worked on an
+// iteration, to now (`--since run`).
 var LastRun = Since{Kind: KindRun}
+
+// Night is the default window at now: every run that ended in the last
+// 24 hours (its last record then or later), and the one in progress; the
+// last run when none did.
+func Night(now time.Time) Since { return Since{Kind: KindNight, Time: now.Add(-nightSpan)} }
 
 // ParseSince reads `--since`: an iteration number ("42"), how long ago
 // ("8h", "90m", Go syntax), or a time: RFC 3339, "2006-01-02 15:04",
 // "2006-01-02" (local time), or "15:04" (the last such time, today or
-// yesterday). "" and "run" mean LastRun.
+// yesterday). "" means Night, "run" LastRun.
 func ParseSince(s string, now time.Time) (Since, error) {
 	s = strings.TrimSpace(s)
-	if s == "" || s == KindRun {
+	switch s {
+	case "", KindNight:
+		return Night(now), nil
+	case KindRun:
 		return LastRun, nil
 	}
 	if n, err := strconv.Atoi(s); err == nil {
@@ -60,7 +73,7 @@ func ParseSince(s string, now time.Time) (Since, error) {
 		}
 		return Since{Kind: KindTime, Time: at}, nil
 	}
-	return Since{}, fmt.Errorf(`--since %q: want an iteration number (42), how long ago (8h, 90m), or a time ("2026-03-01 22:00", "22:00", RFC 3339); without --since the report covers the last run`, s)
+	return Since{}, fmt.Errorf(`--since %q: want an iteration number (42), how long ago (8h, 90m), or a time ("2026-03-01 22:00", "22:00", RFC 3339); without --since the report covers the runs that ended in the last 24 hours`, s)
 }
 
 // iterationEvents are the journal events of an iteration's phases.
@@ -98,6 +111,15 @@ func window(recs []state.Record, since Since, w *Window) []state.Record {
 				break
 			}
 		}
+	case KindNight:
+		if i, runs := nightStart(recs, since.Time); runs > 0 {
+			start = i
+			from := recs[start].Time
+			w.From, w.Runs = &from, runs
+			break
+		}
+		w.Kind = KindRun // nothing in the span: the last run
+		fallthrough
 	default:
 		w.Kind = KindRun
 		start = lastRun(recs)
@@ -113,6 +135,30 @@ func window(recs []state.Record, since Since, w *Window) []state.Record {
 		w.Until = &until
 	}
 	return out
+}
+
+// nightStart returns the index of the first record of the earliest run
+// whose last record is at span or later, and how many runs from there on
+// worked on an iteration; runs 0 when none did.
+func nightStart(recs []state.Record, span time.Time) (start, runs int) {
+	start = len(recs)
+	end := len(recs) // the end of the run being looked at, going back
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Event != state.EventRunStarted {
+			continue
+		}
+		if end > i && !recs[end-1].Time.Before(span) {
+			worked := false
+			for _, r := range recs[i:end] {
+				worked = worked || iterationEvents[r.Event] && r.Iteration > 0
+			}
+			if worked {
+				start, runs = i, runs+1
+			}
+		}
+		end = i
+	}
+	return start, runs
 }
 
 // lastRun returns the index of the first record of the last run.

@@ -91,6 +91,11 @@ func windowLine(w Window) string {
 		what = fmt.Sprintf("Since iteration %d", w.FromIteration)
 	case KindTime:
 		what = "Since " + clock(*w.From)
+	case KindNight:
+		what = fmt.Sprintf("The last 24 hours: %d runs, from %s", w.Runs, clock(*w.From))
+		if w.Runs == 1 {
+			what = "The last 24 hours: 1 run, started " + clock(*w.From)
+		}
 	default:
 		what = "The last run"
 		if w.From != nil {
