@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/loop"
 )
 
@@ -85,6 +87,19 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 	}
 	tuneGCForRun()
 	g.superviseChildren()
+	// On a terminal, the iterations under way are shown live below what
+	// the run prints (package live); piped, plain lines only.
+	var board *live.Board
+	if f, ok := g.streams.Out.(*os.File); ok {
+		board = live.ForTerminal(f)
+	}
+	stop := make(chan struct{})
+	drawn := make(chan struct{})
+	go func() { board.Run(stop); close(drawn) }()
+	logger := g.logger.WithPrefix("run")
+	if board != nil {
+		logger.SetOutput(board.Writer(plainWriter{g.streams.Err}))
+	}
 	res, err := loop.Run(ctx, loop.Options{
 		Paths:         p,
 		MaxIterations: opts.MaxIterations,
@@ -92,10 +107,13 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 		Watch:         opts.Watch,
 		NoPreflight:   opts.NoPreflight,
 		Parallel:      opts.Parallel,
-		Progress:      g.streams.Out,
-		Notices:       g.streams.Err,
-		Log:           g.logger.WithPrefix("run"),
+		Progress:      board.Writer(g.streams.Out),
+		Notices:       board.Writer(g.streams.Err),
+		Log:           logger,
+		Live:          liveBoard(board),
 	})
+	close(stop)
+	<-drawn
 	if err != nil {
 		if ctx.Err() != nil {
 			return &ExitError{Code: ExitInterrupted, Err: err}
@@ -111,4 +129,12 @@ func exitForResult(g *globals, res *loop.Result) error {
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// liveBoard is board as the loop's Live, nil when there is none.
+func liveBoard(board *live.Board) loop.Live {
+	if board == nil {
+		return nil
+	}
+	return board
 }

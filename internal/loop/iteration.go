@@ -129,12 +129,30 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 					// The first agent run of the iteration: whatever it and
 					// later runs leave behind has a later process id.
 					r.cache.agentIteration, r.cache.agentMark = n, proc.MarkPIDs(pid)
+					r.agentStarted(it)
 				}
 				r.ledger.AgentStarted(n, pgid)
 			})
 		},
 	}
 	return it, nil
+}
+
+// agentStarted says that the first agent run of iteration it started:
+// a line in the progress output, and the live area on a terminal.
+func (r *worker) agentStarted(it *underway) {
+	m := it.meta
+	fmt.Fprintf(r.out, "#%d %-24s started: attempt %d of %d, on %s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor))
+	if r.opts.Live != nil {
+		r.opts.Live.Started(m.Iteration, r.slot, m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
+	}
+}
+
+// iterationEnded takes iteration n off the live area.
+func (r *worker) iterationEnded(n int) {
+	if r.opts.Live != nil {
+		r.opts.Live.Ended(n)
+	}
 }
 
 // runAgent runs the iteration's agent. A run that hits a usage or rate
@@ -390,6 +408,7 @@ func (r *worker) noteUnreadReports(j iteration.Judgement) {
 // attempt. The node's attempts stay as they are and nothing is left in
 // flight; the run folder keeps the prompt and a meta.json saying why.
 func (r *worker) abort(meta *state.Meta, cause error) error {
+	r.iterationEnded(meta.Iteration)
 	if err := r.ledger.SetAside(meta, "the agent could not be started: "+cause.Error(), cause); err != nil {
 		return errors.Join(cause, err)
 	}
@@ -402,6 +421,7 @@ func (r *worker) abort(meta *state.Meta, cause error) error {
 // the runner write that. When it cannot, the iteration stays in flight,
 // and the next runner finds that no agent started (resume.go).
 func (r *worker) failedBeforeAgent(meta *state.Meta, cause error) error {
+	r.iterationEnded(meta.Iteration)
 	cause = fmt.Errorf("prepare iteration %d: %w", meta.Iteration, cause)
 	if err := r.ledger.SetAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
 		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)

@@ -57,6 +57,9 @@ type Options struct {
 	// waits for tree.json or config.toml to change instead of returning.
 	Watch    bool
 	Progress io.Writer // one line per iteration
+	// Live is told when an iteration's agent starts and when the
+	// iteration ends, for a status area on a terminal; nil: none.
+	Live Live
 	// Notices receives what a person steering the run needs to know: that
 	// it is waiting and why, and edits that do not load. Default: Progress.
 	Notices io.Writer
@@ -69,6 +72,15 @@ type Options struct {
 }
 
 // Runner is one run of the loop over one repository.
+// Live shows the iterations under way as they happen (package live).
+type Live interface {
+	// Started: iteration n's agent started on task (its path), in slot,
+	// streaming its events to eventsFile.
+	Started(n, slot int, task, eventsFile string)
+	// Ended: iteration n was recorded or set aside.
+	Ended(n int)
+}
+
 type Runner struct {
 	opts   Options
 	p      state.Paths

@@ -25,6 +25,7 @@ func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 	r.stopEscapedAgent(meta.Iteration)
 	defer r.removeTempDir(meta.Iteration)
 	defer r.prompts.forget(meta.Iteration)
+	defer r.iterationEnded(meta.Iteration)
 	meta.Outcome = outcomeOf(meta)
 	var msg *executor.Message
 	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLiveProgressOnATerminal runs `runner run` on a pseudo-terminal: a
+// line says when the iteration's agent starts, and while it works a
+// status area below shows the task and its elapsed time, drawn again in
+// place (cursor up, line erased) around every line the run prints. The
+// agent waits until the test has seen the area, so nothing depends on
+// how fast the machine is. Piped, the same run prints no escape sequence
+// (the scenarios check their output is plain: see live_piped.txt).
+func TestLiveProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	release := filepath.Join(dir, "release")
+	r := fakeAgentRepo(t, oneTask, fmt.Sprintf(`{"default": {"wait_file": %q, "write": [{"path": "done.txt", "content": "x\n"}],
+		"message": {"status": "done", "summary": "done"}}}`, release), "")
+	cmd, _ := r.runnerCmd(nil, "run")
+	cmd.Stdout, cmd.Stderr = nil, nil
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer tty.Close()
+	var out syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, tty); close(copied) }()
+
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(out.String(), "… #1 job/only  ") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no live area within a minute; the terminal shows:\n%q", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("runner run: %v\n%q", err, out.String())
+	}
+	<-copied
+	got := out.String()
+	for _, want := range []string{"#1 job/only", "started: attempt 1 of 5, on command", "… #1 job/only  ", "\x1b[1A\x1b[2K", "→ done"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the terminal does not show %q:\n%q", want, got)
+		}
+	}
+	// The area is gone at the end: the last line drawn is the run's own.
+	if last := got[strings.LastIndex(got, "… #1"):]; !strings.Contains(last, "\x1b[1A\x1b[2K") {
+		t.Errorf("the area was not cleared after the iteration:\n%q", last)
+	}
+}
