@@ -16,6 +16,7 @@ import (
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/status"
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/watch"
 )
 
@@ -153,13 +154,13 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if !s.Alive {
 			verb = "unfinished:"
 		}
-		fmt.Fprintf(w, "slot %-6d %s iteration %d on %s, phase %s, for %s\n", s.Slot, verb, s.Iteration, inert.Line(s.Node), inert.Line(s.Phase),
-			time.Since(s.StartedAt).Round(time.Second))
+		fmt.Fprintf(w, "slot %-6d %s iteration %d on %s, phase %s, for %s%s\n", s.Slot, verb, s.Iteration, inert.Line(s.Node), inert.Line(s.Phase),
+			time.Since(s.StartedAt).Round(time.Second), eventSuffix(s.Event))
 	}
 	if r := rep.Running; r != nil && len(rep.Slots) == 0 {
 		if r.Alive {
-			fmt.Fprintf(w, "running:    iteration %d on %s (phase %s, since %s, %s)\n", r.Iteration, inert.Line(r.Node), inert.Line(r.Phase),
-				r.StartedAt.Local().Format("15:04:05"), inert.Line(r.Holder))
+			fmt.Fprintf(w, "running:    iteration %d on %s (phase %s, since %s, %s)%s\n", r.Iteration, inert.Line(r.Node), inert.Line(r.Phase),
+				r.StartedAt.Local().Format("15:04:05"), inert.Line(r.Holder), eventSuffix(r.Event))
 		} else {
 			fmt.Fprintf(w, "unfinished: iteration %d on %s stopped in phase %s; the next `runner run` resolves it\n", r.Iteration, inert.Line(r.Node), inert.Line(r.Phase))
 		}
@@ -302,4 +303,12 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// eventSuffix is ": EVENT" for an agent's latest event, "" for none.
+func eventSuffix(event string) string {
+	if event == "" {
+		return ""
+	}
+	return ": " + inert.Line(textfmt.OneLine(event, 160))
 }

@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -67,6 +69,9 @@ type Running struct {
 	Holder    string    `json:"holder,omitempty"`
 	Alive     bool      `json:"alive"`          // a runner holds the lock
 	Slot      int       `json:"slot,omitempty"` // its parallel slot (SPEC §14)
+	// Event is the agent's latest event, from the events its CLI streams
+	// (live.LatestEvent): "running go test ./..."; "" when none is known.
+	Event string `json:"event,omitempty"`
 }
 
 // Last is the last recorded iteration.
@@ -187,6 +192,9 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		for _, in := range all {
 			run := Running{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
 				StartedAt: in.StartedAt, Holder: holder, Alive: held, Slot: in.Slot}
+			if held {
+				run.Event = live.LatestEvent(filepath.Join(p.RunDir(in.Iteration), "events.jsonl"))
+			}
 			if rep.Running == nil {
 				rep.Running = &run
 			}
