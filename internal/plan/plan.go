@@ -228,8 +228,9 @@ func (r *run) newMeta() *state.Meta {
 	for _, d := range r.o.Documents {
 		pm.Documents = append(pm.Documents, state.PlanDocument{Name: d.Name, Bytes: len(d.Text)})
 	}
+	// The usage of the plan's agent is booked to its executor by name.
 	m := &state.Meta{Iteration: r.n, Node: r.o.Node, NodePath: "(plan)", Phase: state.PhaseStarted, StartedAt: time.Now().UTC(), Plan: pm,
-		Prompt: state.PromptMeta{Bytes: len(r.pack.Text), Budget: r.pack.Budget}}
+		Prompt: state.PromptMeta{Bytes: len(r.pack.Text), Budget: r.pack.Budget}, Executor: r.cfg.Executor.Label()}
 	if r.node != nil {
 		m.NodePath = r.cur.ix.Path(r.node.ID)
 		m.Attempts = r.node.Attempts
