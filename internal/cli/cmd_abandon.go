@@ -32,7 +32,8 @@ EXIT STATUS
   0  set aside
   1  no such unfinished iteration, a runner running, or an error reading or
      writing the files`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeIterations(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := strconv.Atoi(args[0])
 			if err != nil || n < 1 {

@@ -37,7 +37,8 @@ EXIT STATUS
   0  answered
   1  no such task, a task with subtasks, a done task, a task in flight, an
      empty answer, or an error reading or writing the files`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeTasks(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAnswer(g, args[0], args[1])
 		},

@@ -37,6 +37,7 @@ target: make test). With none of them, the generic example (a Go greeter).`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Preset, "preset", "", "agent preset for config.toml: codex, claude or command")
+	cmd.RegisterFlagCompletionFunc("preset", completePresets)
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite existing files")
 	return cmd
 }

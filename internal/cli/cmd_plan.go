@@ -59,6 +59,9 @@ EXIT STATUS
 		},
 	}
 	cmd.Flags().StringVar(&opts.Node, "node", "", "decompose the open task with this id instead of planning the whole tree")
+	cmd.RegisterFlagCompletionFunc("node", func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return taskIDs(g, toComplete), cobra.ShellCompDirectiveNoFileComp
+	})
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace a tree that has progress (the current one is kept as tree.json.bak.N)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check and show the plan without writing tree.json")
 	return cmd

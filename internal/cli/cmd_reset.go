@@ -36,7 +36,8 @@ the attempts back. After resetting a task a running runner could pick,
 EXIT STATUS
   0  reopened, or nothing to reopen
   1  no such task, a task in flight, or an error reading or writing the files`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTasks(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReset(g, args[0])
 		},

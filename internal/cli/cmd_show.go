@@ -35,7 +35,8 @@ its event stream, the guards and the outcome. For an iteration still in flight,
 where it stands. For one whose run folder loop.keep_runs pruned, what
 state/journal.jsonl and state/journal.1.jsonl still hold about it: its node,
 events, outcome and summary.`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeIterations(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runShow(g, opts, args)
 		},

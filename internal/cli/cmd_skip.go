@@ -29,7 +29,8 @@ A task in flight is not skipped, as for "runner reset".
 EXIT STATUS
   0  marked done, or already done
   1  no such task, a task in flight, or an error reading or writing the files`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTasks(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSkip(g, args[0])
 		},
