@@ -23,7 +23,8 @@ function renderStatus(rep) {
   renderNow(rep);
   renderBlocked(rep);
   renderTree(rep);
-  $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+  const now = new Date(), pad = (n) => String(n).padStart(2, '0');
+  $('updated').textContent = 'updated ' + pad(now.getHours()) + ':' + pad(now.getMinutes()) + ':' + pad(now.getSeconds());
 }
 
 function renderProgress(rep) {

@@ -56,8 +56,11 @@ function when(iso) {
   const d = new Date(iso);
   if (isNaN(d)) return '';
   const today = new Date().toDateString() === d.toDateString();
-  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  return today ? time : d.toLocaleDateString([], { month: 'short', day: 'numeric' }) + ' ' + time;
+  // One time format everywhere, as the command line prints it: a 24-hour
+  // clock, the date as YYYY-MM-DD when not today.
+  const pad = (n) => String(n).padStart(2, '0');
+  const time = pad(d.getHours()) + ':' + pad(d.getMinutes());
+  return today ? time : d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + time;
 }
 function plural(n, noun) { return n + ' ' + noun + (n === 1 ? '' : 's'); }
 
