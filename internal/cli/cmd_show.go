@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,8 @@ import (
 )
 
 type showOptions struct {
-	JSON bool
+	JSON   bool
+	Follow bool
 }
 
 func newShowCmd(g *globals) *cobra.Command {
@@ -38,14 +40,15 @@ events, outcome and summary.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeIterations(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShow(g, opts, args)
+			return runShow(cmd.Context(), g, opts, args)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the iteration's meta.json")
+	cmd.Flags().BoolVar(&opts.Follow, "follow", false, "stream an iteration under way (what its agent prints, its latest events) until it is recorded, then show it")
 	return cmd
 }
 
-func runShow(g *globals, opts *showOptions, args []string) error {
+func runShow(ctx context.Context, g *globals, opts *showOptions, args []string) error {
 	p, err := g.paths()
 	if err != nil {
 		return err
@@ -63,6 +66,9 @@ func runShow(g *globals, opts *showOptions, args []string) error {
 		if n == 0 {
 			return errors.New("show: no iteration has run yet in this repository")
 		}
+	}
+	if opts.Follow && !opts.JSON {
+		return followIteration(ctx, g, p, n)
 	}
 	runDir := p.RunDir(n)
 	m, err := state.LoadMeta(runDir)
