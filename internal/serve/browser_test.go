@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/runner-cli/runner/internal/state"
 )
 
 var keepShots = flag.String("screenshots", "", "also copy the browser test's screenshots of the dashboard into this folder (docs/)")
@@ -189,6 +191,36 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("see the resume", chromedp.WaitNotPresent(chromedp.CSS(`#now-body .pill.paused`)))
+
+	// Three slots at work (a runner holds the lock; the journal has their
+	// started records): "Now" shows each, with its agent's latest event,
+	// and the tree marks each task running.
+	p := state.NewPaths(root)
+	lock, err := state.AcquireLock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, node := range []string{"cart", "refunds", "emails"} {
+		n := 20 + i
+		if err := state.AppendJournal(p.Journal(), state.Record{Time: time.Now().UTC(), Iteration: n, Node: node, Event: state.EventStarted, Slot: i + 1, RunnerPID: os.Getpid()}); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(p.RunDir(n), "events.jsonl"), `{"type":"item.started","item":{"type":"command_execution","command":"npm test -- `+node+`"}}`+"\n")
+	}
+	step("see three slots at work", chromedp.Evaluate[chromedp.Void](`new Promise(done => {
+		const look = () => document.querySelectorAll('#now-body .pill.running').length === 3 ? done() : setTimeout(look, 100);
+		look();
+	})`, chromedp.EvalAwaitPromise))
+	now := text("#now-body")
+	for _, want := range []string{"slot 1 · iteration 20", "slot 2 · iteration 21", "slot 3 · iteration 22", "running npm test -- refunds"} {
+		if !strings.Contains(now, want) {
+			t.Errorf("Now %q does not show %q", now, want)
+		}
+	}
+	if marked, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#tree .mark.running').length`)); err != nil || marked != 3 {
+		t.Errorf("the tree marks %d tasks running, want 3 (%v)", marked, err)
+	}
+	lock.Release()
 
 	// On a phone the page fits the screen's width.
 	step("a phone's screen", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))

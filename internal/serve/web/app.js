@@ -53,12 +53,17 @@ function renderNow(rep) {
   const body = $('now-body');
   body.replaceChildren();
   const r = rep.running;
-  if (r && r.alive) {
-    body.append(el('div', { class: 'now-main' },
-      pill('running', 'iteration ' + r.iteration),
-      el('code', {}, line(r.node)),
-      el('span', { class: 'muted' }, 'phase ' + line(r.phase)),
-      el('span', { class: 'elapsed', 'data-since': r.started_at }, duration(Date.now() - Date.parse(r.started_at)))));
+  const working = underWay(rep);
+  if (working.length) {
+    // Every slot at work, each with its agent's latest event.
+    for (const s of working) {
+      body.append(el('div', { class: 'now-main' },
+        pill('running', (s.slot ? 'slot ' + s.slot + ' · ' : '') + 'iteration ' + s.iteration),
+        el('code', {}, line(s.node)),
+        el('span', { class: 'muted' }, 'phase ' + line(s.phase)),
+        el('span', { class: 'elapsed', 'data-since': s.started_at }, duration(Date.now() - Date.parse(s.started_at))),
+        s.event ? el('span', { class: 'muted event' }, line(s.event)) : null));
+    }
     if (r.holder) body.append(el('div', { class: 'now-sub' }, line(r.holder)));
   } else if (r) {
     body.append(el('div', { class: 'now-main' }, pill('stale', 'unfinished'), 'iteration ' + r.iteration + ' on ', el('code', {}, line(r.node)),
@@ -77,7 +82,7 @@ function renderNow(rep) {
   }
   if (rep.paused) {
     body.prepend(el('div', { class: 'now-main' }, pill('paused', 'paused'),
-      r && r.alive ? 'The runner finishes iteration ' + r.iteration + ', then holds.' : 'No iteration starts.',
+      working.length ? 'The runner finishes ' + (working.length === 1 ? 'iteration ' : 'iterations ') + working.map((s) => s.iteration).join(', ') + ', then holds.' : 'No iteration starts.',
       el('span', { class: 'muted' }, 'Go on with ', el('code', {}, 'runner resume'), '.')));
   }
   const l = rep.last;
@@ -87,6 +92,13 @@ function renderNow(rep) {
       pill(outcome, outcomeNames[outcome] || line(outcome))));
     if (l.summary) body.append(el('p', { class: 'summary-text' }, clean(l.summary)));
   }
+}
+
+// underWay lists the iterations a runner is working on: every slot's,
+// or the one under way without slots.
+function underWay(rep) {
+  const all = rep.slots && rep.slots.length ? rep.slots : rep.running ? [rep.running] : [];
+  return all.filter((s) => s.alive);
 }
 
 function blockedLeaves(node, path, out) {
@@ -119,13 +131,13 @@ const maxTreeNodes = 3000;
 function renderTree(rep) {
   const holder = $('tree');
   let shown = 0;
-  const running = rep.running && rep.running.alive ? rep.running.node : '';
+  const running = new Set(underWay(rep).map((s) => s.node));
   const allDone = (n) => n.status === 'done';
   function item(n) {
     if (++shown > maxTreeNodes) return null;
     const leaf = !n.children || n.children.length === 0;
     let mark = n.status, sym = n.status === 'done' ? '✓' : n.status === 'blocked' ? '!' : '';
-    if (leaf && n.id === running) { mark = 'running'; sym = '●'; } else if (n.id === rep.next) { mark = 'next'; sym = '▸'; }
+    if (leaf && running.has(n.id)) { mark = 'running'; sym = '●'; } else if (n.id === rep.next) { mark = 'next'; sym = '▸'; }
     const row = el('div', { class: 'node-row' },
       el('span', { class: 'mark ' + mark, title: mark }, sym),
       el('span', { class: 'node-title' }, line(n.title)),
