@@ -184,8 +184,11 @@ func printStatus(w io.Writer, rep *status.Report) {
 		case "guards":
 			guard += ", then failing on the run branch"
 		}
-		if l.NoChange && outcome == "done" {
+		switch {
+		case l.NoChange && outcome == "done":
 			outcome += ", but nothing changed"
+		case l.CommandsFailed && outcome == "done":
+			outcome += ", but every command the agent ran failed"
 		}
 		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, %s → %s\n", l.Iteration, inert.Line(l.Node), inert.Line(l.AgentStatus),
 			inert.Line(guard), inert.Line(outcome))

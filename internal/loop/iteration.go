@@ -266,6 +266,12 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 		if taken, err = r.takeJudgedTree(ctx, meta); err != nil {
 			return err
 		}
+		if taken && r.emptyDone(meta) {
+			taken = false
+			if err := r.failEmptyDone(meta); err != nil {
+				return err
+			}
+		}
 	}
 	if len(meta.Tamper) > 0 {
 		// The attempt changed its judges: it fails without them running.

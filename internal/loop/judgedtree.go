@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
+	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/inert"
@@ -39,9 +40,6 @@ func (r *worker) takeJudgedTree(ctx context.Context, meta *state.Meta) (bool, er
 	if err == nil {
 		meta.JudgedTree = snap.Tree
 		meta.NoChange = len(snap.Paths) == 0
-		if meta.NoChange && r.cfg.Verify.EmptyDone == config.EmptyDoneFail {
-			return false, r.failEmptyDone(meta)
-		}
 		return true, nil
 	}
 	if ctx.Err() != nil || !errors.Is(err, git.ErrTimeout) {
@@ -50,16 +48,29 @@ func (r *worker) takeJudgedTree(ctx context.Context, meta *state.Meta) (bool, er
 	return false, r.unsnappable(ctx, meta, err)
 }
 
+// emptyDone says whether meta's done is empty: it changed nothing
+// (NoChange), or every command its agent ran failed (CommandsFailed, read
+// from the events its CLI streamed). With verify.empty_done = "fail" the
+// attempt then fails (failEmptyDone).
+func (r *worker) emptyDone(meta *state.Meta) bool {
+	meta.CommandsFailed = executor.SummarizeEvents(filepath.Join(r.p.RunDir(meta.Iteration), executor.EventsFileName)).AllCommandsFailed()
+	return (meta.NoChange || meta.CommandsFailed) && r.cfg.Verify.EmptyDone == config.EmptyDoneFail
+}
+
 // failEmptyDone fails meta's attempt, which said done and changed
-// nothing (verify.empty_done = "fail").
+// nothing, or whose every command failed (verify.empty_done = "fail").
 func (r *worker) failEmptyDone(meta *state.Meta) error {
-	text := "The previous attempt said done but changed nothing in the working tree, which verify.empty_done = \"fail\" does not accept. " +
+	what := "changed nothing in the working tree"
+	if !meta.NoChange {
+		what = "every command it ran failed"
+	}
+	text := "The previous attempt said done but " + what + ", which verify.empty_done = \"fail\" does not accept. " +
 		"Do the task's work; if it is already done, say so in the summary and answer status \"blocked\" for a person to check and skip it.\n"
 	if err := fsutil.WriteFileAtomic(filepath.Join(r.p.RunDir(meta.Iteration), "failure.log"), []byte(text), 0o644); err != nil {
 		return err
 	}
 	meta.Guard = state.GuardFail
-	meta.Guards = []state.GuardMeta{{Name: "empty done", ExitCode: 1, Status: state.GuardFail, Error: "said done, changed nothing (verify.empty_done = \"fail\")"}}
+	meta.Guards = []state.GuardMeta{{Name: "empty done", ExitCode: 1, Status: state.GuardFail, Error: "said done, but " + what + " (verify.empty_done = \"fail\")"}}
 	return nil
 }
 

@@ -289,8 +289,11 @@ func (r *worker) progress(m *state.Meta) {
 	case next == string(tree.StatusOpen):
 		next = fmt.Sprintf("open, attempt %d of %d used", m.Attempts, m.MaxAttempts)
 	}
-	if m.NoChange && m.Outcome == state.OutcomeDone {
+	switch {
+	case m.NoChange && m.Outcome == state.OutcomeDone:
 		next += ", but nothing changed"
+	case m.CommandsFailed && m.Outcome == state.OutcomeDone:
+		next += ", but every command the agent ran failed"
 	}
 	guard := m.Guard
 	if c := m.Conflict; c != nil {

@@ -247,8 +247,12 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		g.anomalies[AnomalyUnconfined] = true
 		add(AnomalyUnconfined, "from this iteration on, the agent was not confined to its worktree: "+m.Unconfined+"; its changes to the runner's files and .git were checked after each run", nil)
 	}
-	if m.NoChange && (m.Outcome == state.OutcomeDone || m.Guards != nil && len(m.Guards) == 1 && m.Guards[0].Name == "empty done") {
+	emptyFailed := len(m.Guards) == 1 && m.Guards[0].Name == "empty done"
+	switch {
+	case m.NoChange && (m.Outcome == state.OutcomeDone || emptyFailed):
 		add(AnomalyEmptyDone, "the agent said done and changed nothing in the working tree", nil)
+	case m.CommandsFailed && (m.Outcome == state.OutcomeDone || emptyFailed):
+		add(AnomalyEmptyDone, "the agent said done and every command it ran failed", nil)
 	}
 	if len(m.Vacuous) > 0 {
 		add(AnomalyVacuousCheck, "check "+strings.Join(m.Vacuous, ", ")+" passed on the untouched checkpoint before any work: it cannot tell whether the task is done", nil)

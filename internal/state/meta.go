@@ -100,6 +100,9 @@ type Meta struct {
 	// the working tree (git checkpoints): an anomaly, or with
 	// verify.empty_done = "fail" a failed attempt.
 	NoChange bool `json:"no_change,omitempty"`
+	// CommandsFailed says the agent said done and every command it ran
+	// failed (from the events its CLI streamed): an anomaly too.
+	CommandsFailed bool `json:"commands_failed,omitempty"`
 	// JudgedTree is the git tree the agent's work was taken as before the
 	// guards judged it (SPEC §20): what lands when they pass, whatever
 	// the working tree holds after them.

@@ -87,8 +87,10 @@ type Last struct {
 	// Landing says why its task did not land although its guards
 	// passed: "conflict", or "guards" (they failed on the run branch).
 	Landing string `json:"landing,omitempty"`
-	// NoChange says its agent said done and changed nothing.
-	NoChange bool `json:"no_change,omitempty"`
+	// NoChange says its agent said done and changed nothing;
+	// CommandsFailed that every command it ran failed.
+	NoChange       bool `json:"no_change,omitempty"`
+	CommandsFailed bool `json:"commands_failed,omitempty"`
 }
 
 // TreeNode is one node of the status tree.
@@ -214,7 +216,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 		rep.Last = &Last{Iteration: last, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
-			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange = m.Outcome, m.Unconfined, m.NoChange
+			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
 			if m.Conflict != nil {
 				rep.Last.Landing = m.Conflict.Kind
 			}
