@@ -49,8 +49,10 @@ type Iteration struct {
 	// Landing says why the task's work did not land although its guards
 	// passed: "conflict", or "guards" when they failed on the run branch.
 	Landing string `json:"landing,omitempty"`
-	// NoChange says the agent said done and changed nothing.
-	NoChange bool `json:"no_change,omitempty"`
+	// NoChange says the agent said done and changed nothing;
+	// CommandsFailed that every command it ran failed.
+	NoChange       bool `json:"no_change,omitempty"`
+	CommandsFailed bool `json:"commands_failed,omitempty"`
 	// Source is where this came from: "meta", "journal", or "none" when
 	// neither holds anything about the iteration.
 	Source string `json:"source"`
@@ -88,8 +90,9 @@ type metaView struct {
 	// Conflict is set when landing the task failed (a conflict, or the
 	// guards failing on the run branch), and NoChange when the agent said
 	// done and changed nothing.
-	Conflict *state.ConflictMeta `json:"conflict,omitempty"`
-	NoChange bool                `json:"no_change,omitempty"`
+	Conflict       *state.ConflictMeta `json:"conflict,omitempty"`
+	NoChange       bool                `json:"no_change,omitempty"`
+	CommandsFailed bool                `json:"commands_failed,omitempty"`
 }
 
 // readMeta reads an iteration's meta.json as raw bytes; a missing one is
@@ -146,7 +149,7 @@ func loadHistory(p state.Paths, before, limit, running int) *History {
 func fromMeta(n int, m *metaView) Iteration {
 	it := Iteration{Iteration: n, Node: m.Node, NodePath: m.NodePath, Attempt: m.Attempt, MaxAttempts: m.MaxAttempts,
 		Phase: m.Phase, FinishedAt: m.FinishedAt, DurationMS: m.DurationMS, AgentStatus: m.AgentStatus, Guard: m.Guard,
-		Outcome: m.Outcome, NodeStatus: m.NodeStatus, Summary: firstLine(m.Summary), Usage: m.Usage, Source: "meta", NoChange: m.NoChange}
+		Outcome: m.Outcome, NodeStatus: m.NodeStatus, Summary: firstLine(m.Summary), Usage: m.Usage, Source: "meta", NoChange: m.NoChange, CommandsFailed: m.CommandsFailed}
 	if m.Conflict != nil {
 		it.Landing = m.Conflict.Kind
 	}

@@ -192,6 +192,7 @@ function historyRow(it) {
   let label = it.in_flight ? 'in flight' : outcomeNames[outcome] || (outcome === 'none' ? 'no record' : line(outcome));
   if (!it.in_flight && it.landing) label = it.landing === 'guards' ? 'failed on the run branch' : 'conflict';
   if (!it.in_flight && it.no_change && outcome === 'done') label = 'done, nothing changed';
+  else if (!it.in_flight && it.commands_failed && outcome === 'done') label = 'done, every command failed';
   const time = it.in_flight && it.started_at
     ? el('span', { 'data-since': it.started_at }, duration(Date.now() - Date.parse(it.started_at)))
     : duration(it.duration_ms);
