@@ -140,10 +140,8 @@ func LoadTasks(p state.Paths) (*Tasks, error) {
 	}
 	var inFlight []string
 	if rs, err := state.LoadRunState(p.RunState()); err == nil && rs != nil {
-		outcome.ApplyOwned(t, rs.Owned, func() []state.Record {
-			recs, _ := state.ReadJournal(p.Journal())
-			return outcome.OwnedCommands(recs)
-		})
+		recs, _ := state.ReadJournal(p.Journal())
+		outcome.ApplyOwned(t, latestOwned(t, rs.Owned, recs), func() []state.Record { return outcome.OwnedCommands(recs) })
 		if held, _, _ := state.LockHolder(p); held {
 			// A runner is at work: the next task is one it has not
 			// started (parallel slots run several at once).
@@ -209,7 +207,17 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	if _, err := os.Lstat(p.PauseRequest()); err == nil {
 		rep.Paused = true
 	}
-	if rs.Iteration > 0 || rs.LastIteration > 0 {
+	if rec := lastRecorded(p); rec != nil && rec.Iteration > max(rs.Iteration, rs.LastIteration) {
+		// Recorded since run_state.json was last written (it is written
+		// lazily while slots work): the journal says it.
+		rep.Last = &Last{Iteration: rec.Iteration, Node: rec.Node, AgentStatus: rec.AgentStatus, Guard: rec.Guard, Summary: rec.Summary}
+		if m, err := state.LoadMeta(p.RunDir(rec.Iteration)); err == nil {
+			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
+			if m.Conflict != nil {
+				rep.Last.Landing = m.Conflict.Kind
+			}
+		}
+	} else if rs.Iteration > 0 || rs.LastIteration > 0 {
 		last := rs.Iteration
 		if rs.LastIteration > 0 {
 			last = rs.LastIteration
@@ -236,6 +244,57 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 	}
 	return rep
+}
+
+// latestOwned is what the ledger knows of the tasks' runner-owned fields:
+// run_state.json's, and, newer, the outcomes the journal recorded since
+// (run_state.json is written lazily, after tree.json and the journal,
+// while slots work). A recorded blocked reason is taken from t when t
+// agrees with the record (the journal does not carry it).
+func latestOwned(t *tree.Tree, owned map[string]state.Owned, recs []state.Record) map[string]state.Owned {
+	if owned == nil {
+		return nil
+	}
+	ix := tree.NewIndex(t)
+	out := make(map[string]state.Owned, len(owned))
+	for id, o := range owned {
+		out[id] = o
+	}
+	for _, r := range recs {
+		if r.Event != state.EventRecorded && r.Event != state.EventInterrupted || r.Node == "" {
+			continue
+		}
+		o, known := out[r.Node]
+		if known && !r.Time.After(o.At) {
+			continue
+		}
+		next := state.Owned{Status: r.NodeStatus, Attempts: r.Attempts, At: r.Time}
+		if r.NodeStatus == string(tree.StatusOpen) {
+			next.Status = ""
+		}
+		if n := ix.Node(r.Node); n != nil && string(n.Status) == next.Status && n.Attempts == next.Attempts {
+			next.BlockedReason = n.BlockedReason
+		} else if known && o.Status == next.Status {
+			next.BlockedReason = o.BlockedReason
+		}
+		out[r.Node] = next
+	}
+	return out
+}
+
+// lastRecorded is the journal's last record of an iteration's end
+// (recorded or interrupted); nil when there is none or it cannot be read.
+func lastRecorded(p state.Paths) *state.Record {
+	recs, err := state.ReadJournal(p.Journal())
+	if err != nil {
+		return nil
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := recs[i]; r.Iteration > 0 && (r.Event == state.EventRecorded || r.Event == state.EventInterrupted) {
+			return &r
+		}
+	}
+	return nil
 }
 
 // convert makes the status tree of n, whose tasks without a max_attempts
