@@ -70,8 +70,8 @@ func runAnswer(g *globals, id, text string) error {
 	case n.EffectiveStatus() == tree.StatusDone:
 		return fmt.Errorf("answer: %s is done; `runner reset %s` reopens it first", inert.Line(ix.Path(id)), inert.Line(id))
 	}
-	if _, err := refuseInFlight(p, ix, id); err != nil {
-		return errors.New(strings.Replace(err.Error(), "reset:", "answer:", 1))
+	if _, err := refuseInFlight("answer", p, ix, id); err != nil {
+		return err
 	}
 	question := ""
 	if n.Status == tree.StatusBlocked {

@@ -49,7 +49,7 @@ func runReset(g *globals, id string) error {
 	if err != nil {
 		return err
 	}
-	seen, err := refuseInFlight(p, ix, id)
+	seen, err := refuseInFlight("reset", p, ix, id)
 	if err != nil {
 		return err
 	}
@@ -137,11 +137,12 @@ func changeLeaves(n *tree.Node, change func(leaf *tree.Node) bool) []string {
 	return changed
 }
 
-// refuseInFlight returns an error naming the iteration in flight when it
+// refuseInFlight returns an error, starting with verb (the command that
+// refuses), naming the iteration in flight when it
 // works on task id or a task under it: that iteration's record would undo
 // a reset. Otherwise it returns the journal's last started iteration, for
 // startedMeanwhile.
-func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err error) {
+func refuseInFlight(verb string, p state.Paths, ix *tree.Index, id string) (seen int, err error) {
 	rs, err := state.LoadRunState(p.RunState())
 	if err != nil {
 		// The journal's started records tell an iteration under way too.
@@ -149,7 +150,7 @@ func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err err
 	}
 	rec, _, err := state.LastStart(p.Journal())
 	if err != nil {
-		return 0, fmt.Errorf("reset: cannot tell whether a task is in flight: %w", err)
+		return 0, fmt.Errorf(verb+": cannot tell whether a task is in flight: %w", err)
 	}
 	if rec != nil {
 		seen = rec.Iteration
@@ -168,13 +169,13 @@ func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err err
 	}
 	held, holder, err := state.LockHolder(p)
 	if err != nil {
-		return 0, fmt.Errorf("reset: read %s: %w", rel(p, p.Lock()), err)
+		return 0, fmt.Errorf(verb+": read %s: %w", rel(p, p.Lock()), err)
 	}
 	if in == nil {
 		if !held {
 			return seen, nil // recorded by the next run, which judges nothing of this
 		}
-		return 0, fmt.Errorf("reset: iteration %d on %s is under way, and its agent can reach .runner/ (it is not confined to a worktree): "+
+		return 0, fmt.Errorf(verb+": iteration %d on %s is under way, and its agent can reach .runner/ (it is not confined to a worktree): "+
 			"a change there now cannot be told from the agent's, and would fail its attempt and be put back. "+
 			"`runner pause`, wait until `runner status` says the run is paused, reset, then `runner resume`",
 			reach.Iteration, inert.Line(reach.Node))
@@ -184,11 +185,11 @@ func refuseInFlight(p state.Paths, ix *tree.Index, id string) (seen int, err err
 		task = inert.Line(ix.Path(in.Node))
 	}
 	if held {
-		return 0, fmt.Errorf("reset: iteration %d is working on %s (phase %s since %s; the lock is %s), and its record would undo the reset. "+
+		return 0, fmt.Errorf(verb+": iteration %d is working on %s (phase %s since %s; the lock is %s), and its record would undo the reset. "+
 			"Wait until it is recorded (`runner status` shows when), or `runner stop` and reset once the runner has exited",
 			in.Iteration, task, inert.Line(in.Phase), in.StartedAt.Local().Format("15:04:05"), inert.Line(holder))
 	}
-	return 0, fmt.Errorf("reset: iteration %d on %s was left unfinished (phase %s) by a runner that stopped; the next `runner run` "+
+	return 0, fmt.Errorf(verb+": iteration %d on %s was left unfinished (phase %s) by a runner that stopped; the next `runner run` "+
 		"records it first, and that record would undo the reset. Let a run record it (`runner run --once` records it, then runs at most "+
 		"one more iteration), then reset; or, when recording it fails, set it aside with `runner abandon %d`", in.Iteration, task, inert.Line(in.Phase), in.Iteration)
 }

@@ -42,7 +42,7 @@ func runSkip(g *globals, id string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := refuseInFlight(p, ix, id); err != nil {
+	if _, err := refuseInFlight("reset", p, ix, id); err != nil {
 		return err
 	}
 	skipped := changeLeaves(n, func(x *tree.Node) bool {

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -56,19 +53,18 @@ func runValidate(g *globals, asJSON bool) error {
 		return err
 	}
 	out, errw := g.streams.Out, g.streams.Err
-	var warnings bytes.Buffer
-	if asJSON {
-		errw = &warnings
-	}
 	res := validateJSON{Problems: []string{}, Warnings: []string{}}
+	// warn says a warning: on stderr, or with --json in "warnings".
+	warn := func(format string, args ...any) {
+		if asJSON {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(format, args...))
+			return
+		}
+		fmt.Fprintf(errw, "warning: "+format+"\n", args...)
+	}
 	defer func() {
 		if !asJSON {
 			return
-		}
-		for _, line := range strings.Split(strings.TrimSpace(warnings.String()), "\n") {
-			if w, ok := strings.CutPrefix(line, "warning: "); ok {
-				res.Warnings = append(res.Warnings, w)
-			}
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -89,7 +85,7 @@ func runValidate(g *globals, asJSON bool) error {
 				rel(p, p.Config()), cfg.Prompt.Budget, need))
 		}
 		if len(cfg.Guards) == 0 && (t == nil || !anyChecks(t)) {
-			fmt.Fprintf(errw, "warning: %s has no [[guard]] and no task has checks: an agent's \"done\" will be trusted without checks\n", rel(p, p.Config()))
+			warn("%s has no [[guard]] and no task has checks: an agent's \"done\" will be trusted without checks", rel(p, p.Config()))
 		}
 		if cfg.Review.Enabled {
 			if int(cfg.Prompt.Budget) < review.MinBudget() {
@@ -97,13 +93,13 @@ func runValidate(g *globals, asJSON bool) error {
 					rel(p, p.Config()), cfg.Prompt.Budget, review.MinBudget()))
 			}
 			if cfg.Review.Preset != config.PresetCommand && cfg.Review.Preset == cfg.Executor.Preset && cfg.Review.Bin == cfg.Executor.Bin {
-				fmt.Fprintf(errw, "warning: %s: [review] runs %s, as [executor] does: a second opinion is worth most from another model (another preset, or a model flag in review.args)\n",
+				warn("%s: [review] runs %s, as [executor] does: a second opinion is worth most from another model (another preset, or a model flag in review.args)",
 					rel(p, p.Config()), cfg.Review.Preset)
 			}
 		}
 	}
 	if cfg != nil {
-		warnMissingPrograms(errw, cfg, p.Root)
+		warnMissingPrograms(warn, cfg, p.Root)
 	}
 	if len(problems) > 0 {
 		for _, e := range problems {
@@ -116,7 +112,7 @@ func runValidate(g *globals, asJSON bool) error {
 		return &ExitError{Code: ExitFailure, Err: errors.New("validation failed")}
 	}
 	if data, err := fsutil.ReadLimited(p.Tree(), tree.MaxFileSize, true); err == nil && scaffold.IsExampleTree(data) {
-		fmt.Fprintf(errw, "warning: %s is still the example `runner init` wrote: replace it with your project's tasks (or write the documents and run `runner plan`)\n", rel(p, p.Tree()))
+		warn("%s is still the example `runner init` wrote: replace it with your project's tasks (or write the documents and run `runner plan`)", rel(p, p.Tree()))
 	}
 	ix := tree.NewIndex(t)
 	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
@@ -143,10 +139,10 @@ func anyChecks(t *tree.Tree) bool {
 // warnMissingPrograms warns of each configured executor (the agent, the
 // fallbacks, the reviewer) whose program cannot be found: the run would
 // stop on it.
-func warnMissingPrograms(w io.Writer, cfg *config.Config, root string) {
+func warnMissingPrograms(warn func(format string, args ...any), cfg *config.Config, root string) {
 	check := func(what string, e config.Executor) {
 		if err := executor.CheckProgram(executor.OptionsFrom(e, nil), root); err != nil {
-			fmt.Fprintf(w, "warning: %s: %s\n", what, inert.Line(err.Error()))
+			warn("%s: %s", what, inert.Line(err.Error()))
 		}
 	}
 	check("[executor] "+cfg.Executor.Label(), cfg.Executor)

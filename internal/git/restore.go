@@ -21,7 +21,7 @@ func (r *Repo) RestorePaths(ctx context.Context, commit string, paths []string) 
 	var errs []error
 	for _, p := range paths {
 		if err := r.restorePath(ctx, commit, p); err != nil {
-			errs = append(errs, fmt.Errorf("put %s back as %s has it: %w", p, short12(commit), err))
+			errs = append(errs, fmt.Errorf("put %s back as %s has it: %w", p, shortID(commit), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -83,14 +83,6 @@ func (r *Repo) restorePath(ctx context.Context, commit, p string) error {
 		return err
 	}
 	return os.Rename(tmp, dst)
-}
-
-// short12 is a commit id as people read it.
-func short12(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // TreeFiles reports which of paths are files (blobs or links) in rev, a

@@ -100,7 +100,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 	runDir := r.p.RunDir(n)
 	if err == nil {
 		err = prompt.WriteRunFolder(runDir, n, node.ID, prep.Pack)
-		r.prompts.keep(r.p, n, node.ID, prep.Pack)
+		r.prompts.keep(n, node.ID, prep.Pack)
 	}
 	if err != nil {
 		// A failure of the runner's own, before any agent ran: no attempt.

@@ -70,7 +70,7 @@ func (r *worker) failEmptyDone(meta *state.Meta) error {
 		return err
 	}
 	meta.Guard = state.GuardFail
-	meta.Guards = []state.GuardMeta{{Name: "empty done", ExitCode: 1, Status: state.GuardFail, Error: "said done, but " + what + " (verify.empty_done = \"fail\")"}}
+	meta.Guards = []state.GuardMeta{{Name: state.EmptyDoneGuard, ExitCode: 1, Status: state.GuardFail, Error: "said done, but " + what + " (verify.empty_done = \"fail\")"}}
 	return nil
 }
 

@@ -160,6 +160,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	defer r.ledger.Close()
+	r.prompts.p = r.p
 	r.ledger.KeepPrompts(r.prompts.write)
 	if err := r.reload(); err != nil {
 		return nil, err

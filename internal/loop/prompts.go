@@ -12,7 +12,7 @@ import (
 // code removes: an agent's `git clean -fdx` in place erases the run
 // folder, and the ledger, finding it gone, has it written again.
 type prompts struct {
-	p     state.Paths
+	p     state.Paths // set once, when the run opens its ledger
 	mu    sync.Mutex
 	byRun map[int]keptPrompt
 }
@@ -23,10 +23,9 @@ type keptPrompt struct {
 }
 
 // keep holds iteration n's prompt until forget(n).
-func (k *prompts) keep(p state.Paths, n int, node string, pack *prompt.Pack) {
+func (k *prompts) keep(n int, node string, pack *prompt.Pack) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.p = p
 	if k.byRun == nil {
 		k.byRun = map[int]keptPrompt{}
 	}
@@ -45,10 +44,9 @@ func (k *prompts) forget(n int) {
 func (k *prompts) write(n int) error {
 	k.mu.Lock()
 	kp, ok := k.byRun[n]
-	p := k.p
 	k.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	return prompt.WriteRunFolder(p.RunDir(n), n, kp.node, kp.pack)
+	return prompt.WriteRunFolder(k.p.RunDir(n), n, kp.node, kp.pack)
 }

@@ -247,7 +247,7 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		g.anomalies[AnomalyUnconfined] = true
 		add(AnomalyUnconfined, "from this iteration on, the agent was not confined to its worktree: "+m.Unconfined+"; its changes to the runner's files and .git were checked after each run", nil)
 	}
-	emptyFailed := len(m.Guards) == 1 && m.Guards[0].Name == "empty done"
+	emptyFailed := len(m.Guards) == 1 && m.Guards[0].Name == state.EmptyDoneGuard
 	switch {
 	case m.NoChange && (m.Outcome == state.OutcomeDone || emptyFailed):
 		add(AnomalyEmptyDone, "the agent said done and changed nothing in the working tree", nil)

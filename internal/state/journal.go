@@ -231,6 +231,17 @@ func journalStarts(path string) (starts []Record, ended map[int]bool, err error)
 	return starts, ended, err
 }
 
+// RecentEnds returns the records of iterations' ends (recorded,
+// interrupted) in the journal's last part (as journalStarts reads it),
+// in order: what happened since run_state.json, written lazily while
+// slots work, was last saved.
+func RecentEnds(p Paths) []Record {
+	recs, _ := ReadJournalTail(p.Journal(), journalTail, func(line []byte) bool {
+		return bytes.Contains(line, eventRecorded) || bytes.Contains(line, eventInterrupted)
+	})
+	return recs
+}
+
 // CurrentInFlight returns the iteration under way as the files tell it,
 // or nil: the earliest of CurrentInFlights.
 func CurrentInFlight(p Paths, rs *RunState) *InFlight {

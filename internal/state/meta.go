@@ -162,6 +162,10 @@ type CheckpointMeta struct {
 	Diffstat string `json:"diffstat,omitempty"`
 }
 
+// EmptyDoneGuard names the failed result of an attempt whose done was
+// empty (verify.empty_done = "fail"; NoChange, CommandsFailed).
+const EmptyDoneGuard = "empty done"
+
 // TamperMeta is one judged path the agent changed.
 type TamperMeta struct {
 	Path   string `json:"path"`   // relative to the repository root

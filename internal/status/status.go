@@ -122,6 +122,10 @@ type Tasks struct {
 	Tree      *tree.Tree
 	Index     *tree.Index
 	Selection tree.Selection
+	// recentEnds are the journal's last records of iterations' ends
+	// (state.RecentEnds), read once for the owned fields and the last
+	// iteration.
+	recentEnds []state.Record
 }
 
 // LoadTasks reads the config and the tree, and selects the next task.
@@ -139,9 +143,13 @@ func LoadTasks(p state.Paths) (*Tasks, error) {
 		return nil, err
 	}
 	var inFlight []string
+	var recent []state.Record
 	if rs, err := state.LoadRunState(p.RunState()); err == nil && rs != nil {
-		recs, _ := state.ReadJournal(p.Journal())
-		outcome.ApplyOwned(t, latestOwned(t, rs.Owned, recs), func() []state.Record { return outcome.OwnedCommands(recs) })
+		recent = state.RecentEnds(p)
+		outcome.ApplyOwned(t, latestOwned(t, rs.Owned, recent), func() []state.Record {
+			recs, _ := state.ReadJournal(p.Journal())
+			return outcome.OwnedCommands(recs)
+		})
 		if held, _, _ := state.LockHolder(p); held {
 			// A runner is at work: the next task is one it has not
 			// started (parallel slots run several at once).
@@ -155,7 +163,7 @@ func LoadTasks(p state.Paths) (*Tasks, error) {
 	if len(inFlight) > 0 {
 		_, sel = tree.SelectN(t, ix, cfg.Loop.MaxAttempts, 1, inFlight)
 	}
-	return &Tasks{Config: cfg, Tree: t, Index: ix, Selection: sel}, nil
+	return &Tasks{Config: cfg, Tree: t, Index: ix, Selection: sel, recentEnds: recent}, nil
 }
 
 // Load reads the config, the tree and the run state, and builds the
@@ -207,7 +215,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	if _, err := os.Lstat(p.PauseRequest()); err == nil {
 		rep.Paused = true
 	}
-	if rec := lastRecorded(p); rec != nil && rec.Iteration > max(rs.Iteration, rs.LastIteration) {
+	if rec := lastEnd(tasks.recentEnds); rec != nil && rec.Iteration > max(rs.Iteration, rs.LastIteration) {
 		// Recorded since run_state.json was last written (it is written
 		// lazily while slots work): the journal says it.
 		rep.Last = &Last{Iteration: rec.Iteration, Node: rec.Node, AgentStatus: rec.AgentStatus, Guard: rec.Guard, Summary: rec.Summary}
@@ -282,16 +290,11 @@ func latestOwned(t *tree.Tree, owned map[string]state.Owned, recs []state.Record
 	return out
 }
 
-// lastRecorded is the journal's last record of an iteration's end
-// (recorded or interrupted); nil when there is none or it cannot be read.
-func lastRecorded(p state.Paths) *state.Record {
-	recs, err := state.ReadJournal(p.Journal())
-	if err != nil {
-		return nil
-	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		if r := recs[i]; r.Iteration > 0 && (r.Event == state.EventRecorded || r.Event == state.EventInterrupted) {
-			return &r
+// lastEnd is the last of the records of iterations' ends, nil for none.
+func lastEnd(ends []state.Record) *state.Record {
+	for i := len(ends) - 1; i >= 0; i-- {
+		if ends[i].Iteration > 0 {
+			return &ends[i]
 		}
 	}
 	return nil
