@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 )
 
@@ -93,6 +95,36 @@ func (r *Repo) RefValue(ctx context.Context, ref string) (string, error) {
 		return "", nil
 	}
 	return id, err
+}
+
+// BranchHead returns the commit the branch named branch points to in the
+// repository whose working tree holds dir, "" when there is no such
+// branch: a reader's look (`runner status`), in one git call, without
+// Open's version check and probe of the repository. The error matches
+// ErrNoGit when git is not on PATH, and is an *Error when git failed (dir
+// in no repository, a timeout).
+func BranchHead(ctx context.Context, dir, branch string, o Options) (string, error) {
+	name := o.Git
+	if name == "" {
+		name = "git"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNoGit, err)
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	x := &exe{path: path, env: cleanEnv(env), timeout: o.Timeout}
+	if x.timeout <= 0 {
+		x.timeout = DefaultTimeout
+	}
+	res, err := x.run(ctx, call{dir: dir, ok: []int{1}}, "rev-parse", "-q", "--verify", BranchRef(branch)+"^{commit}")
+	if err != nil || res.code != 0 {
+		return "", err
+	}
+	return strings.TrimSpace(string(res.out)), nil
 }
 
 // HeadCommit returns the commit checked out in the working tree, or

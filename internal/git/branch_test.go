@@ -2,6 +2,7 @@ package git
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -166,4 +167,34 @@ func TestUpdateRefIsACompareAndSwap(t *testing.T) {
 		}
 	}
 	s.fsck()
+}
+
+// TestBranchHead: the reader's look at a branch's head, from the checkout
+// or a folder in it, "" for a branch that does not exist, an error
+// outside any repository and ErrNoGit without git.
+func TestBranchHead(t *testing.T) {
+	s := newScratch(t)
+	s.git("branch", "runner/app")
+	s.git("checkout", "-q", "runner/app")
+	s.write("task.txt", "done\n")
+	s.git("add", "-A")
+	s.git("commit", "-q", "-m", "task")
+	want := s.git("rev-parse", "HEAD")
+	s.git("checkout", "-q", "main")
+
+	o := Options{Env: s.env}
+	for _, dir := range []string{s.dir, filepath.Join(s.dir, ".runner")} {
+		if got, err := BranchHead(ctx, dir, "runner/app", o); err != nil || got != want {
+			t.Errorf("BranchHead from %s = %q, %v; want %s", dir, got, err, want)
+		}
+	}
+	if got, err := BranchHead(ctx, s.dir, "runner/none", o); err != nil || got != "" {
+		t.Errorf("BranchHead of a missing branch = %q, %v; want \"\", nil", got, err)
+	}
+	if got, err := BranchHead(ctx, t.TempDir(), "runner/app", o); err == nil || got != "" {
+		t.Errorf("BranchHead outside a repository = %q, %v; want an error", got, err)
+	}
+	if _, err := BranchHead(ctx, s.dir, "runner/app", Options{Git: filepath.Join(t.TempDir(), "no-git"), Env: s.env}); !errors.Is(err, ErrNoGit) {
+		t.Errorf("BranchHead without git: err = %v, want ErrNoGit", err)
+	}
 }

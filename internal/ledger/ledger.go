@@ -173,6 +173,15 @@ func (l *Ledger) AddUsage(executor string, u *state.Usage) {
 	l.rs.UsageByExecutor[executor] = by
 }
 
+// AddReviewUsage adds what the reviewer's runs for the verdict in rv
+// reported: to the totals, and to the reviewer's own share, apart from
+// any executor's (state.ReviewLabel), even one of the same preset.
+func (l *Ledger) AddReviewUsage(rv *state.ReviewMeta) {
+	if rv != nil {
+		l.AddUsage(state.ReviewLabel(rv.Executor), rv.Usage)
+	}
+}
+
 // CountAgentRun keeps the run state's counts of agent runs in a row that
 // failed (loop.max_consecutive_errors), in all and for the executor
 // named executor: a failure adds one, a run that finished resets them;

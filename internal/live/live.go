@@ -5,7 +5,9 @@
 // Everything else the run prints goes through Board.Writer, which clears
 // the area, writes, and draws it again, so the two never mix. When the
 // output is not a terminal there is no area and no escape sequence: the
-// run prints plain lines only. Colour follows NO_COLOR.
+// run prints plain lines only. Colour follows NO_COLOR: the area is
+// dimmed, and the line that says what came of an iteration is painted by
+// its outcome (Paint).
 package live
 
 import (
@@ -47,13 +49,37 @@ type run struct {
 
 // ForTerminal returns a Board drawing on f when f is a terminal, nil
 // otherwise (a pipe, a file: plain lines only). Colour is used unless
-// NO_COLOR is set or TERM is "dumb".
+// NO_COLOR is set to anything but "" (no-color.org) or TERM is "dumb".
 func ForTerminal(f *os.File) *Board {
 	if f == nil || !isatty.IsTerminal(f.Fd()) {
 		return nil
 	}
-	_, noColor := os.LookupEnv("NO_COLOR")
-	return New(f, !noColor && os.Getenv("TERM") != "dumb")
+	return New(f, os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb")
+}
+
+// Tone is what a line the run prints says of an iteration, for its
+// colour on a terminal (Paint).
+type Tone int
+
+// The tones.
+const (
+	Plain     Tone = iota // no colour
+	Good                  // done: green
+	Bad                   // failed, a conflict: red
+	Attention             // blocked, a question: yellow
+)
+
+// sgr are the escape sequences that start the tones' colours.
+var sgr = map[Tone]string{Good: "\x1b[32m", Bad: "\x1b[31m", Attention: "\x1b[33m"}
+
+// Paint is line (one line, without its newline) in tone's colour when b
+// draws in colour; line itself otherwise: no Board (not a terminal),
+// NO_COLOR, TERM=dumb, or the Plain tone.
+func (b *Board) Paint(tone Tone, line string) string {
+	if b == nil || !b.color || sgr[tone] == "" {
+		return line
+	}
+	return sgr[tone] + line + "\x1b[0m"
 }
 
 // New returns a Board drawing on out.

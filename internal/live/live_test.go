@@ -66,3 +66,26 @@ func TestLatestEvent(t *testing.T) {
 		t.Errorf("no file: %q", got)
 	}
 }
+
+// TestPaint: a Board in colour paints a line by its tone, and resets the
+// colour at its end; without colour, without a Board, or in the Plain
+// tone the line is left as it is.
+func TestPaint(t *testing.T) {
+	b := New(&bytes.Buffer{}, true)
+	for tone, want := range map[Tone]string{
+		Good:      "\x1b[32m#1 a → done\x1b[0m",
+		Bad:       "\x1b[31m#1 a → done\x1b[0m",
+		Attention: "\x1b[33m#1 a → done\x1b[0m",
+		Plain:     "#1 a → done",
+	} {
+		if got := b.Paint(tone, "#1 a → done"); got != want {
+			t.Errorf("Paint(%d) = %q, want %q", tone, got, want)
+		}
+	}
+	var none *Board
+	for _, b := range []*Board{New(&bytes.Buffer{}, false), none} {
+		if got := b.Paint(Good, "#1 a → done"); got != "#1 a → done" {
+			t.Errorf("Paint without colour = %q", got)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/ledger"
+	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -79,6 +80,10 @@ type Live interface {
 	Started(n, slot int, task, eventsFile string)
 	// Ended: iteration n was recorded or set aside.
 	Ended(n int)
+	// Paint is line (an iteration's progress line, without its newline)
+	// in tone's colour, or line itself where there is no colour
+	// (NO_COLOR, TERM=dumb).
+	Paint(tone live.Tone, line string) string
 }
 
 type Runner struct {

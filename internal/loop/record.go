@@ -11,6 +11,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/ledger"
+	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
@@ -308,6 +309,31 @@ func (r *worker) progress(m *state.Meta) {
 	if m.Review != nil && m.Review.Verdict != "" {
 		review = "review: " + inert.Line(m.Review.Verdict) + " "
 	}
-	fmt.Fprintf(r.out, "#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)\n",
+	line := fmt.Sprintf("#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)",
 		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(guard), review, inert.Line(next), dur.Round(100*time.Millisecond))
+	if r.opts.Live != nil {
+		line = r.opts.Live.Paint(toneOf(m), line)
+	}
+	fmt.Fprintln(r.out, line)
+}
+
+// toneOf is the colour of an iteration's progress line on a terminal: a
+// task blocked (by its agent, or out of attempts) or a done that did
+// nothing asks for the person (yellow); a failed attempt, an agent error,
+// a rejection or a conflict with the run branch is red; a task done,
+// green; a retry asked for, a split or an interruption, no colour.
+func toneOf(m *state.Meta) live.Tone {
+	switch {
+	case m.NodeStatus == string(tree.StatusBlocked) || m.Outcome == state.OutcomeBlocked:
+		return live.Attention
+	case m.Conflict != nil:
+		return live.Bad
+	case m.Outcome == state.OutcomeDone && (m.NoChange || m.CommandsFailed):
+		return live.Attention
+	case m.Outcome == state.OutcomeDone:
+		return live.Good
+	case m.Outcome == state.OutcomeGuardFailed || m.Outcome == state.OutcomeExecutorError || m.Outcome == state.OutcomeRejected:
+		return live.Bad
+	}
+	return live.Plain
 }

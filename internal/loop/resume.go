@@ -126,7 +126,7 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
 		// The verdict's usage reaches run_state.json with the save that
 		// moves the marker to reviewed, which never happened.
-		r.ledger.AddUsage(meta.Review.Executor, meta.Review.Usage)
+		r.ledger.AddReviewUsage(meta.Review)
 	}
 	switch phase {
 	case state.PhaseGuardsDone, state.PhaseReviewing, state.PhaseReviewed, state.PhaseRecorded:

@@ -134,7 +134,7 @@ func TestRecordedVerdictIsNotAskedAgain(t *testing.T) {
 	if prompt, _ := os.ReadFile(filepath.Join(p.RunDir(2), "prompt.md")); !strings.Contains(string(prompt), "# Failure") || !strings.Contains(string(prompt), "- no tests") {
 		t.Errorf("the next attempt's prompt does not carry the reasons:\n%s", prompt)
 	}
-	if got := loadRunState(t, p); got.UsageByExecutor["reviewer"].CostUSD != 0.25 || got.Usage.CostUSD != 0.25 {
+	if got := loadRunState(t, p); got.UsageByExecutor["reviewer (review)"].CostUSD != 0.25 || got.Usage.CostUSD != 0.25 {
 		t.Errorf("run state usage %+v, by executor %+v; want the verdict's $0.25 once", got.Usage, got.UsageByExecutor)
 	}
 	// Iteration 2 (the --once iteration) reviewed a again; the first

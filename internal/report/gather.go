@@ -193,7 +193,7 @@ func (g *gatherer) blocked() {
 func (g *gatherer) addUsage(m *state.Meta) {
 	g.addExecutor(m.Executor, m.Usage)
 	if m.Review != nil && m.Review.Usage != nil {
-		g.addExecutor(m.Review.Executor+" (review)", m.Review.Usage)
+		g.addExecutor(state.ReviewLabel(m.Review.Executor), m.Review.Usage)
 	}
 }
 

@@ -38,8 +38,9 @@ func chromium() string {
 // Chromium, the token given once in its URL:
 // the tasks, the blocked question and the history appear in the rendered
 // page, markup in the question stays text, an iteration opens with its
-// logs, and a change to the state while the page is open appears without
-// a reload. The screenshots go to the test's temporary folder (and with
+// logs, a change to the state while the page is open appears without a
+// reload, and three slots at work show in "Now" with the question still
+// in "Needs you". The screenshots go to the test's temporary folder (and with
 // -screenshots DIR to DIR).
 func TestDashboardInBrowser(t *testing.T) {
 	browser := chromium()
@@ -220,6 +221,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	if marked, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#tree .mark.running').length`)); err != nil || marked != 3 {
 		t.Errorf("the tree marks %d tasks running, want 3 (%v)", marked, err)
 	}
+	// And the question waits meanwhile: the "Needs you" card still shows
+	// it, with the command that answers it, beside the three slots.
+	if shown, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`!document.getElementById('blocked').hidden`)); err != nil || !shown {
+		t.Errorf("the \"Needs you\" card is hidden while three slots work (%v)", err)
+	}
+	if q := text("#blocked-body"); !strings.Contains(q, question) || !strings.Contains(q, `runner answer payments "your answer"`) {
+		t.Errorf("with three slots at work the \"Needs you\" card %q: want the question and the command", q)
+	}
+	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+	shot(t, bctx, filepath.Join(shots, "dashboard-slots.png"))
 	lock.Release()
 
 	// On a phone the page fits the screen's width.

@@ -87,7 +87,7 @@ type RunState struct {
 	SetAside []ExecutorNote `json:"executors_set_aside,omitempty"`
 	Limited  []ExecutorNote `json:"executors_limited,omitempty"`
 	// UsageByExecutor is Usage split by executor name (the reviewer's
-	// under its own name); the caps apply to Usage, the total.
+	// under ReviewLabel of its name); the caps apply to Usage, the total.
 	UsageByExecutor map[string]Usage `json:"usage_by_executor,omitempty"`
 	// Deaths are the last two runner deaths that interrupted agents at
 	// work, with the tasks interrupted: a task interrupted by a death

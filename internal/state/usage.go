@@ -23,6 +23,12 @@ type Usage struct {
 	CostSource string `json:"cost_source,omitempty"`
 }
 
+// ReviewLabel is the name a reviewer's usage is counted under, apart
+// from its executor's: a reviewer of the same preset (or name) as
+// [executor] or a [[fallback]] is not that executor, and run_state.json's
+// usage_by_executor and the report keep the two apart.
+func ReviewLabel(reviewer string) string { return reviewer + " (review)" }
+
 // Tokens is the number loop.max_tokens counts: input plus output.
 func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
 

@@ -6,6 +6,7 @@
 package status
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
@@ -29,8 +31,9 @@ type Report struct {
 	Tree     *TreeNode `json:"tree"`
 	// Usage sums what the agents reported over every run (run_state.json).
 	Usage state.Usage `json:"usage"`
-	// Branch is the run branch and Checkpoint its last task commit (git
-	// checkpoints); absent without them.
+	// Branch is the run branch and Checkpoint its head: its last task
+	// commit, as git says (run_state.json's when git cannot say); absent
+	// without git checkpoints.
 	Branch     string `json:"branch,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
 	// Executor is the executor of the iteration under way, or of the last
@@ -42,7 +45,7 @@ type Report struct {
 	SetAside []state.ExecutorNote `json:"executors_set_aside,omitempty"`
 	Limited  []state.ExecutorNote `json:"executors_limited,omitempty"`
 	// UsageByExecutor splits Usage by executor name (the reviewer's under
-	// its own); the caps apply to the total.
+	// state.ReviewLabel of its own); the caps apply to the total.
 	UsageByExecutor map[string]state.Usage `json:"usage_by_executor,omitempty"`
 	// Paused is set while `runner pause` is in effect: a runner finishes
 	// the iteration under way (Running), then starts none until `runner
@@ -182,7 +185,8 @@ func Load(p state.Paths) (*Report, error) {
 
 // Build makes the report from loaded inputs. It reads the journal's end
 // and the lock to tell the iteration under way (state.CurrentInFlight,
-// state.LockHolder), and the last iteration's meta.json for its outcome.
+// state.LockHolder), the last iteration's meta.json for its outcome, and
+// the run branch's head from git (one call, with git checkpoints on).
 func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	cfg, sel := tasks.Config, tasks.Selection
 	rep := &Report{Root: p.Root}
@@ -212,6 +216,13 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 	}
 	rep.Branch, rep.Checkpoint = rs.Branch, rs.Checkpoint
+	if rep.Branch != "" && cfg.Git.Checkpoint {
+		// run_state.json is written lazily while slots work: the run
+		// branch's head is what git says, when git can say it.
+		if head := branchHead(p, rep.Branch, cfg.Git.Timeout.Duration); head != "" {
+			rep.Checkpoint = head
+		}
+	}
 	if _, err := os.Lstat(p.PauseRequest()); err == nil {
 		rep.Paused = true
 	}
@@ -252,6 +263,23 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 	}
 	return rep
+}
+
+// branchHeadTimeout bounds the git call that reads the run branch's head.
+const branchHeadTimeout = 5 * time.Second
+
+// branchHead is the commit the run branch points to, as git says in one
+// call; "" when git cannot say (not installed, no such branch, not a
+// repository), for the run state's word to stand.
+func branchHead(p state.Paths, branch string, timeout time.Duration) string {
+	if timeout <= 0 || timeout > branchHeadTimeout {
+		timeout = branchHeadTimeout
+	}
+	head, err := git.BranchHead(context.Background(), p.Root, branch, git.Options{Timeout: timeout})
+	if err != nil {
+		return ""
+	}
+	return head
 }
 
 // latestOwned is what the ledger knows of the tasks' runner-owned fields:

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,5 +112,57 @@ func TestSlotsListEveryIterationInFlight(t *testing.T) {
 	}
 	if rep.Running == nil || rep.Running.Iteration != 3 {
 		t.Errorf("running %+v, want iteration 3", rep.Running)
+	}
+}
+
+// TestCheckpointIsTheRunBranchsHead: the checkpoint is the run branch's
+// head as git says, not run_state.json's (written lazily while slots
+// work); run_state.json's stands when git cannot say (not on PATH) or
+// checkpoints are off.
+func TestCheckpointIsTheRunBranchsHead(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed:", err)
+	}
+	dir := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
+	t.Setenv("HOME", t.TempDir())
+	gitIn := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=P", "-c", "user.email=p@example.com"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	p := state.NewPaths(dir)
+	write(t, p.Config(), "[executor]\npreset = \"command\"\ncommand = [\"true\"]\n")
+	write(t, p.Tree(), `{"version": 1, "root": {"id": "app", "title": "App", "children": [{"id": "a", "title": "A"}]}}`)
+	gitIn("init", "-q", "-b", "main")
+	gitIn("add", "-A")
+	gitIn("commit", "-qm", "the project")
+	old := gitIn("rev-parse", "HEAD")
+	gitIn("branch", "runner/app")
+	gitIn("commit", "-q", "--allow-empty", "-m", "A (a)")
+	gitIn("update-ref", "refs/heads/runner/app", "HEAD")
+	head := gitIn("rev-parse", "HEAD")
+	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := state.SaveRunState(p.RunState(), &state.RunState{Version: state.RunStateVersion, Branch: "runner/app", Checkpoint: old}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Load(p); err != nil || rep.Branch != "runner/app" || rep.Checkpoint != head {
+		t.Fatalf("Load: branch %q, checkpoint %q, %v; want runner/app at %s (run_state.json says %s)", rep.Branch, rep.Checkpoint, err, head, old)
+	}
+
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir())
+	if rep, err := Load(p); err != nil || rep.Checkpoint != old {
+		t.Errorf("Load without git: checkpoint %q, %v; want run_state.json's %s", rep.Checkpoint, err, old)
+	}
+	t.Setenv("PATH", path)
+	write(t, p.Config(), "[executor]\npreset = \"command\"\ncommand = [\"true\"]\n[git]\ncheckpoint = false\n")
+	if rep, err := Load(p); err != nil || rep.Checkpoint != old {
+		t.Errorf("Load with checkpoints off: checkpoint %q, %v; want run_state.json's %s", rep.Checkpoint, err, old)
 	}
 }
