@@ -68,6 +68,10 @@ const (
 	// approves, or now and then rejects; it is listed in agents.txt with
 	// role "reviewer".
 	crashReviewerEnv = "CRASH_REVIEWER"
+	// crashHoldEnv=FILE: the agent, once started and logged, waits while
+	// FILE exists (two minutes at most), so that a test can act while
+	// agents are known to be at work.
+	crashHoldEnv = "CRASH_HOLD"
 )
 
 func init() {
@@ -109,6 +113,13 @@ func crashAgent() int {
 	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, "crash agent: read the prompt:", err)
 		return 1
+	}
+	if hold := os.Getenv(crashHoldEnv); hold != "" {
+		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(hold); err != nil {
+				break
+			}
+		}
 	}
 	if steady || rand.IntN(3) == 0 {
 		// A grandchild in the agent's group that keeps stdout open.

@@ -87,6 +87,9 @@ func runShow(ctx context.Context, g *globals, opts *showOptions, args []string) 
 			if in.Slot > 0 {
 				where = fmt.Sprintf(", slot %d", in.Slot)
 			}
+			if in.Worker != "" {
+				where += ", on worker " + inert.Line(in.Worker)
+			}
 			fmt.Fprintf(g.streams.Out, "iteration %d — %s: in flight (phase %s, since %s%s)\n", n, inert.Line(in.Node), inert.Line(in.Phase),
 				in.StartedAt.Local().Format("2006-01-02 15:04:05"), where)
 			fmt.Fprintf(g.streams.Out, "its meta.json is written once its agent is done; the prompt is in %s\n", rel(p, filepath.Join(runDir, "prompt.md")))
@@ -119,6 +122,9 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	fmt.Fprintf(w, ", phase %s\n", inert.Line(m.Phase))
 	if m.Slot > 0 {
 		fmt.Fprintf(w, "slot:     %d (a worktree of its own; SPEC §14)\n", m.Slot)
+	}
+	if m.Worker != "" {
+		fmt.Fprintf(w, "worker:   %s (the agent and the guards ran there; SPEC §22)\n", inert.Line(m.Worker))
 	}
 	if c := m.Conflict; c != nil {
 		what := "the guards failed on the task brought onto the run branch"

@@ -154,7 +154,11 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if !s.Alive {
 			verb = "unfinished:"
 		}
-		fmt.Fprintf(w, "slot %-6d %s iteration %d on %s, phase %s, for %s%s\n", s.Slot, verb, s.Iteration, inert.Line(s.Node), inert.Line(s.Phase),
+		on := ""
+		if s.Worker != "" {
+			on = ", on worker " + inert.Line(s.Worker)
+		}
+		fmt.Fprintf(w, "slot %-6d %s iteration %d on %s%s, phase %s, for %s%s\n", s.Slot, verb, s.Iteration, inert.Line(s.Node), on, inert.Line(s.Phase),
 			time.Since(s.StartedAt).Round(time.Second), eventSuffix(s.Event))
 	}
 	if r := rep.Running; r != nil && len(rep.Slots) == 0 {

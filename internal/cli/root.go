@@ -145,6 +145,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newDemoCmd(g),
 		newDemoAgentCmd(g),
 		newDoctorCmd(g),
+		newWorkerCmd(g),
 		newSuperviseCmd(),
 		newConfineCmd(),
 	)

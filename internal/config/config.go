@@ -61,7 +61,42 @@ type Config struct {
 	// Notify are the webhooks told of what a person should know while
 	// the run goes on unattended (SPEC §15).
 	Notify []notify.Target `toml:"notify"`
+	// Engine, when set, runs the iterations on `runner worker` processes
+	// through a Temporal service (SPEC §22); off without an [engine]
+	// table.
+	Engine Engine `toml:"engine"`
 }
+
+// Engine is where iterations run beyond this machine (SPEC §22).
+type Engine struct {
+	// Kind is "temporal"; empty (no [engine] table) runs every iteration
+	// on this machine.
+	Kind string `toml:"kind"`
+	// Address is the Temporal frontend, host:port.
+	Address string `toml:"address"`
+	// Namespace and TaskQueue are where the iterations are submitted; the
+	// workers poll the same task queue.
+	Namespace string `toml:"namespace"`
+	TaskQueue string `toml:"task_queue"`
+	// Remote is the git remote the coordinator and the workers share: a
+	// URL or a path (a bare repository on a shared disk).
+	Remote string `toml:"remote"`
+	// Parallel bounds the iterations in flight at once.
+	Parallel int `toml:"parallel"`
+	// Heartbeat is how long a worker may go without a heartbeat before its
+	// iteration counts as interrupted (it beats a third of that).
+	Heartbeat Duration `toml:"heartbeat"`
+	// APIKey names an environment variable holding an API key (Temporal
+	// Cloud); TLS is turned on with it, or by TLS.
+	APIKeyEnv string `toml:"api_key_env"`
+	TLS       bool   `toml:"tls"`
+}
+
+// EngineTemporal is the one engine kind.
+const EngineTemporal = "temporal"
+
+// On says iterations run on workers.
+func (e Engine) On() bool { return e.Kind != "" }
 
 // Executor says which agent runs and under which limits.
 type Executor struct {

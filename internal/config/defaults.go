@@ -136,6 +136,9 @@ func fillDefaults(c *Config, set func(field any) bool) {
 		fillExecutor(&c.Fallbacks[i], set, DefaultArgs)
 	}
 	c.Review.Enabled = set(&c.Review)
+	if set(&c.Engine) {
+		fillEngine(&c.Engine, set)
+	}
 	fillExecutor(&c.Review.Executor, set, DefaultReviewArgs)
 	for i := range c.Guards {
 		g := &c.Guards[i]
@@ -162,6 +165,29 @@ func fillExecutor(e *Executor, set func(field any) bool, args func(string) []str
 		e.Prices.CachedInput = e.Prices.Input
 	}
 }
+
+// fillEngine gives an [engine] table its defaults.
+func fillEngine(e *Engine, set func(field any) bool) {
+	if !set(&e.Kind) {
+		e.Kind = EngineTemporal
+	}
+	if !set(&e.Namespace) {
+		e.Namespace = "default"
+	}
+	if !set(&e.TaskQueue) {
+		e.TaskQueue = "runner"
+	}
+	if !set(&e.Parallel) {
+		e.Parallel = 4
+	}
+	if !set(&e.Heartbeat) {
+		e.Heartbeat = Duration{DefaultEngineHeartbeat}
+	}
+}
+
+// DefaultEngineHeartbeat is how long a worker may be silent before its
+// iteration counts as interrupted.
+const DefaultEngineHeartbeat = 30 * time.Second
 
 // MaxParallel bounds loop.parallel: each slot is a worktree and an agent.
 const MaxParallel = 16

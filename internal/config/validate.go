@@ -48,6 +48,7 @@ func (r *report) validate(c *Config) {
 	}
 
 	r.positiveSize("prompt.budget", c.Prompt.Budget, `"40KiB"`)
+	r.validateEngine(c.Engine)
 
 	switch c.Sandbox.Mode {
 	case SandboxAuto, SandboxRequired, SandboxOff:
@@ -280,6 +281,26 @@ func (r *report) validateChain(c *Config) {
 
 // validateGit checks [git]: the run branch must make a valid branch name
 // once {root} (a node id, itself a valid name part) is put in.
+func (r *report) validateEngine(e Engine) {
+	if !e.On() {
+		return
+	}
+	if e.Kind != EngineTemporal {
+		r.addf("engine.kind", `want "temporal" (or no [engine] table, to run every iteration on this machine), got %q`, e.Kind)
+		return
+	}
+	if strings.TrimSpace(e.Address) == "" {
+		r.addf("engine.address", `the Temporal service's frontend, for example "127.0.0.1:7233"`)
+	}
+	if strings.TrimSpace(e.Remote) == "" {
+		r.addf("engine.remote", "the git remote the coordinator and the workers share, a URL or the path of a bare repository on a shared disk")
+	}
+	if e.Parallel < 1 || e.Parallel > MaxParallel {
+		r.addf("engine.parallel", "want 1 to %d iterations in flight, got %d", MaxParallel, e.Parallel)
+	}
+	r.positive("engine.heartbeat", e.Heartbeat, `"30s"`)
+}
+
 func (r *report) validateGit(g Git) {
 	name := strings.ReplaceAll(g.Branch, "{root}", "root")
 	switch {

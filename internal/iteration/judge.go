@@ -48,6 +48,20 @@ type Check struct {
 	Guard config.Guard
 }
 
+// CheckOf is a check as meta.json keeps it, run as a guard with the
+// guards' defaults where it leaves them out.
+func CheckOf(c state.CheckSpec) Check {
+	g := config.Guard{Name: c.Name, Run: c.Run, Report: c.Report,
+		Timeout: config.Duration{Duration: config.DefaultGuardTimeout}, OutputLimit: config.DefaultGuardOutputLimit}
+	if d, err := time.ParseDuration(c.Timeout); err == nil && d > 0 {
+		g.Timeout.Duration = d
+	}
+	if s, err := config.ParseSize(c.OutputLimit); err == nil && s > 0 {
+		g.OutputLimit = s
+	}
+	return Check{Node: c.Node, Guard: g}
+}
+
 // Judgement is what the guards and checks said of the work.
 type Judgement struct {
 	Results []state.GuardMeta // the guards'

@@ -54,6 +54,16 @@ func (l *Ledger) JudgesRunnerFiles(n int) {
 	}
 }
 
+// WorkerStarted notes that iteration n runs on worker (SPEC §22), as
+// AgentStarted does for a local agent.
+func (l *Ledger) WorkerStarted(n int, worker string) {
+	l.background.Wait()
+	if f := l.rs.Flight(n); f != nil {
+		f.Worker = worker
+	}
+	l.AgentStarted(n, 0)
+}
+
 // AgentStarted notes that the agent of iteration n started, in process
 // group pgid, and starts in the background the writes that may wait until
 // it is done, so that their time is spent while it works:

@@ -60,7 +60,7 @@ func (r *worker) judgesOf(meta *state.Meta, key string) iteration.Guards {
 		}
 	}
 	for _, c := range meta.CheckSpecs {
-		g.Checks = append(g.Checks, iteration.Check{Node: c.Node, Guard: checkGuard(tree.Check{Name: c.Name, Run: c.Run, Timeout: c.Timeout, OutputLimit: c.OutputLimit, Report: c.Report})})
+		g.Checks = append(g.Checks, iteration.CheckOf(c))
 	}
 	if key != "" {
 		g.Baseline = r.baselineOf(key)
@@ -133,15 +133,7 @@ func lastOpenLeaf(a, node *tree.Node) bool {
 
 // checkGuard is a check as a guard runs it, the guards' defaults applied.
 func checkGuard(c tree.Check) config.Guard {
-	g := config.Guard{Name: c.Name, Run: c.Run, Report: c.Report,
-		Timeout: config.Duration{Duration: config.DefaultGuardTimeout}, OutputLimit: config.DefaultGuardOutputLimit}
-	if d, err := time.ParseDuration(c.Timeout); err == nil && d > 0 {
-		g.Timeout.Duration = d
-	}
-	if s, err := config.ParseSize(c.OutputLimit); err == nil && s > 0 {
-		g.OutputLimit = s
-	}
-	return g
+	return iteration.CheckOf(state.CheckSpec{Name: c.Name, Run: c.Run, Timeout: c.Timeout, OutputLimit: c.OutputLimit, Report: c.Report}).Guard
 }
 
 // saveFound keeps what the guards found in dir, for the baseline of the

@@ -62,6 +62,9 @@ func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *t
 // work carries a begun iteration on: its task's checks on the untouched
 // checkpoint before its first attempt, its agent, then what follows.
 func (r *worker) work(ctx context.Context, it *underway) error {
+	if r.engine != nil {
+		return r.remoteWork(ctx, it)
+	}
 	r.probeChecks(ctx, it.node, it.meta)
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
@@ -307,8 +310,11 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 // iteration in their environment as the agent has it, so that what they
 // leave behind is found and stopped like the agent's (leftovers.go).
 func (r *worker) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
-	r.ledger.GuardsStarting()
 	key := baselineKey(r.ck)
+	if r.remoteJudged {
+		return r.workerGuards(meta, key)
+	}
+	r.ledger.GuardsStarting()
 	j, err := r.guardsIn(ctx, meta, r.p.RunDir(meta.Iteration), key)
 	if ierr := r.ledger.GuardsEnded(meta.Iteration); ierr != nil {
 		return nil, "", ierr

@@ -127,6 +127,9 @@ type Runner struct {
 	main    *checkpoints
 	mainDir string
 	par     *parallel
+	// engine runs the iterations on workers (remote.go), nil without
+	// [engine].
+	engine *remote
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -180,6 +183,10 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.openCheckpoints(ctx, t); err != nil {
 		return nil, err
 	}
+	if err := r.openEngine(ctx); err != nil {
+		return nil, err
+	}
+	defer r.closeEngine()
 	if err := r.openSlots(); err != nil {
 		return nil, err
 	}
@@ -199,7 +206,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if ctx.Err() != nil {
 		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}
-	if r.par != nil && r.parallelism() > 1 && !opts.Once {
+	if r.par != nil && (r.parallelism() > 1 || r.engine != nil) && !opts.Once {
 		return r.runSlots(ctx)
 	}
 	r.leaveSlots()

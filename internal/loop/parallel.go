@@ -17,6 +17,9 @@ func (r *Runner) parallelism() int {
 	if r.opts.Parallel > 0 {
 		return r.opts.Parallel
 	}
+	if r.cfg.Engine.On() {
+		return r.cfg.Engine.Parallel
+	}
 	return max(r.cfg.Loop.Parallel, 1)
 }
 
@@ -25,7 +28,7 @@ func (r *Runner) parallelism() int {
 // (it is resumed there). It takes the run's lock, held from then on by
 // the loop but while it waits for its slots (runSlots).
 func (r *Runner) openSlots() error {
-	want := r.parallelism() > 1 && !r.opts.Once
+	want := (r.parallelism() > 1 || r.engine != nil) && !r.opts.Once
 	left := false
 	for _, f := range r.ledger.State().Flights() {
 		left = left || f.Slot > 0
@@ -43,7 +46,7 @@ func (r *Runner) openSlots() error {
 	if err := r.main.repo.CheckIntegrate(); err != nil {
 		return fmt.Errorf("loop.parallel = %d: %w", r.parallelism(), err)
 	}
-	if msg := cpuNotice(r.parallelism(), numCPU()); want && msg != "" {
+	if msg := cpuNotice(r.parallelism(), numCPU()); want && msg != "" && r.engine == nil {
 		r.log.Warn(msg)
 	}
 	r.par = &parallel{slots: map[int]*slot{}}

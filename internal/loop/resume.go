@@ -182,6 +182,11 @@ func wouldLand(meta *state.Meta) bool {
 func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *state.Meta) error {
 	runDir := r.p.RunDir(in.Iteration)
 	who := fmt.Sprintf("runner pid %d", in.RunnerPID)
+	if r.engine != nil {
+		if found, err := r.resumeOnWorker(ctx, in, meta); found {
+			return err
+		}
+	}
 	if !agentBegan(in, meta, runDir) {
 		if meta.Phase == state.PhaseWaiting {
 			r.log.Warn("the previous runner stopped while it waited out a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)

@@ -52,7 +52,7 @@ func (r *Runner) decideConfinement() error {
 	why := ""
 	if abi, err := sandbox.ABI(); abi < 1 {
 		why = err.Error()
-	} else if r.cfg.Loop.Parallel <= 1 && r.mainDir == r.p.Root {
+	} else if r.cfg.Loop.Parallel <= 1 && !r.cfg.Engine.On() && r.mainDir == r.p.Root {
 		// With slots, each works in a worktree of its own, confined there.
 		r.confined = true
 		why = inCheckout
@@ -135,66 +135,22 @@ func (r *worker) room(n int) (*sandbox.Room, string, error) {
 }
 
 // roomFor is the room of a program working in work with its temporary
-// directory tmp: those two first, then the tools' directories.
+// directory tmp (sandbox.ToolRoom).
 func (r *Runner) roomFor(work, tmp string) (*sandbox.Room, error) {
-	room := &sandbox.Room{Writable: []string{work, tmp}, ScopeSignals: true}
-	home, _ := os.UserHomeDir()
-	if st, err := os.Stat(home); err != nil || !st.IsDir() {
-		home = "" // nothing is made in a home that is not there
+	return RoomFor(r.cfg, work, tmp), nil
+}
+
+// RoomFor is the room of a program working in work with its temporary
+// directory tmp under cfg: those two first, then its tools' directories,
+// [sandbox] writable and RUNNER_SANDBOX_WRITABLE. A worker (SPEC §22)
+// confines its iterations by the same rule.
+func RoomFor(cfg *config.Config, work, tmp string) *sandbox.Room {
+	var envs []map[string]string
+	for _, e := range cfg.Chain() {
+		envs = append(envs, e.Env)
 	}
-	// made are directories a confined tool cannot create for itself, and
-	// fails without: they are made here first. The others are skipped
-	// when missing.
-	var dirs, made []string
-	if home != "" {
-		// The presets' CLIs keep their sessions and logs here, and build
-		// tools their caches: a guard must build and test.
-		made = append(made, "~/.cache", "~/.codex", "~/.claude")
-		dirs = append(dirs, "~/.config/claude", "~/.npm", "~/.cargo/registry", "~/go/pkg/mod")
-		room.WritableFiles = append(room.WritableFiles, filepath.Join(home, ".claude.json"))
-	}
-	// Where the runner's environment or an executor's env puts them.
-	for _, v := range []string{"GOCACHE", "GOMODCACHE", "XDG_CACHE_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"} {
-		if d := os.Getenv(v); filepath.IsAbs(d) {
-			made = append(made, d)
-		}
-		for _, e := range r.cfg.Chain() {
-			if d := e.Env[v]; filepath.IsAbs(d) {
-				made = append(made, d)
-			}
-		}
-	}
-	made = append(made, r.cfg.Sandbox.Writable...)
-	made = append(made, filepath.SplitList(os.Getenv(WritableEnv))...)
-	expand := func(d string) string {
-		if rest, ok := strings.CutPrefix(d, "~/"); ok {
-			if home == "" {
-				return ""
-			}
-			d = filepath.Join(home, rest)
-		}
-		if !filepath.IsAbs(d) {
-			return ""
-		}
-		return filepath.Clean(d)
-	}
-	for _, d := range made {
-		if d = expand(d); d != "" && os.MkdirAll(d, 0o700) == nil {
-			room.Writable = append(room.Writable, d)
-		}
-	}
-	for _, d := range dirs {
-		if d = expand(d); d != "" {
-			if st, err := os.Stat(d); err == nil && st.IsDir() {
-				room.Writable = append(room.Writable, d)
-			}
-		}
-	}
-	room.WritableFiles = slices.DeleteFunc(room.WritableFiles, func(f string) bool {
-		_, err := os.Stat(f)
-		return err != nil
-	})
-	return room, nil
+	extra := append(slices.Clone(cfg.Sandbox.Writable), filepath.SplitList(os.Getenv(WritableEnv))...)
+	return sandbox.ToolRoom(work, tmp, extra, envs)
 }
 
 // tempDir is iteration n's temporary directory, outside the repository:

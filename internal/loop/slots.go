@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/iteration"
 )
 
 // Parallel slots (SPEC §14): with loop.parallel = N above 1, up to N
@@ -61,6 +62,10 @@ type lane struct {
 type worker struct {
 	*Runner
 	lane
+	// remoteJudged says the iteration ran on a worker (remote.go), whose
+	// guards judged it: remoteJudgement, nil when they did not run.
+	remoteJudged    bool
+	remoteJudgement *iteration.Judgement
 }
 
 // mainWorker works in the run branch's working tree.

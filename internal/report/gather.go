@@ -132,7 +132,7 @@ func (g *gatherer) outcome(m *state.Meta) {
 	msg := parseMessage(m.Message)
 	switch m.Outcome {
 	case state.OutcomeDone:
-		d := Done{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath, Title: g.titles[m.Node], Summary: oneLine(m.Summary), Executor: m.Executor}
+		d := Done{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath, Title: g.titles[m.Node], Summary: oneLine(m.Summary), Executor: m.Executor, Worker: m.Worker}
 		if c := m.Checkpoint; c != nil {
 			d.Commit, d.Branch, d.Diffstat = c.Commit, c.Branch, diffSummary(c.Diffstat)
 		}
@@ -143,7 +143,7 @@ func (g *gatherer) outcome(m *state.Meta) {
 	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError:
 		g.rep.Failed = append(g.rep.Failed, Failure{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath,
 			Attempt: m.Attempt, MaxAttempts: m.MaxAttempts, Outcome: m.Outcome, Reason: failureReason(m),
-			AttemptRef: m.AttemptRef, Executor: m.Executor})
+			AttemptRef: m.AttemptRef, Executor: m.Executor, Worker: m.Worker})
 	case state.OutcomeDecomposed:
 		s := Split{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath, Children: []string{}}
 		for _, c := range msg.Children {

@@ -95,6 +95,8 @@ type Done struct {
 	Branch   string `json:"branch,omitempty"`
 	Diffstat string `json:"diffstat,omitempty"`
 	Executor string `json:"executor,omitempty"`
+	// Worker is the `runner worker` it ran on, with [engine] (SPEC §22).
+	Worker string `json:"worker,omitempty"`
 	// Review is the reviewer's verdict ("approve", "skipped"), when one
 	// reviewed it.
 	Review string `json:"review,omitempty"`
@@ -114,6 +116,7 @@ type Failure struct {
 	// AttemptRef keeps the attempt's changes (git checkpoints).
 	AttemptRef string `json:"attempt_ref,omitempty"`
 	Executor   string `json:"executor,omitempty"`
+	Worker     string `json:"worker,omitempty"`
 }
 
 // Blocked is a task blocked now.

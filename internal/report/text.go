@@ -153,6 +153,9 @@ func (t *textWriter) done(r *Report) {
 		if d.Review == "skipped" {
 			t.printf(", not reviewed")
 		}
+		if d.Worker != "" {
+			t.printf(", on worker %s", inert.Line(d.Worker))
+		}
 		t.printf("\n")
 		if d.Summary != "" {
 			t.printf("  %s\n", inert.Line(d.Summary))
@@ -166,6 +169,9 @@ func (t *textWriter) failed(r *Report) {
 		t.printf("- #%d **%s**", f.Iteration, inert.Line(f.Path))
 		if f.Attempt > 0 && f.MaxAttempts > 0 {
 			t.printf(", attempt %d of %d", f.Attempt, f.MaxAttempts)
+		}
+		if f.Worker != "" {
+			t.printf(", on worker %s", inert.Line(f.Worker))
 		}
 		t.printf(": %s", inert.Line(f.Reason))
 		if f.AttemptRef != "" {

@@ -54,7 +54,10 @@ type Meta struct {
 	MaxAttempts int    `json:"max_attempts"`
 	Phase       string `json:"phase"`
 	// Slot is the parallel slot it worked in (SPEC §14), 0 without.
-	Slot        int         `json:"slot,omitempty"`
+	Slot int `json:"slot,omitempty"`
+	// Worker is the `runner worker` the iteration ran on, with [engine]
+	// (SPEC §22).
+	Worker      string      `json:"worker,omitempty"`
 	StartedAt   time.Time   `json:"started_at"`
 	FinishedAt  *time.Time  `json:"finished_at,omitempty"`
 	DurationMS  int64       `json:"duration_ms"`

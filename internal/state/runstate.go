@@ -165,6 +165,9 @@ type InFlight struct {
 	// changes there while it is under way counts as its tamper: a
 	// person's command that would write there waits for it.
 	JudgesRunnerFiles bool `json:"judges_runner_files,omitempty"`
+	// Worker is the `runner worker` running the iteration, with [engine]
+	// (SPEC §22), once it is known.
+	Worker string `json:"worker,omitempty"`
 }
 
 // NextIteration is the number the next iteration gets. Numbers are never

@@ -75,6 +75,8 @@ type Running struct {
 	// Event is the agent's latest event, from the events its CLI streams
 	// (live.LatestEvent): "running go test ./..."; "" when none is known.
 	Event string `json:"event,omitempty"`
+	// Worker is the `runner worker` it runs on, with [engine] (SPEC §22).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Last is the last recorded iteration.
@@ -203,7 +205,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		held, holder, _ := state.LockHolder(p)
 		for _, in := range all {
 			run := Running{Iteration: in.Iteration, Node: in.Node, Phase: in.Phase,
-				StartedAt: in.StartedAt, Holder: holder, Alive: held, Slot: in.Slot}
+				StartedAt: in.StartedAt, Holder: holder, Alive: held, Slot: in.Slot, Worker: in.Worker}
 			if held {
 				run.Event = live.LatestEvent(filepath.Join(p.RunDir(in.Iteration), "events.jsonl"))
 			}

@@ -60,7 +60,7 @@ function renderNow(rep) {
       body.append(el('div', { class: 'now-main' },
         pill('running', (s.slot ? 'slot ' + s.slot + ' · ' : '') + 'iteration ' + s.iteration),
         el('code', {}, line(s.node)),
-        el('span', { class: 'muted' }, 'phase ' + line(s.phase)),
+        el('span', { class: 'muted' }, 'phase ' + line(s.phase) + (s.worker ? ' · worker ' + line(s.worker) : '')),
         el('span', { class: 'elapsed', 'data-since': s.started_at }, duration(Date.now() - Date.parse(s.started_at))),
         s.event ? el('span', { class: 'muted event' }, line(s.event)) : null));
     }

@@ -1,0 +1,464 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/engine"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// TestEngineWorkers runs a tree on two `runner worker` processes through
+// a real Temporal dev server (SPEC §22), and breaks everything once, each
+// while agents are known to be at work (held by CRASH_HOLD): a worker is
+// SIGKILLed (its agent must die with it, its iteration be recorded
+// interrupted and tried again), the coordinator is SIGKILLed and started
+// again (what the workers finished meanwhile is recorded exactly once),
+// and the Temporal service is stopped and started again on its database.
+// At the end every task is done with exactly one commit on the run
+// branch, every iteration recorded once and its agent run at most once,
+// no process is left, and both repositories pass `git fsck`.
+//
+// It needs the `temporal` CLI: RUNNER_TEMPORAL, or `temporal` on PATH or
+// in GOPATH/bin (.ci/run builds it there). Outside CI it skips without
+// one.
+func TestEngineWorkers(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	bin := temporalCLI(t)
+	srv := startDevServer(t, bin, filepath.Join(t.TempDir(), "temporal.db"), 0)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v\n%s", err, out)
+	}
+	hold := filepath.Join(t.TempDir(), "hold")
+	const slots = 4 // two workers, two each
+	engineConf := fmt.Sprintf(`
+[[guard]]
+name = "task-file"
+run = "test -f \"work/$RUNNER_NODE_ID.txt\""
+timeout = "30s"
+
+[engine]
+address = %q
+remote = %q
+parallel = %d
+heartbeat = "8s"
+`, srv.address, remote, slots)
+	r := newCrashRepo(t, engineTree(), engineConf, crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`,
+		fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashHoldEnv+" = "+tomlString(hold))
+	r.git("init", "-q", "-b", "main")
+	r.write("README", "the project\n")
+	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
+	r.git("add", "-A")
+	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+
+	holdOn := func() { os.WriteFile(hold, nil, 0o644) }
+	holdOff := func() { os.Remove(hold) }
+	holdOn()
+	w1dir, w2dir := filepath.Join(t.TempDir(), "w1"), filepath.Join(t.TempDir(), "w2")
+	w1 := startWorker(t, r, srv.address, w1dir, "w1")
+	w2 := startWorker(t, r, srv.address, w2dir, "w2")
+
+	// A worker killed while its agent works: the agent dies with it.
+	coord := startCoordinator(t, r)
+	awaitCond(t, 90*time.Second, "an agent at work on w1", coord, func() bool { return len(r.agentsOn(w1dir)) > 0 })
+	w1.kill()
+	awaitCond(t, 15*time.Second, "w1's agent gone with it", coord, func() bool {
+		return len(liveWithEnv(engine.DirEnv+"="+w1dir)) == 0
+	})
+	w1 = startWorker(t, r, srv.address, w1dir, "w1")
+
+	// The coordinator killed while agents work; they finish meanwhile.
+	awaitCond(t, 60*time.Second, "an agent at work on w2", coord, func() bool { return len(r.agentsOn(w2dir)) > 0 })
+	coord.kill()
+	holdOff()
+	awaitCond(t, 60*time.Second, "the workers idle", nil, func() bool { return len(r.agentProcesses()) == 0 })
+
+	// The coordinator again, and the Temporal service stopped and
+	// started again while agents work.
+	holdOn()
+	coord = startCoordinator(t, r)
+	awaitCond(t, 90*time.Second, "an agent at work after the restart", coord, func() bool { return len(r.agentProcesses()) > 0 })
+	srv.stop()
+	srv = startDevServer(t, bin, srv.db, srv.port)
+	holdOff()
+
+	if code := coord.wait(5 * time.Minute); code != 0 {
+		t.Fatalf("the coordinator exited %d:\n%s\nw1:\n%s\nw2:\n%s", code, coord.out, w1.out, w2.out)
+	}
+	if !strings.Contains(coord.out.String(), "tree complete") {
+		t.Errorf("the coordinator did not complete the tree:\n%s", coord.out)
+	}
+	w1.interrupt()
+	w2.interrupt()
+	t.Logf("the coordinator, started again:\n%s", coord.out)
+
+	r.checkFinal()
+	// One commit per task on the run branch, each naming its worker's
+	// iteration; the killed worker's iteration was interrupted.
+	nodes := strings.Fields(r.git("log", "--format=%(trailers:key=Runner-Node,valueonly)", "runner/eng"))
+	slices.Sort(nodes)
+	want := []string{"eng-a1", "eng-a2", "eng-a3", "eng-a4", "eng-b1", "eng-b2", "eng-c1", "eng-c2"}
+	if !slices.Equal(nodes, want) {
+		t.Errorf("task commits on the run branch: %v, want one each of %v", nodes, want)
+	}
+	s := r.checkState("at the end")
+	interrupted, workers := 0, map[string]bool{}
+	for _, m := range s.metas {
+		if m.Outcome == state.OutcomeInterrupted {
+			interrupted++
+		}
+		if m.Outcome == state.OutcomeDone {
+			workers[m.Worker] = true
+		}
+	}
+	if interrupted == 0 {
+		t.Errorf("no iteration was recorded interrupted, though a worker was killed while its agent worked")
+	}
+	if !workers["w1"] || !workers["w2"] {
+		t.Errorf("done iterations ran on workers %v, want both w1 and w2", workers)
+	}
+	// show and the report name each iteration's worker.
+	for n, m := range s.metas {
+		if m.Outcome != state.OutcomeDone {
+			continue
+		}
+		if out := r.runRunner(time.Minute, 0, nil, "show", strconv.Itoa(n)).out; !strings.Contains(out, "worker:   "+m.Worker) {
+			t.Errorf("runner show %d does not name its worker %s:\n%s", n, m.Worker, out)
+		}
+		if out := r.runRunner(time.Minute, 0, nil, "report").out; !strings.Contains(out, fmt.Sprintf("#%d **eng/%s**", n, m.Node)) || !strings.Contains(out, "on worker "+m.Worker) {
+			t.Errorf("runner report does not name iteration %d's worker %s:\n%s", n, m.Worker, out)
+		}
+		break
+	}
+	for _, dir := range []string{r.root, remote} {
+		if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress").CombinedOutput(); err != nil {
+			t.Errorf("git fsck in %s: %v\n%s", dir, err, out)
+		}
+	}
+	for _, dir := range []string{w1dir, w2dir} {
+		if left := liveWithEnv(engine.DirEnv + "=" + dir); len(left) > 0 {
+			t.Errorf("processes left by the worker in %s: %v", dir, left)
+		}
+	}
+	engineCtrlC(t, r, srv, hold, w1dir, w2dir)
+}
+
+// engineCtrlC interrupts a coordinator while its iterations' agents work
+// on the workers: each is cancelled there (its agent stopped, its
+// workflow closed) and recorded interrupted.
+func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, hold, w1dir, w2dir string) {
+	addFlatTasks(t, r, "ctl", 2, 0)
+	w1 := startWorker(t, r, srv.address, w1dir, "w1")
+	w2 := startWorker(t, r, srv.address, w2dir, "w2")
+	os.WriteFile(hold, nil, 0o644)
+	defer os.Remove(hold)
+	coord := startCoordinator(t, r)
+	awaitCond(t, 90*time.Second, "two iterations' agents at work", coord, func() bool { return len(r.iterationsAtWork()) >= 2 })
+	awaitCond(t, 30*time.Second, "status naming the workers", coord, func() bool {
+		return strings.Count(r.runRunner(time.Minute, 0, nil, "status").out, ", on worker w") >= 2
+	})
+	coord.interrupt()
+	if code := coord.cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("the interrupted coordinator exited %d, want 130:\n%s", code, coord.out)
+	}
+	// Nothing keeps running on the workers: the coordinator waits for the
+	// cancellation to reach them before it records the iterations.
+	if left := r.agentProcesses(); len(left) > 0 {
+		t.Errorf("agents still at work on the workers after Ctrl-C: %v", left)
+	}
+	s := r.checkState("after Ctrl-C")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := engine.Dial(ctx, config.Engine{Address: srv.address, Namespace: "default"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	run := runIDOf(t, r)
+	interrupted := 0
+	for n, m := range s.metas {
+		if !strings.HasPrefix(m.Node, "ctl-") {
+			continue
+		}
+		if m.Outcome != state.OutcomeInterrupted {
+			t.Errorf("iteration %d (%s) after Ctrl-C: outcome %q (phase %s, note %q), want interrupted; the coordinator said:\n%s", n, m.Node, m.Outcome, m.Phase, m.Note, coord.out)
+		}
+		interrupted++
+		if st, err := engine.Describe(ctx, c, engine.WorkflowID(run, n, 0)); err != nil || st.Running {
+			t.Errorf("iteration %d's workflow after Ctrl-C: %+v, %v; want closed", n, st, err)
+		}
+	}
+	if interrupted != 2 {
+		t.Errorf("%d iterations of the new tasks recorded, want the two at work", interrupted)
+	}
+	w1.interrupt()
+	w2.interrupt()
+}
+
+// runIDOf is the run's id, which names its workflows.
+func runIDOf(t *testing.T, r *crashRepo) string {
+	t.Helper()
+	var v struct {
+		Run string `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(r.p.StateDir(), "engine.json"))), &v); err != nil || v.Run == "" {
+		t.Fatalf("state/engine.json: %v", err)
+	}
+	return v.Run
+}
+
+// engineTree is eight tasks with dependencies: four independent, two
+// after one each, two after two each.
+func engineTree() string {
+	return `{"version": 1, "root": {"id": "eng", "title": "Engine", "children": [
+  {"id": "eng-a1", "title": "A1"}, {"id": "eng-a2", "title": "A2"},
+  {"id": "eng-a3", "title": "A3"}, {"id": "eng-a4", "title": "A4"},
+  {"id": "eng-b1", "title": "B1", "depends_on": ["eng-a1"]},
+  {"id": "eng-b2", "title": "B2", "depends_on": ["eng-a2"]},
+  {"id": "eng-c1", "title": "C1", "depends_on": ["eng-b1", "eng-b2"]},
+  {"id": "eng-c2", "title": "C2", "depends_on": ["eng-a3", "eng-a4"]}
+]}}
+`
+}
+
+// iterationsAtWork are the iterations of this repository whose agent
+// processes are alive.
+func (r *crashRepo) iterationsAtWork() map[string]bool {
+	at := map[string]bool{}
+	for _, pid := range r.agentProcesses() {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if n, ok := strings.CutPrefix(kv, "RUNNER_ITERATION="); ok {
+				at[n] = true
+			}
+		}
+	}
+	return at
+}
+
+// agentsOn lists the live agent processes of this repository a worker in
+// dir started.
+func (r *crashRepo) agentsOn(dir string) []int {
+	var on []int
+	for _, pid := range r.agentProcesses() {
+		if env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil && containsEntry(env, engine.DirEnv+"="+dir) {
+			on = append(on, pid)
+		}
+	}
+	return on
+}
+
+// temporalCLI finds the temporal CLI, or skips (fails under CI).
+func temporalCLI(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("RUNNER_TEMPORAL"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p
+	}
+	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+		for _, dir := range filepath.SplitList(strings.TrimSpace(string(out))) {
+			if p := filepath.Join(dir, "bin", "temporal"); fileExists(p) {
+				return p
+			}
+		}
+	}
+	const how = "no temporal CLI (RUNNER_TEMPORAL, PATH, GOPATH/bin): `go install github.com/temporalio/cli/cmd/temporal@v1.5.1` builds it; .ci/run does"
+	if os.Getenv("CI") != "" {
+		t.Fatal(how)
+	}
+	t.Skip(how)
+	return ""
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// devServer is a `temporal server start-dev` of a test.
+type devServer struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	out     *bytes.Buffer
+	db      string
+	port    int
+	address string
+	done    chan struct{}
+}
+
+// startDevServer starts a dev server on 127.0.0.1:port (0: a free one)
+// with its state in db, and waits until it answers.
+func startDevServer(t *testing.T, bin, db string, port int) *devServer {
+	t.Helper()
+	if port == 0 {
+		port = freePort(t)
+	}
+	s := &devServer{t: t, db: db, port: port, address: "127.0.0.1:" + strconv.Itoa(port), out: &bytes.Buffer{}, done: make(chan struct{})}
+	s.cmd = exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--http-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)),
+		"--db-filename", db, "--log-level", "error")
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start the Temporal dev server: %v", err)
+	}
+	go func() { s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(s.stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for {
+		c, err := engine.Dial(ctx, config.Engine{Address: s.address, Namespace: "default"}, "test")
+		if err == nil {
+			c.Close()
+			return s
+		}
+		select {
+		case <-s.done:
+			t.Fatalf("the Temporal dev server exited:\n%s", s.out)
+		case <-ctx.Done():
+			t.Fatalf("the Temporal dev server did not answer within 90s: %v\n%s", err, s.out)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// stop stops the server (SIGTERM, then SIGKILL after 20 s) and waits for
+// it.
+func (s *devServer) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// proc is a runner process of a test: a worker or a coordinator.
+type process struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+func startProcess(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{t: t, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.kill)
+	return p
+}
+
+// startWorker starts `runner worker` in dir; its agents share the
+// crash agents' run (CRASH_RUN), so that only an agent of the same task,
+// or more than the slots, is an overlap.
+func startWorker(t *testing.T, r *crashRepo, address, dir, name string) *process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := &exec.Cmd{Path: exe, Args: []string{"runner", "--dir", dir, "worker", "--address", address, "--name", name, "--slots", "2"},
+		Env: append(os.Environ(), "NO_COLOR=1", crashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.log)}
+	return startProcess(t, cmd)
+}
+
+func startCoordinator(t *testing.T, r *crashRepo) *process {
+	t.Helper()
+	cmd, _ := r.runnerCmd(nil, "run")
+	return startProcess(t, cmd)
+}
+
+func (p *process) kill() {
+	select {
+	case <-p.done:
+	default:
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// interrupt stops the process as Ctrl-C does and waits for it (a minute
+// and a half at most).
+func (p *process) interrupt() {
+	p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(90 * time.Second):
+		p.t.Errorf("%v did not stop within 90s of an interrupt:\n%s", p.cmd.Args, p.out)
+		p.kill()
+	}
+}
+
+// wait waits for the process to exit by itself, at most limit, and
+// returns its exit code.
+func (p *process) wait(limit time.Duration) int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		p.t.Fatalf("%v did not finish within %s:\n%s", p.cmd.Args, limit, p.out)
+		return -1
+	}
+}
+
+// awaitCond polls cond until it holds, failing the test after limit or
+// when the coordinator (nil: none running) exits first.
+func awaitCond(t *testing.T, limit time.Duration, what string, coord *process, cond func() bool) {
+	t.Helper()
+	var exited <-chan struct{}
+	if coord != nil {
+		exited = coord.done
+	}
+	for end := time.Now().Add(limit); !cond(); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("waiting for %s, the coordinator exited %d:\n%s", what, coord.cmd.ProcessState.ExitCode(), coord.out)
+		default:
+		}
+		if time.Now().After(end) {
+			t.Fatalf("waited %s for %s", limit, what)
+		}
+	}
+}

@@ -1,0 +1,387 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/runner-cli/runner/internal/config"
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/verify"
+)
+
+// Bounds of the run folder's files sent back: Temporal refuses payloads
+// above 2 MiB by default. A larger file is cut to its tail, after a line
+// saying so; the whole is kept on the worker only until the iteration
+// ends.
+const (
+	fileLimit  = 384 << 10
+	filesLimit = 1536 << 10
+)
+
+// iterationRun is one iteration on this worker: where it works.
+type iterationRun struct {
+	in     Input
+	cfg    *config.Config
+	work   string // its linked worktree, at the checkpoint
+	runDir string
+	tmp    string
+	room   *sandbox.Room // nil: not confined
+	why    string        // why not confined
+	wt     *git.Repo
+	phase  func(string)
+}
+
+// runIteration is the activity: one iteration's agent, its work pushed
+// as a commit, then its guards and checks, as a local slot runs them.
+func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
+	id := activity.GetInfo(ctx).WorkflowExecution.ID
+	it := &iterationRun{in: in}
+	var phase string
+	it.phase = func(p string) { phase = p; activity.RecordHeartbeat(ctx, Progress{Worker: w.Name, Phase: p}) }
+	stop := w.beat(ctx, in.Heartbeat, func() string { return phase })
+	defer stop()
+	w.logf("#%d %s: started (%s)", in.Iteration, in.Node, id)
+	out, err := w.iterate(ctx, id, it)
+	w.tidy(id, it)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		w.logf("#%d %s: cancelled", in.Iteration, in.Node)
+		return nil, ctx.Err()
+	case err != nil:
+		w.logf("#%d %s: failed: %v", in.Iteration, in.Node, err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "runner.worker", err)
+	}
+	w.logf("#%d %s: finished", in.Iteration, in.Node)
+	return out, nil
+}
+
+// beat records a heartbeat every third of the heartbeat timeout until
+// stop; a cancelled workflow cancels ctx at the next one.
+func (w *Worker) beat(ctx context.Context, timeout time.Duration, phase func() string) (stop func()) {
+	every := max(timeout/3, 100*time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, Progress{Worker: w.Name, Phase: phase()})
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// iterate runs it; the error is the worker's own failure or the end of
+// ctx.
+func (w *Worker) iterate(ctx context.Context, id string, it *iterationRun) (*Output, error) {
+	in := it.in
+	cfg, err := config.Parse("config.toml (sent by the coordinator)", in.Config)
+	if err != nil {
+		return nil, err
+	}
+	it.cfg = cfg
+	ex, ok := executorNamed(cfg, in.Executor)
+	if !ok {
+		return nil, fmt.Errorf("the config has no executor named %q", in.Executor)
+	}
+	if err := w.checkout(ctx, id, it); err != nil {
+		return nil, err
+	}
+	out := &Output{Worker: w.Name, Unconfined: it.why, Files: map[string][]byte{}}
+	if err := it.confineOrSay(w.Room); err != nil {
+		return nil, err
+	}
+	it.phase("agent")
+	req := executor.Request{
+		Root: it.work, RunnerDir: it.runDir, RunDir: it.runDir, Iteration: in.Iteration, NodeID: in.Node,
+		Prompt: in.Prompt, PromptFile: filepath.Join(it.runDir, "prompt.md"), SchemaFile: filepath.Join(it.runDir, "output.schema.json"),
+		Confine: it.room, OutputDir: it.tmp, Env: it.env(w.Dir), Retry: 0,
+	}
+	judged := it.judged()
+	run, err := iteration.RunProgram(ctx, iteration.Spec{
+		Request: req, Executor: executor.OptionsFrom(ex, executor.CompilePatterns(ex.RateLimitPatterns)),
+		Judged: judged, TamperDir: filepath.Join(it.runDir, "tamper"), TamperPrefix: "tamper/",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if run.StartErr != nil {
+		out.StartErr = run.StartErr.Error()
+		return out, nil
+	}
+	out.Agent = run.Result
+	it.phase("pushing")
+	if out.Result, err = w.pushWork(ctx, it); err != nil {
+		return nil, err
+	}
+	if len(run.Tamper) == 0 && w.judges(it, run.Result) {
+		it.phase("guards")
+		j, err := iteration.Judge(ctx, it.guards(w.Dir), it.runDir, iteration.Hooks{})
+		if err != nil {
+			return nil, err
+		}
+		out.Judgement = &j
+	}
+	if len(run.Tamper) > 0 {
+		out.Judgement = &iteration.Judgement{Tamper: run.Tamper, Verdict: state.GuardFail}
+	}
+	out.Files = collectFiles(it.runDir)
+	return out, nil
+}
+
+// judges says whether the guards and checks judge the agent's work: it
+// says done, and something judges the task.
+func (w *Worker) judges(it *iterationRun, res *executor.Result) bool {
+	if res == nil || res.Class != executor.ClassOK || res.Message == nil || res.Message.Status != "done" {
+		return false
+	}
+	return len(it.cfg.Guards) > 0 || len(it.in.Checks) > 0
+}
+
+// checkout fetches the checkpoint and makes the iteration's worktree,
+// run folder and temporary directory.
+func (w *Worker) checkout(ctx context.Context, id string, it *iterationRun) error {
+	in := it.in
+	it.phase("fetching")
+	w.gitMu.Lock()
+	err := w.repo.Fetch(ctx, in.Remote, "+"+in.CheckpointRef+":"+in.CheckpointRef)
+	w.gitMu.Unlock()
+	if err != nil {
+		return err
+	}
+	name := safeName(id)
+	it.work = filepath.Join(w.Dir, "work", name)
+	it.runDir = filepath.Join(w.Dir, "runs", name)
+	it.tmp = filepath.Join(w.Dir, "tmp", name)
+	w.tidy(id, it)
+	for _, d := range []string{filepath.Dir(it.work), it.runDir, it.tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	w.gitMu.Lock()
+	wt, _, err := w.repo.AddDetachedWorktree(ctx, it.work, in.Checkpoint)
+	w.gitMu.Unlock()
+	if err != nil {
+		return err
+	}
+	it.wt = wt
+	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, filepath.Join(it.runDir, "setup.log"), it.cfg.Git.SetupTimeout.Duration); err != nil {
+		return fmt.Errorf("git.setup: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(it.runDir, "prompt.md"), in.Prompt, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(it.runDir, "output.schema.json"), in.Schema, 0o644)
+}
+
+// confineOrSay sets the iteration's room as the config's [sandbox] asks:
+// a worker confines its agent and guards to their worktree as a local
+// slot does.
+func (it *iterationRun) confineOrSay(roomFor func(cfg *config.Config, work, tmp string) *sandbox.Room) error {
+	if it.cfg.Sandbox.Mode == config.SandboxOff {
+		it.why = `sandbox.mode = "off"`
+		return nil
+	}
+	if abi, err := sandbox.ABI(); abi < 1 {
+		it.why = err.Error()
+		if it.cfg.Sandbox.Mode == config.SandboxRequired {
+			return fmt.Errorf(`sandbox.mode = "required": the agent cannot be confined on this worker: %s`, it.why)
+		}
+		return nil
+	}
+	it.room = roomFor(it.cfg, it.work, it.tmp)
+	return nil
+}
+
+// env is what the agent and the guards get in their environment beyond
+// the runner's own variables.
+func (it *iterationRun) env(dir string) []string {
+	env := []string{DirEnv + "=" + dir}
+	if it.room != nil {
+		env = append(env, "TMPDIR="+it.tmp)
+	}
+	return env
+}
+
+// judged is what the agent and the guards may not change: the config's
+// verify.protect paths in the worktree.
+func (it *iterationRun) judged() verify.Judged {
+	globs, _ := verify.ParseGlobs(it.cfg.Verify.Protect)
+	return verify.Judged{Root: it.work, Protect: globs}
+}
+
+// guards are the config's guards and the task's checks in the
+// iteration's worktree, against the checkpoint's baseline.
+func (it *iterationRun) guards(dir string) iteration.Guards {
+	in := it.in
+	env := append([]string{"RUNNER_ITERATION=" + strconv.Itoa(in.Iteration), "RUNNER_NODE_ID=" + in.Node}, it.env(dir)...)
+	g := iteration.Guards{Work: it.work, Guards: it.cfg.Guards, Grace: it.cfg.Executor.KillGrace.Duration, Env: env, Baseline: in.Baseline, Room: it.room}
+	for _, c := range in.Checks {
+		g.Checks = append(g.Checks, iteration.CheckOf(c))
+	}
+	judged := it.judged()
+	g.Judged, g.TamperDir, g.TamperPrefix = &judged, filepath.Join(it.runDir, "tamper"), "tamper/"
+	return g
+}
+
+// pushWork takes the worktree as a commit of the checkpoint and pushes
+// it to the result ref, which must not exist yet: a second push of the
+// same iteration cannot swap its result.
+func (w *Worker) pushWork(ctx context.Context, it *iterationRun) (string, error) {
+	snap, err := it.wt.Snapshot(ctx, it.in.Checkpoint, nil)
+	if err != nil {
+		return "", fmt.Errorf("take the work as a tree: %w", err)
+	}
+	commit, err := it.wt.Commit(ctx, snap.Tree, it.in.Checkpoint, git.Message{
+		Subject: fmt.Sprintf("runner: the work of iteration %d on %s", it.in.Iteration, it.in.Node),
+		Body:    "Worked on by " + w.Name + ".",
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := it.wt.Push(ctx, it.in.Remote, commit+":"+it.in.ResultRef); err != nil {
+		return "", err
+	}
+	return commit, nil
+}
+
+// tidy removes the iteration's worktree, run folder and temporary
+// directory.
+func (w *Worker) tidy(id string, it *iterationRun) {
+	if it.work == "" {
+		return
+	}
+	w.gitMu.Lock()
+	if err := w.repo.RemoveWorktree(context.Background(), it.work, true); err != nil {
+		_ = os.RemoveAll(it.work)
+		_ = w.repo.PruneWorktrees(context.Background())
+	}
+	w.gitMu.Unlock()
+	_ = os.RemoveAll(it.runDir)
+	_ = os.RemoveAll(it.tmp)
+}
+
+// executorNamed is the executor of cfg's chain labelled name.
+func executorNamed(cfg *config.Config, name string) (config.Executor, bool) {
+	for _, e := range cfg.Chain() {
+		if e.Label() == name {
+			return e, true
+		}
+	}
+	return config.Executor{}, false
+}
+
+// collectFiles reads the run folder's files to send back, each cut to
+// its tail within fileLimit, all within filesLimit: the agent's and the
+// guards' own files first, then the others, smallest first.
+func collectFiles(dir string) map[string][]byte {
+	type file struct {
+		rel  string
+		size int64
+		rank int
+	}
+	first := map[string]int{"last_message.txt": 1, "agent_exit.json": 2, "found.json": 3, "failure.log": 4,
+		executor.LogFileName: 5, executor.EventsFileName: 6, "guard.log": 7}
+	var found []file
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "prompt.md" || rel == "output.schema.json" {
+			return nil // the coordinator's own
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rank, ok := first[rel]
+		if !ok {
+			rank = len(first) + 1
+		}
+		found = append(found, file{rel, info.Size(), rank})
+		return nil
+	})
+	slices.SortFunc(found, func(a, b file) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		return int(a.size - b.size)
+	})
+	files := map[string][]byte{}
+	total := 0
+	for _, f := range found {
+		room := min(fileLimit, filesLimit-total)
+		if room <= 0 {
+			break
+		}
+		data, err := readTail(filepath.Join(dir, filepath.FromSlash(f.rel)), room)
+		if err != nil {
+			continue
+		}
+		total += len(data)
+		files[f.rel] = data
+	}
+	return files
+}
+
+// safeName is a workflow id as a file name.
+func safeName(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, id)
+}
+
+// readTail reads the last limit bytes of path, after a line saying how
+// much was left out when it is larger; opened as fsutil.Open does (no
+// named pipe or device: an unconfined agent could have left one).
+func readTail(path string, limit int) ([]byte, error) {
+	f, err := fsutil.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() <= int64(limit) {
+		return io.ReadAll(io.LimitReader(f, int64(limit)))
+	}
+	head := fmt.Sprintf("[runner worker: the first %d bytes were left out]\n", st.Size()-int64(limit))
+	buf := make([]byte, limit)
+	if _, err := f.ReadAt(buf, st.Size()-int64(limit)); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return append([]byte(head), buf...), nil
+}

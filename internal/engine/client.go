@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/runner-cli/runner/internal/config"
+)
+
+// Dial connects to the Temporal service of e, as identity. A service that
+// cannot be reached is an error naming the address.
+func Dial(ctx context.Context, e config.Engine, identity string) (client.Client, error) {
+	opts := client.Options{
+		HostPort:  e.Address,
+		Namespace: e.Namespace,
+		Identity:  identity,
+		Logger:    quietLogger(),
+	}
+	if e.TLS || e.APIKeyEnv != "" {
+		opts.ConnectionOptions.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if e.APIKeyEnv != "" {
+		key := os.Getenv(e.APIKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("engine.api_key_env names %s, which is not set", e.APIKeyEnv)
+		}
+		opts.Credentials = client.NewAPIKeyStaticCredentials(key)
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("the Temporal service at %s (namespace %s): %w; is it running? (`temporal server start-dev` runs one)", e.Address, e.Namespace, err)
+	}
+	return c, nil
+}
+
+// quietLogger keeps the SDK's own log to warnings and errors, on stderr.
+func quietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// discardLogger drops the SDK's log (tests, and a worker's --quiet).
+func discardLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// Submit starts iteration in's workflow on queue. A workflow of the same
+// id that already exists, running or closed, is not started again: its
+// run is returned (adopted), with started false.
+func Submit(ctx context.Context, c client.Client, queue string, in Input) (run client.WorkflowRun, started bool, err error) {
+	id := WorkflowID(in.Run, in.Iteration, in.Retry)
+	run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                queue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, WorkflowName, in)
+	var dup *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &dup) {
+		return c.GetWorkflow(ctx, id, ""), false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("submit %s: %w", id, err)
+	}
+	return run, true, nil
+}
+
+// State is what Temporal knows of an iteration's workflow.
+type State struct {
+	Found   bool
+	Running bool
+	// Worker is the identity of the worker that took its activity ("":
+	// none yet).
+	Worker string
+}
+
+// Describe says what Temporal knows of workflow id.
+func Describe(ctx context.Context, c client.Client, id string) (State, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return State{}, nil
+	}
+	if err != nil {
+		return State{}, err
+	}
+	s := State{Found: true, Running: d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}
+	for _, a := range d.GetPendingActivities() {
+		if a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED || a.GetState() == enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED {
+			s.Worker = a.GetLastWorkerIdentity()
+		}
+	}
+	return s, nil
+}
+
+// Await waits for workflow id's result. While the service cannot be
+// reached (restarted, a network cut) it keeps asking until ctx ends; the
+// workflow's own failure (its activity failed, timed out on a lost
+// heartbeat, or was cancelled) is returned as an error that Lost
+// matches.
+func Await(ctx context.Context, c client.Client, id string) (*Output, error) {
+	for {
+		var out Output
+		err := c.GetWorkflow(ctx, id, "").Get(ctx, &out)
+		if err == nil {
+			return &out, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if Lost(err) {
+			return nil, err
+		}
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, &lostError{fmt.Errorf("workflow %s: Temporal does not know it", id)}
+		}
+		// The service is away: ask again.
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// lostError is an iteration whose workflow ended without a result.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string { return e.err.Error() }
+func (e *lostError) Unwrap() error { return e.err }
+
+// Lost reports whether err is a workflow that ended without a result:
+// its activity failed, timed out (a worker that stopped heartbeating) or
+// was cancelled, or the workflow was terminated. The iteration was
+// interrupted.
+func Lost(err error) bool {
+	var le *lostError
+	var we *temporal.WorkflowExecutionError
+	return errors.As(err, &le) || errors.As(err, &we)
+}
+
+// Cancel asks Temporal to cancel workflow id (its activity is cancelled
+// on its worker at its next heartbeat) and waits, until ctx ends, for it
+// to be closed. A workflow Temporal does not know, or closed already, is
+// no error.
+func Cancel(ctx context.Context, c client.Client, id string) error {
+	err := c.CancelWorkflow(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err != nil && !isClosed(err) {
+		return fmt.Errorf("cancel %s: %w", id, err)
+	}
+	for {
+		s, err := Describe(ctx, c, id)
+		if err == nil && !s.Running {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cancel %s: still running: %w", id, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// isClosed is the error of cancelling a workflow that has closed.
+func isClosed(err error) bool {
+	var fp *serviceerror.FailedPrecondition
+	return errors.As(err, &fp)
+}

@@ -1,0 +1,139 @@
+// Package engine runs iterations beyond this machine (SPEC §22): on
+// `runner worker` processes anywhere, through a Temporal service.
+//
+// The coordinator (`runner run` with [engine]) stays the one authority:
+// it selects, keeps the ledger, builds and scrubs every prompt, and
+// submits one workflow per iteration, its id made of the run and the
+// iteration, so that Temporal refuses a second submission of the same
+// iteration after a crash. The workflow has one activity, run by a
+// worker: it fetches the checkpoint from the git remote both sides
+// reach, runs the agent, takes its work as a commit it pushes back, runs
+// the guards and the task's checks there, and returns their results and
+// the run folder's files. Integration, the guards on the integrated
+// result and the run branch stay with the coordinator.
+//
+// Nothing here schedules, queues or leases: Temporal's task queue places
+// the work, the activity's heartbeat is its lease, its timeouts and
+// cancellation stop it, and its retries are off (the ledger counts
+// attempts).
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// The names the coordinator and the workers agree on.
+const (
+	WorkflowName = "runner.Iteration"
+	ActivityName = "runner.RunIteration"
+)
+
+// Input is what a worker is given to run one iteration.
+type Input struct {
+	Run       string // the run's id (state/engine.json)
+	Iteration int
+	Retry     int // 0, or the agent run after a rate limit
+	Node      string
+	Attempt   int
+
+	// Remote is the git remote both sides reach; Checkpoint the commit
+	// the work starts from, pushed by the coordinator to CheckpointRef
+	// there; ResultRef where the worker pushes the work.
+	Remote        string
+	Checkpoint    string
+	CheckpointRef string
+	ResultRef     string
+
+	// Config is the run's config.toml as the coordinator read it;
+	// Executor the label of the executor of its chain to run.
+	Config   []byte
+	Executor string
+	// Prompt is the scrubbed prompt pack; Schema the final message's
+	// JSON schema.
+	Prompt []byte
+	Schema []byte
+	// Checks are the task's checks; Baseline what the guards found on
+	// the checkpoint (nil: judged by exit status).
+	Checks   []state.CheckSpec
+	Baseline *state.Baseline
+
+	// Timeout bounds the whole activity; Heartbeat how long the worker
+	// may be silent.
+	Timeout   time.Duration
+	Heartbeat time.Duration
+}
+
+// Output is what a worker sends back.
+type Output struct {
+	Worker string // its name (--name, default host:pid)
+	// Unconfined says why the worker's agent ran unconfined ("": it was
+	// confined).
+	Unconfined string
+	// StartErr is why the agent could not be started (a missing program):
+	// no attempt.
+	StartErr string
+	// Agent is the agent's last run.
+	Agent *executor.Result
+	// Result is the commit of the work (parent Checkpoint), pushed to
+	// ResultRef; "" when the agent could not start.
+	Result string
+	// Judgement is what the guards and checks said, nil when they did
+	// not run (the agent did not say done, or nothing judges the task).
+	Judgement *iteration.Judgement
+	// Files are the run folder's files (executor.log, events.jsonl,
+	// guard.log, failure.log...), each cut to its tail within a bound.
+	Files map[string][]byte
+}
+
+// Progress is what a worker's heartbeat carries.
+type Progress struct {
+	Worker string
+	Phase  string // "fetching", "agent", "guards", "pushing"
+}
+
+// WorkflowID is iteration n's workflow id in run, retry its agent run
+// after a rate limit (0 for the first).
+func WorkflowID(run string, n, retry int) string {
+	id := "runner-" + run + "-" + strconv.Itoa(n)
+	if retry > 0 {
+		id += "-r" + strconv.Itoa(retry)
+	}
+	return id
+}
+
+// Refs of iteration n's exchange on the remote, under refs/runner/.
+func CheckpointRef(run string, n, retry int) string {
+	return fmt.Sprintf("refs/runner/engine/%s/%d.%d/checkpoint", run, n, retry)
+}
+
+// ResultRef is where the worker pushes iteration n's work.
+func ResultRef(run string, n, retry int) string {
+	return fmt.Sprintf("refs/runner/engine/%s/%d.%d/result", run, n, retry)
+}
+
+// Workflow is one iteration: one activity on any worker of the task
+// queue, with no retry (the ledger counts attempts), its heartbeat the
+// lease. A cancelled workflow waits for the activity to stop, so that
+// nothing keeps running on the worker.
+func Workflow(ctx workflow.Context, in Input) (*Output, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.Timeout,
+		HeartbeatTimeout:    in.Heartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WaitForCancellation: true,
+	})
+	var out Output
+	if err := workflow.ExecuteActivity(ctx, ActivityName, in).Get(ctx, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

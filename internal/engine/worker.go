@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/sandbox"
+)
+
+// Worker runs iterations for coordinators: `runner worker`.
+type Worker struct {
+	// Dir holds its repository (the objects it fetches), the working
+	// trees and run folders of the iterations under way, and their
+	// temporary directories.
+	Dir string
+	// Name is recorded as `worker` in each iteration's meta.json.
+	Name string
+	// Slots is how many iterations it runs at once.
+	Slots int
+	// Log gets a line per iteration started and ended.
+	Log io.Writer
+	// Room is the room of a program working in work with its temporary
+	// directory tmp under cfg: the rule a local slot is confined by
+	// (loop.RoomFor).
+	Room func(cfg *config.Config, work, tmp string) *sandbox.Room
+
+	repo  *git.Repo
+	gitMu sync.Mutex // one change to repo at a time
+	logMu sync.Mutex
+}
+
+// DirEnv is set in the environment of every program a worker starts: a
+// worker started again in the same directory stops what a killed one
+// left running, as the runner does (SPEC §8).
+const DirEnv = "RUNNER_WORKER_DIR"
+
+// Run polls queue on c and runs iterations until ctx ends; then it stops
+// taking new ones and cancels those under way, each stopped with its
+// processes.
+func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
+	dir, err := filepath.Abs(w.Dir)
+	if err != nil {
+		return err
+	}
+	w.Dir = dir
+	if w.Slots < 1 {
+		w.Slots = 1
+	}
+	w.stopLeftovers()
+	if w.repo, err = git.Init(ctx, filepath.Join(w.Dir, "repo"), git.Options{}); err != nil {
+		return fmt.Errorf("the worker's repository in %s: %w", w.Dir, err)
+	}
+	for _, d := range []string{"work", "runs", "tmp"} {
+		_ = os.RemoveAll(filepath.Join(w.Dir, d)) // what a killed worker left
+	}
+	_ = w.repo.PruneWorktrees(ctx)
+	wk := worker.New(c, queue, worker.Options{
+		MaxConcurrentActivityExecutionSize: w.Slots,
+		Identity:                           w.Name,
+		WorkerStopTimeout:                  time.Minute,
+	})
+	wk.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+	wk.RegisterActivityWithOptions(w.runIteration, activity.RegisterOptions{Name: ActivityName})
+	if err := wk.Start(); err != nil {
+		return fmt.Errorf("start the worker on task queue %s: %w", queue, err)
+	}
+	w.logf("runner worker %s: polling task queue %s, %d at a time, in %s", w.Name, queue, w.Slots, w.Dir)
+	<-ctx.Done()
+	wk.Stop()
+	w.logf("runner worker %s: stopped", w.Name)
+	return nil
+}
+
+// stopLeftovers stops the processes a worker killed in this directory
+// left running (an agent, a guard), by the variable every one of them
+// has in its environment.
+func (w *Worker) stopLeftovers() {
+	mark := DirEnv + "=" + w.Dir
+	for _, cg := range proc.CgroupsWithEnv(mark) {
+		_ = proc.KillCgroup(cg, 2*time.Second)
+	}
+	for _, g := range proc.GroupsWithEnv(mark) {
+		_ = proc.KillGroup(g, 2*time.Second)
+	}
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Log == nil {
+		return
+	}
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	fmt.Fprintf(w.Log, format+"\n", args...)
+}

@@ -1,0 +1,431 @@
+package loop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/runner-cli/runner/internal/engine"
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// Iterations on workers (SPEC §22). With [engine], this runner is the
+// coordinator: it begins each iteration as it does for a local slot (the
+// ledger's started phase, the context files, the scrubbed prompt), and
+// where a slot would run the agent and the guards, it pushes the
+// checkpoint to the shared remote and submits the iteration's workflow;
+// a worker runs them and sends back the work as a commit and the guards'
+// results. The work is put in the slot's worktree, and from there the
+// iteration goes on as a local one: its judged tree, the review, the
+// record, the integration with the guards run again on the integrated
+// result, the run branch.
+
+// remote is the run's engine: its client and the run's id.
+type remote struct {
+	c   client.Client
+	run string
+}
+
+// engineFile holds the run's id, which names its workflows.
+const engineFile = "engine.json"
+
+// openEngine connects to the Temporal service of [engine], when set.
+func (r *Runner) openEngine(ctx context.Context) error {
+	e := r.cfg.Engine
+	if !e.On() {
+		return nil
+	}
+	if r.main == nil {
+		return fmt.Errorf("[engine] needs git checkpoints: the workers fetch the checkpoint from engine.remote and push their work there; run in a git repository with a commit and git.checkpoint = true")
+	}
+	run, err := r.runID()
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	c, err := engine.Dial(ctx, e, fmt.Sprintf("runner run %s:%d", host, os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("%s [engine]: %w", r.p.Rel(r.p.Config()), err)
+	}
+	r.engine = &remote{c: c, run: run}
+	fmt.Fprintf(r.opts.Notices, "runner: iterations run on the workers of task queue %s at %s (run %s)\n", inert.Line(e.TaskQueue), inert.Line(e.Address), run)
+	return nil
+}
+
+// closeEngine closes the engine's client.
+func (r *Runner) closeEngine() {
+	if r.engine != nil {
+		r.engine.c.Close()
+	}
+}
+
+// runID is the run's id, made once and kept in the state folder: a new
+// ledger is a new run, whose iteration numbers start again.
+func (r *Runner) runID() (string, error) {
+	p := filepath.Join(r.p.StateDir(), engineFile)
+	var have struct {
+		Run string `json:"run"`
+	}
+	if data, err := os.ReadFile(p); err == nil && json.Unmarshal(data, &have) == nil && have.Run != "" {
+		return have.Run, nil
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	have.Run = hex.EncodeToString(b[:])
+	if err := fsutil.ReplaceJSON(p, have, fsutil.Durable); err != nil {
+		return "", err
+	}
+	return have.Run, nil
+}
+
+// remoteWork is work for an iteration run on a worker.
+func (r *worker) remoteWork(ctx context.Context, it *underway) error {
+	r.probeChecks(ctx, it.node, it.meta)
+	meta := it.meta
+	var waited time.Duration
+	for retry := 0; ; retry++ {
+		noted := it.link.noted
+		out, err := r.onWorker(ctx, it, retry)
+		if err != nil {
+			return err
+		}
+		if out == nil && meta.Worker == "" && ctx.Err() != nil {
+			// Interrupted before any worker took it: nothing was tried.
+			r.iterationEnded(meta.Iteration)
+			why := "the run was interrupted before a worker took the iteration"
+			if err := r.ledger.SetAside(meta, why+"; no attempt was spent", errors.New(why)); err != nil {
+				return err
+			}
+			return errNoIteration
+		}
+		if out == nil {
+			// Interrupted, or its worker was lost: no result.
+			return r.remoteLost(ctx, meta, ctx.Err())
+		}
+		if out.StartErr != "" {
+			return r.startFailed(ctx, it, errors.New(out.StartErr))
+		}
+		res, err := r.takeRemote(ctx, meta, out, retry)
+		if err != nil {
+			return err
+		}
+		executor.NoteRun(meta, res)
+		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
+			it.link.ran(noted)
+			r.ledger.AddUsage(meta.Executor, meta.Usage)
+			return r.agentFinished(ctx, meta, res)
+		}
+		if done, err := r.waitOutRateLimit(ctx, it, res, &waited); done {
+			return err
+		}
+	}
+}
+
+// onWorker runs iteration it's agent run retry on a worker and returns
+// what it sent back; nil when the run was interrupted or the worker was
+// lost (meta.Note says which).
+func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine.Output, error) {
+	in, err := r.engineInput(it, retry)
+	if err != nil {
+		return nil, r.failedBeforeAgent(it.meta, err)
+	}
+	var out *engine.Output
+	var werr error
+	queue := r.cfg.Engine.TaskQueue // read under the run's lock
+	r.outside(func() {
+		if err := r.ck.repo.Push(ctx, in.Remote, "+"+in.Checkpoint+":"+in.CheckpointRef); err != nil {
+			werr = err
+			return
+		}
+		run, _, err := engine.Submit(ctx, r.engine.c, queue, in)
+		if err != nil {
+			werr = err
+			return
+		}
+		out, werr = r.awaitWorker(ctx, run.GetID(), queue, it.meta)
+	})
+	if werr != nil && ctx.Err() == nil && !engine.Lost(werr) {
+		return nil, r.failedBeforeAgent(it.meta, werr)
+	}
+	if werr != nil {
+		it.meta.Note = strings.TrimSpace(it.meta.Note + " " + r.lostWhy(ctx, werr))
+	}
+	return out, nil
+}
+
+// awaitWorker waits for workflow id's result, saying which worker took
+// it once Temporal knows. Interrupted, it cancels the workflow and
+// waits for it to stop on its worker.
+func (r *worker) awaitWorker(ctx context.Context, id, queue string, meta *state.Meta) (*engine.Output, error) {
+	n := meta.Iteration
+	seen := make(chan struct{})
+	go func() {
+		defer close(seen)
+		said, since := false, time.Now()
+		for ctx.Err() == nil {
+			if !said && time.Since(since) > workerWait {
+				said = true
+				r.inside(func() {
+					fmt.Fprintf(r.opts.Notices, "runner: iteration %d has waited %s for a worker on task queue %s; is `runner worker --task-queue %s` running?\n",
+						n, workerWait, inert.Line(queue), inert.Line(queue))
+				})
+			}
+			s, err := engine.Describe(ctx, r.engine.c, id)
+			if err == nil && s.Worker != "" {
+				r.inside(func() {
+					meta.Worker = s.Worker
+					r.ledger.WorkerStarted(meta.Iteration, s.Worker)
+					r.agentStartedOn(meta, s.Worker)
+				})
+				return
+			}
+			if err == nil && s.Found && !s.Running {
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	out, err := engine.Await(ctx, r.engine.c, id)
+	<-seen
+	if ctx.Err() != nil {
+		// Ctrl-C: nothing keeps running on the worker. Which worker took
+		// it, if one did, is asked first: the poll above may not have seen
+		// it yet, and an iteration no worker took spends no attempt.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		if s, derr := engine.Describe(cctx, r.engine.c, id); derr == nil && s.Worker != "" {
+			r.inside(func() { meta.Worker = s.Worker })
+		}
+		if cerr := engine.Cancel(cctx, r.engine.c, id); cerr != nil {
+			r.log.Warn("could not cancel the iteration on its worker", "workflow", id, "err", cerr)
+		}
+		cancel()
+	}
+	return out, err
+}
+
+// workerWait is how long an iteration waits for a worker before the run
+// says so.
+const workerWait = 30 * time.Second
+
+// agentStartedOn is agentStarted for an iteration a worker took.
+func (r *worker) agentStartedOn(m *state.Meta, name string) {
+	fmt.Fprintf(r.out, "#%d %-24s started: attempt %d of %d, on %s, worker %s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor), inert.Line(name))
+	if r.opts.Live != nil {
+		r.opts.Live.Started(m.Iteration, r.slot, m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
+	}
+}
+
+// lostWhy says why an iteration on a worker ended without a result.
+func (r *worker) lostWhy(ctx context.Context, err error) string {
+	if ctx.Err() != nil {
+		return "the run was interrupted while the iteration ran on a worker; it was cancelled there"
+	}
+	return "its worker stopped before it finished (" + firstLine(err.Error()) + ")"
+}
+
+// remoteLost records an iteration whose worker sent nothing back as
+// interrupted: an attempt, and the task is tried again on any worker.
+func (r *worker) remoteLost(ctx context.Context, meta *state.Meta, cause error) error {
+	r.iterationEnded(meta.Iteration)
+	if meta.Agent == nil {
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted}
+	}
+	why := "its worker stopped before it finished"
+	if cause != nil {
+		why = "the run was interrupted while the iteration ran on a worker"
+	}
+	return r.recordInterrupted(ctx, meta, why)
+}
+
+// engineInput is what iteration it's worker is given.
+func (r *worker) engineInput(it *underway, retry int) (engine.Input, error) {
+	cfgText, err := os.ReadFile(r.p.Config())
+	if err != nil {
+		return engine.Input{}, err
+	}
+	schema, err := os.ReadFile(r.p.Schema())
+	if err != nil {
+		return engine.Input{}, err
+	}
+	run, n := r.engine.run, it.n
+	timeout := r.cfg.Executor.Timeout.Duration + r.cfg.Git.SetupTimeout.Duration + 10*time.Minute
+	for _, g := range r.cfg.Guards {
+		timeout += g.Timeout.Duration
+	}
+	for _, c := range it.meta.CheckSpecs {
+		timeout += iteration.CheckOf(c).Guard.Timeout.Duration
+	}
+	return engine.Input{
+		Run: run, Iteration: n, Retry: retry, Node: it.node.ID, Attempt: it.meta.Attempt,
+		Remote: r.cfg.Engine.Remote, Checkpoint: r.ck.head,
+		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
+		Config: cfgText, Executor: it.link.name(), Prompt: it.req.Prompt, Schema: schema,
+		Checks: it.meta.CheckSpecs, Baseline: r.baselineOf(baselineKey(r.ck)),
+		Timeout: timeout, Heartbeat: r.cfg.Engine.Heartbeat.Duration,
+	}, nil
+}
+
+// takeRemote brings what a worker sent back into the lane: the run
+// folder's files, the work (fetched from the remote and put in the
+// working tree, HEAD still at the checkpoint), what changed of the
+// protected paths (compared by git with the checkpoint, whatever the
+// worker says), and the guards' judgement for runGuards.
+func (r *worker) takeRemote(ctx context.Context, meta *state.Meta, out *engine.Output, retry int) (*executor.Result, error) {
+	meta.Worker = out.Worker
+	if out.Unconfined != "" {
+		meta.Unconfined = "on worker " + out.Worker + ": " + out.Unconfined
+	} else {
+		meta.Unconfined = ""
+	}
+	if err := writeRemoteFiles(r.p.RunDir(meta.Iteration), out.Files); err != nil {
+		return nil, err
+	}
+	if out.Agent == nil {
+		return nil, fmt.Errorf("iteration %d: worker %s sent no result of the agent", meta.Iteration, out.Worker)
+	}
+	var err error
+	remote := r.cfg.Engine.Remote // read under the run's lock
+	r.outside(func() { err = r.takeWork(ctx, remote, meta.Iteration, retry, out.Result) })
+	if err != nil {
+		return nil, err
+	}
+	tamper, err := r.protectedSinceCheckpoint(ctx, meta.Iteration)
+	if err != nil {
+		return nil, err
+	}
+	if j := out.Judgement; j != nil {
+		tamper = append(tamper, j.Tamper...)
+		j.Tamper = nil
+		r.remoteJudgement = j
+	}
+	if err := r.noteTamper(meta, tamper); err != nil {
+		return nil, err
+	}
+	r.remoteJudged = true
+	return out.Agent, nil
+}
+
+// takeWork fetches a worker's work, commit, and puts its tree in the
+// lane's working tree, HEAD left at the checkpoint it is a commit of.
+func (r *worker) takeWork(ctx context.Context, remote string, n, retry int, commit string) error {
+	ck := r.ck
+	ref := engine.ResultRef(r.engine.run, n, retry)
+	if err := ck.repo.Fetch(ctx, remote, "+"+ref+":"+ref); err != nil {
+		return err
+	}
+	got, err := ck.repo.RefValue(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if got != commit {
+		return fmt.Errorf("iteration %d: the worker's work %s is not the commit it said, %s", n, got, commit)
+	}
+	// The files and the index as the commit has them; HEAD stays.
+	return ck.repo.ResetWorktree(ctx, commit, ck.runtime)
+}
+
+// writeRemoteFiles writes the run folder's files a worker sent into
+// dir; a name that would leave dir is skipped.
+func writeRemoteFiles(dir string, files map[string][]byte) error {
+	for name, data := range files {
+		clean := path.Clean(name)
+		if clean == "." || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") ||
+			clean == "prompt.md" || clean == "meta.json" || clean == "context.json" {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(clean))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := fsutil.ReplaceFile(p, data, 0o644, fsutil.NotSynced); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workerGuards is runGuards for an iteration a worker judged.
+func (r *worker) workerGuards(meta *state.Meta, key string) ([]state.GuardMeta, string, error) {
+	j := r.remoteJudgement
+	if j == nil {
+		return []state.GuardMeta{{Name: "worker", ExitCode: 1, Status: state.GuardFail, Error: "the worker ran no guards on work its agent said was done"}}, state.GuardFail, nil
+	}
+	meta.Checks = j.Checks
+	if j.Judged {
+		meta.Baseline = key
+	}
+	r.noteUnreadReports(*j)
+	return j.Results, j.Verdict, saveFound(r.p.RunDir(meta.Iteration), j.Found)
+}
+
+// resumeOnWorker resolves an iteration a previous coordinator left in
+// flight by asking Temporal: one that finished is recorded (once: the
+// ledger's marker is still there), one still running on a worker is
+// adopted and awaited, one that ended without a result is interrupted.
+// found is false when Temporal knows no workflow of the iteration: it
+// was never submitted, and no agent ran.
+func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *state.Meta) (found bool, err error) {
+	id, retry := "", -1
+	for k := 0; ; k++ {
+		s, err := engine.Describe(ctx, r.engine.c, engine.WorkflowID(r.engine.run, in.Iteration, k))
+		if err != nil {
+			return true, fmt.Errorf("resume iteration %d: ask Temporal: %w", in.Iteration, err)
+		}
+		if !s.Found {
+			break
+		}
+		id, retry = engine.WorkflowID(r.engine.run, in.Iteration, k), k
+		if s.Running {
+			who := s.Worker
+			if who == "" {
+				who = "no worker yet"
+			}
+			fmt.Fprintf(r.opts.Notices, "runner: iteration %d (%s) still runs (%s): waiting for it\n", in.Iteration, inert.Line(in.Node), inert.Line(who))
+		}
+	}
+	if id == "" {
+		return false, nil
+	}
+	var out *engine.Output
+	queue := r.cfg.Engine.TaskQueue
+	r.outside(func() { out, err = r.awaitWorker(ctx, id, queue, meta) })
+	switch {
+	case err != nil && ctx.Err() == nil && !engine.Lost(err):
+		return true, err
+	case err != nil:
+		meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err))
+		return true, r.remoteLost(ctx, meta, ctx.Err())
+	case out.StartErr != "":
+		return true, r.ledger.EndResumed(meta, "the agent could not be started on worker "+out.Worker+": "+out.StartErr+"; no attempt was spent")
+	}
+	res, err := r.takeRemote(ctx, meta, out, retry)
+	if err != nil {
+		return true, err
+	}
+	executor.NoteRun(meta, res)
+	r.ledger.AddUsage(meta.Executor, meta.Usage)
+	if res.Class == executor.ClassRateLimited {
+		return true, r.ledger.EndResumed(meta, "the agent hit a usage or rate limit on worker "+out.Worker+": no attempt was spent")
+	}
+	r.log.Info("recording an iteration a worker finished for a previous runner", "iteration", in.Iteration, "node", in.Node, "worker", out.Worker)
+	return true, r.agentFinished(ctx, meta, res)
+}
