@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/state"
@@ -89,8 +91,10 @@ heartbeat = "8s"
 	holdOff()
 	awaitCond(t, 60*time.Second, "the workers idle", nil, func() bool { return len(r.agentProcesses()) == 0 })
 
-	// The coordinator again, and the Temporal service stopped and
-	// started again while agents work.
+	// The coordinator again, which cancels a workflow of its run that
+	// no iteration expects; and the Temporal service stopped and started
+	// again while agents work.
+	orphan := submitOrphan(t, r, srv)
 	holdOn()
 	coord = startCoordinator(t, r)
 	awaitCond(t, 90*time.Second, "an agent at work after the restart", coord, func() bool { return len(r.agentProcesses()) > 0 })
@@ -100,6 +104,9 @@ heartbeat = "8s"
 
 	if code := coord.wait(5 * time.Minute); code != 0 {
 		t.Fatalf("the coordinator exited %d:\n%s\nw1:\n%s\nw2:\n%s", code, coord.out, w1.out, w2.out)
+	}
+	if !cancelRequested(t, srv, orphan) {
+		t.Errorf("the workflow %s, which no iteration expects, was not cancelled:\n%s", orphan, coord.out)
 	}
 	if !strings.Contains(coord.out.String(), "tree complete") {
 		t.Errorf("the coordinator did not complete the tree:\n%s", coord.out)
@@ -209,6 +216,49 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, hold, w1dir, w2dir 
 	}
 	w1.interrupt()
 	w2.interrupt()
+}
+
+// submitOrphan starts a workflow of r's run that no iteration expects,
+// on a task queue no worker polls, and returns its id.
+func submitOrphan(t *testing.T, r *crashRepo, srv *devServer) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := engine.Dial(ctx, config.Engine{Address: srv.address, Namespace: "default"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	in := engine.Input{Run: runIDOf(t, r), Iteration: 999, Node: "none", Timeout: time.Hour, Heartbeat: time.Minute}
+	run, _, err := engine.Submit(ctx, c, "no-worker", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.GetID()
+}
+
+// cancelRequested reports whether workflow id's history holds a request
+// to cancel it.
+func cancelRequested(t *testing.T, srv *devServer, id string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := engine.Dial(ctx, config.Engine{Address: srv.address, Namespace: "default"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("the history of %s: %v", id, err)
+		}
+		if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED {
+			return true
+		}
+	}
+	return false
 }
 
 // runIDOf is the run's id, which names its workflows.

@@ -12,6 +12,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -182,4 +183,33 @@ func Cancel(ctx context.Context, c client.Client, id string) error {
 func isClosed(err error) bool {
 	var fp *serviceerror.FailedPrecondition
 	return errors.As(err, &fp)
+}
+
+// Running lists the ids of run's workflows Temporal has running.
+func Running(ctx context.Context, c client.Client, run string) ([]string, error) {
+	query := fmt.Sprintf("WorkflowId STARTS_WITH '%s' AND ExecutionStatus = 'Running'", workflowPrefix(run))
+	var ids []string
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list the run's workflows: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return ids, nil
+		}
+	}
+}
+
+// RequestCancel asks Temporal to cancel workflow id, without waiting.
+func RequestCancel(ctx context.Context, c client.Client, id string) error {
+	err := c.CancelWorkflow(ctx, id, "")
+	var nf *serviceerror.NotFound
+	if err != nil && !errors.As(err, &nf) && !isClosed(err) {
+		return fmt.Errorf("cancel %s: %w", id, err)
+	}
+	return nil
 }

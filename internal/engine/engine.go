@@ -103,12 +103,15 @@ type Progress struct {
 // WorkflowID is iteration n's workflow id in run, retry its agent run
 // after a rate limit (0 for the first).
 func WorkflowID(run string, n, retry int) string {
-	id := "runner-" + run + "-" + strconv.Itoa(n)
+	id := workflowPrefix(run) + strconv.Itoa(n)
 	if retry > 0 {
 		id += "-r" + strconv.Itoa(retry)
 	}
 	return id
 }
+
+// workflowPrefix starts the id of every workflow of run.
+func workflowPrefix(run string) string { return "runner-" + run + "-" }
 
 // Refs of iteration n's exchange on the remote, under refs/runner/.
 func CheckpointRef(run string, n, retry int) string {

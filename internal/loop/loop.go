@@ -203,6 +203,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.resumeLeft(ctx); err != nil {
 		return r.failed(ctx, err)
 	}
+	r.cancelOrphans(ctx)
 	if ctx.Err() != nil {
 		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}

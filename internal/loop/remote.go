@@ -429,3 +429,25 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 	r.log.Info("recording an iteration a worker finished for a previous runner", "iteration", in.Iteration, "node", in.Node, "worker", out.Worker)
 	return true, r.agentFinished(ctx, meta, res)
 }
+
+// cancelOrphans cancels the run's workflows still running once every
+// iteration a previous runner left in flight is resolved: no iteration
+// expects them (a state folder restored from a copy, a submission whose
+// record was lost), and nothing is to keep working on a worker for them.
+func (r *Runner) cancelOrphans(ctx context.Context) {
+	if r.engine == nil || len(r.ledger.State().Flights()) > 0 {
+		return
+	}
+	ids, err := engine.Running(ctx, r.engine.c, r.engine.run)
+	if err != nil {
+		r.log.Warn("could not list the run's workflows to cancel those no iteration expects", "err", err)
+		return
+	}
+	for _, id := range ids {
+		if err := engine.RequestCancel(ctx, r.engine.c, id); err != nil {
+			r.log.Warn("could not cancel a workflow no iteration expects", "workflow", id, "err", err)
+			continue
+		}
+		fmt.Fprintf(r.opts.Notices, "runner: cancelled the workflow %s: no iteration of this run expects it\n", inert.Line(id))
+	}
+}
