@@ -20,6 +20,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -132,6 +133,9 @@ heartbeat = "8s"
 		}
 		if m.Outcome == state.OutcomeDone {
 			workers[m.Worker] = true
+			if abi, _ := sandbox.ABI(); abi > 0 && m.Unconfined != "" {
+				t.Errorf("iteration %d ran unconfined on worker %s: %s", m.Iteration, m.Worker, m.Unconfined)
+			}
 		}
 	}
 	if interrupted == 0 {

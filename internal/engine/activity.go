@@ -34,6 +34,11 @@ const (
 	filesLimit = 1536 << 10
 )
 
+// FailureType is the type of the error of an activity that failed on the
+// worker's side (its git, its disk, a config it cannot use), not the
+// agent's.
+const FailureType = "runner.worker"
+
 // iterationRun is one iteration on this worker: where it works.
 type iterationRun struct {
 	in     Input
@@ -65,7 +70,7 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 		return nil, ctx.Err()
 	case err != nil:
 		w.logf("#%d %s: failed: %v", in.Iteration, in.Node, err)
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "runner.worker", err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), FailureType, err)
 	}
 	w.logf("#%d %s: finished", in.Iteration, in.Node)
 	return out, nil
@@ -262,6 +267,9 @@ func (w *Worker) pushWork(ctx context.Context, it *iterationRun) (string, error)
 		Subject: fmt.Sprintf("runner: the work of iteration %d on %s", it.in.Iteration, it.in.Node),
 		Body:    "Worked on by " + w.Name + ".",
 	})
+	if errors.Is(err, git.ErrNoChange) {
+		commit, err = it.in.Checkpoint, nil // the work changed nothing: it is the checkpoint
+	}
 	if err != nil {
 		return "", err
 	}

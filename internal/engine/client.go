@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -212,4 +213,21 @@ func RequestCancel(ctx context.Context, c client.Client, id string) error {
 		return fmt.Errorf("cancel %s: %w", id, err)
 	}
 	return nil
+}
+
+// Why says in a few words why an iteration's workflow ended without a
+// result (Lost).
+func Why(err error) string {
+	var ae *temporal.ApplicationError
+	var te *temporal.TimeoutError
+	var ce *temporal.CanceledError
+	switch {
+	case errors.As(err, &ae) && ae.Type() == FailureType:
+		return "its worker failed: " + ae.Message()
+	case errors.As(err, &te):
+		return "its worker stopped answering (" + strings.ToLower(te.TimeoutType().String()) + " timeout): it was stopped or lost"
+	case errors.As(err, &ce):
+		return "it was cancelled"
+	}
+	return "it ended without a result: " + err.Error()
 }

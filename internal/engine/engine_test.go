@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +15,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/git"
 )
 
 // newEnv is a test environment of the SDK with the workflow registered
@@ -79,6 +83,9 @@ func TestWorkflowLostHeartbeat(t *testing.T) {
 	err := env.GetWorkflowError()
 	if err == nil || !Lost(err) {
 		t.Fatalf("workflow error %v, want a lost iteration", err)
+	}
+	if why := Why(err); !strings.Contains(why, "stopped answering") {
+		t.Errorf("Why = %q", why)
 	}
 	if calls != 1 {
 		t.Errorf("the activity ran %d times, want once", calls)
@@ -151,5 +158,80 @@ func TestCollectFiles(t *testing.T) {
 	}
 	if total > filesLimit+20*100 {
 		t.Errorf("%d bytes sent back, above %d", total, filesLimit)
+	}
+}
+
+// The worker's own failure says so, with its message.
+func TestWorkflowWorkerFailure(t *testing.T) {
+	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
+		return nil, temporal.NewNonRetryableApplicationError("git fetch: no such remote", FailureType, errors.New("exit 128"))
+	})
+	env.ExecuteWorkflow(Workflow, input())
+	err := env.GetWorkflowError()
+	if why := Why(err); !Lost(err) || why != "its worker failed: git fetch: no such remote" {
+		t.Errorf("Lost %v, Why %q", Lost(err), why)
+	}
+}
+
+// git runs git in dir for a test.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// The work is pushed as a commit of the checkpoint; work that changed
+// nothing is the checkpoint itself, pushed as the result all the same.
+func TestPushWork(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := context.Background()
+	src, remote := t.TempDir(), filepath.Join(t.TempDir(), "remote.git")
+	gitIn(t, src, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
+	gitIn(t, src, "add", "-A")
+	gitIn(t, src, "commit", "-qm", "a")
+	checkpoint := gitIn(t, src, "rev-parse", "HEAD")
+	gitIn(t, src, "init", "-q", "--bare", remote)
+	gitIn(t, src, "push", "-q", remote, "HEAD:refs/runner/engine/r/1.0/checkpoint")
+
+	w := &Worker{Dir: t.TempDir(), Name: "w"}
+	var err error
+	if w.repo, err = git.Init(ctx, filepath.Join(w.Dir, "repo"), git.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, change := range []bool{false, true} {
+		in := Input{Run: "r", Iteration: 1 + i, Node: "a", Remote: remote, Checkpoint: checkpoint,
+			CheckpointRef: "refs/runner/engine/r/1.0/checkpoint", ResultRef: ResultRef("r", 1+i, 0)}
+		it := &iterationRun{in: in, cfg: &config.Config{}, phase: func(string) {}}
+		if err := w.checkout(ctx, fmt.Sprint("wf-", i), it); err != nil {
+			t.Fatal(err)
+		}
+		if change {
+			os.WriteFile(filepath.Join(it.work, "b.txt"), []byte("b\n"), 0o644)
+		}
+		got, err := w.pushWork(ctx, it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onRemote := gitIn(t, remote, "rev-parse", in.ResultRef)
+		switch {
+		case onRemote != got:
+			t.Errorf("change %v: pushed %s, the remote has %s", change, got, onRemote)
+		case !change && got != checkpoint:
+			t.Errorf("no change: result %s, want the checkpoint %s", got, checkpoint)
+		case change && gitIn(t, remote, "rev-parse", got+"^") != checkpoint:
+			t.Errorf("the work %s is not a commit of the checkpoint", got)
+		case change && gitIn(t, remote, "show", got+":b.txt") != "b":
+			t.Errorf("the work's b.txt is not on the remote")
+		}
+		w.tidy("wf", it)
 	}
 }

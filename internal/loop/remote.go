@@ -239,7 +239,7 @@ func (r *worker) lostWhy(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
 		return "the run was interrupted while the iteration ran on a worker; it was cancelled there"
 	}
-	return "its worker stopped before it finished (" + firstLine(err.Error()) + ")"
+	return "iteration on a worker: " + firstLine(engine.Why(err))
 }
 
 // remoteLost records an iteration whose worker sent nothing back as
