@@ -37,8 +37,9 @@ credentials stay on this machine.
 (default: the user's cache directory, runner/worker). A worker started again in
 the same directory stops what a killed one left running there.
 
-Ctrl-C stops taking iterations and cancels those under way (their coordinator
-records them interrupted, and any worker retries them).`,
+Ctrl-C (or SIGTERM) stops taking iterations; those under way get 10 seconds to
+finish, then they are cancelled and their processes stopped (their coordinator
+records them interrupted, and any worker runs them again).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runWorker(cmd, g, o)

@@ -42,14 +42,19 @@ type Worker struct {
 	logMu sync.Mutex
 }
 
+// StopGrace is how long the iterations under way may go on once the
+// worker is asked to stop; then they are cancelled, their processes
+// stopped.
+const StopGrace = 10 * time.Second
+
 // DirEnv is set in the environment of every program a worker starts: a
 // worker started again in the same directory stops what a killed one
 // left running, as the runner does (SPEC §8).
 const DirEnv = "RUNNER_WORKER_DIR"
 
 // Run polls queue on c and runs iterations until ctx ends; then it stops
-// taking new ones and cancels those under way, each stopped with its
-// processes.
+// taking new ones, and those under way get StopGrace to finish before
+// they are cancelled, each stopped with its processes.
 func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 	dir, err := filepath.Abs(w.Dir)
 	if err != nil {
@@ -70,7 +75,7 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 	wk := worker.New(c, queue, worker.Options{
 		MaxConcurrentActivityExecutionSize: w.Slots,
 		Identity:                           w.Name,
-		WorkerStopTimeout:                  time.Minute,
+		WorkerStopTimeout:                  StopGrace,
 	})
 	wk.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	wk.RegisterActivityWithOptions(w.runIteration, activity.RegisterOptions{Name: ActivityName})
