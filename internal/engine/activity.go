@@ -79,7 +79,7 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 // beat records a heartbeat every third of the heartbeat timeout until
 // stop; a cancelled workflow cancels ctx at the next one.
 func (w *Worker) beat(ctx context.Context, timeout time.Duration, phase func() string) (stop func()) {
-	every := max(timeout/3, 100*time.Millisecond)
+	every := min(max(timeout/3, 100*time.Millisecond), heartbeatEvery)
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(every)

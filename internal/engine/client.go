@@ -129,6 +129,11 @@ func Await(ctx context.Context, c client.Client, id string) (*Output, error) {
 		if errors.As(err, &nf) {
 			return nil, &lostError{fmt.Errorf("workflow %s: Temporal does not know it", id)}
 		}
+		if !transient(err) {
+			// A result this runner cannot read (a worker of another
+			// version), or an error of the service's: no result.
+			return nil, &lostError{fmt.Errorf("workflow %s: %w", id, err)}
+		}
 		// The service is away: ask again.
 		select {
 		case <-ctx.Done():
@@ -230,4 +235,13 @@ func Why(err error) string {
 		return "it was cancelled"
 	}
 	return "it ended without a result: " + err.Error()
+}
+
+// transient is an error of a call to a service that is away (restarted,
+// a network cut) or busy: asking again later may succeed.
+func transient(err error) bool {
+	var un *serviceerror.Unavailable
+	var dl *serviceerror.DeadlineExceeded
+	var re *serviceerror.ResourceExhausted
+	return errors.As(err, &un) || errors.As(err, &dl) || errors.As(err, &re) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -233,5 +235,22 @@ func TestPushWork(t *testing.T) {
 			t.Errorf("the work's b.txt is not on the remote")
 		}
 		w.tidy("wf", it)
+	}
+}
+
+func TestTransient(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{serviceerror.NewUnavailable("connection refused"), true},
+		{serviceerror.NewDeadlineExceeded("long poll"), true},
+		{fmt.Errorf("get: %w", context.DeadlineExceeded), true},
+		{serviceerror.NewInvalidArgument("bad"), false},
+		{fmt.Errorf("payload: %w", converter.ErrUnableToDecode), false},
+	} {
+		if got := transient(c.err); got != c.want {
+			t.Errorf("transient(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -47,6 +47,10 @@ type Worker struct {
 // stopped.
 const StopGrace = 10 * time.Second
 
+// heartbeatEvery is how often an iteration's heartbeat reaches the
+// service.
+const heartbeatEvery = 2 * time.Second
+
 // DirEnv is set in the environment of every program a worker starts: a
 // worker started again in the same directory stops what a killed one
 // left running, as the runner does (SPEC §8).
@@ -76,6 +80,11 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 		MaxConcurrentActivityExecutionSize: w.Slots,
 		Identity:                           w.Name,
 		WorkerStopTimeout:                  StopGrace,
+		// Heartbeats reach the service every 2 s at most, not every 80%
+		// of the heartbeat timeout: the service restarted meanwhile finds
+		// a recent one, and the iteration keeps its worker.
+		MaxHeartbeatThrottleInterval:     heartbeatEvery,
+		DefaultHeartbeatThrottleInterval: heartbeatEvery,
 	})
 	wk.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
 	wk.RegisterActivityWithOptions(w.runIteration, activity.RegisterOptions{Name: ActivityName})

@@ -405,6 +405,9 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 	if id == "" {
 		return false, nil
 	}
+	if meta.Worker == "" {
+		meta.Worker = in.Worker // as the previous runner learned it
+	}
 	var out *engine.Output
 	queue := r.cfg.Engine.TaskQueue
 	r.outside(func() { out, err = r.awaitWorker(ctx, id, queue, meta) })
