@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -20,6 +21,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/verify"
@@ -57,9 +59,29 @@ type iterationRun struct {
 func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 	id := activity.GetInfo(ctx).WorkflowExecution.ID
 	it := &iterationRun{in: in}
+	var mu sync.Mutex
 	var phase string
-	it.phase = func(p string) { phase = p; activity.RecordHeartbeat(ctx, Progress{Worker: w.Name, Phase: p}) }
-	stop := w.beat(ctx, in.Heartbeat, func() string { return phase })
+	progress := func() Progress {
+		mu.Lock()
+		defer mu.Unlock()
+		p := Progress{Worker: w.Name, Phase: phase}
+		switch phase {
+		case "agent":
+			p.Event = live.LatestEvent(filepath.Join(it.runDir, executor.EventsFileName))
+		case "guards":
+			p.Event = "running the guards"
+		case "fetching":
+			p.Event = "fetching the checkpoint"
+		}
+		return p
+	}
+	it.phase = func(p string) {
+		mu.Lock()
+		phase = p
+		mu.Unlock()
+		activity.RecordHeartbeat(ctx, progress())
+	}
+	stop := w.beat(ctx, in.Heartbeat, progress)
 	defer stop()
 	w.logf("#%d %s: started (%s)", in.Iteration, in.Node, id)
 	out, err := w.iterate(ctx, id, it)
@@ -78,7 +100,7 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 
 // beat records a heartbeat every third of the heartbeat timeout until
 // stop; a cancelled workflow cancels ctx at the next one.
-func (w *Worker) beat(ctx context.Context, timeout time.Duration, phase func() string) (stop func()) {
+func (w *Worker) beat(ctx context.Context, timeout time.Duration, progress func() Progress) (stop func()) {
 	every := min(max(timeout/3, 100*time.Millisecond), heartbeatEvery)
 	done := make(chan struct{})
 	go func() {
@@ -91,7 +113,7 @@ func (w *Worker) beat(ctx context.Context, timeout time.Duration, phase func() s
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, Progress{Worker: w.Name, Phase: phase()})
+				activity.RecordHeartbeat(ctx, progress())
 			}
 		}
 	}()

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
@@ -86,6 +87,9 @@ type State struct {
 	// Worker is the identity of the worker that took its activity ("":
 	// none yet).
 	Worker string
+	// Phase and Event are what the worker last said it was doing
+	// (Progress).
+	Phase, Event string
 }
 
 // Describe says what Temporal knows of workflow id.
@@ -102,6 +106,10 @@ func Describe(ctx context.Context, c client.Client, id string) (State, error) {
 	for _, a := range d.GetPendingActivities() {
 		if a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED || a.GetState() == enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED {
 			s.Worker = a.GetLastWorkerIdentity()
+			var p Progress
+			if d := a.GetHeartbeatDetails(); d != nil && converter.GetDefaultDataConverter().FromPayloads(d, &p) == nil {
+				s.Phase, s.Event = p.Phase, p.Event
+			}
 		}
 	}
 	return s, nil
@@ -244,4 +252,14 @@ func transient(err error) bool {
 	var dl *serviceerror.DeadlineExceeded
 	var re *serviceerror.ResourceExhausted
 	return errors.As(err, &un) || errors.As(err, &dl) || errors.As(err, &re) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// WorkerOf is the worker that had taken an iteration whose workflow
+// ended without a result ("": none had, or it is not known).
+func WorkerOf(err error) string {
+	var ae *temporal.ActivityError
+	if errors.As(err, &ae) {
+		return ae.Identity()
+	}
+	return ""
 }

@@ -97,7 +97,11 @@ type Output struct {
 // Progress is what a worker's heartbeat carries.
 type Progress struct {
 	Worker string
-	Phase  string // "fetching", "agent", "guards", "pushing"
+	Phase  string // "fetching", "agent", "pushing", "guards"
+	// Event is the agent's latest event, from the events its CLI
+	// streams (live.LatestEvent), or what the worker does ("running the
+	// guards").
+	Event string
 }
 
 // WorkflowID is iteration n's workflow id in run, retry its agent run

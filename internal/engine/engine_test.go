@@ -28,6 +28,7 @@ func newEnv(t *testing.T, act func(context.Context, Input) (*Output, error)) *te
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(discardLogger())
 	env := s.NewTestWorkflowEnvironment()
+	env.SetIdentity("w-test")
 	env.RegisterActivityWithOptions(act, activity.RegisterOptions{Name: ActivityName})
 	return env
 }
@@ -88,6 +89,9 @@ func TestWorkflowLostHeartbeat(t *testing.T) {
 	}
 	if why := Why(err); !strings.Contains(why, "stopped answering") {
 		t.Errorf("Why = %q", why)
+	}
+	if w := WorkerOf(err); w != "w-test" {
+		t.Errorf("WorkerOf = %q, want the worker that had it, w-test", w)
 	}
 	if calls != 1 {
 		t.Errorf("the activity ran %d times, want once", calls)

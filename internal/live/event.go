@@ -5,8 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
+
+// WorkerEventFile holds, in the run folder of an iteration on a worker,
+// the latest event of its agent the worker reported.
+const WorkerEventFile = "worker_event.txt"
 
 // tailBytes is how much of the end of an events file is read for its
 // latest event.
@@ -17,13 +22,18 @@ const tailBytes = 32 << 10
 // uses) in a few words: "running go test ./...", "editing calc.go".
 // Unknown events are passed over; "" when none is known yet (no file,
 // the command preset, an empty stream).
+//
+// An iteration on a worker (SPEC §22) has no events file on the
+// coordinator until it ends: its latest event, as the worker's heartbeat
+// carries it, is in WorkerEventFile beside it.
 func LatestEvent(path string) string {
 	if path == "" {
 		return ""
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		data, _ := os.ReadFile(filepath.Join(filepath.Dir(path), WorkerEventFile))
+		return strings.TrimSpace(string(data))
 	}
 	defer f.Close()
 	size, err := f.Seek(0, io.SeekEnd)

@@ -165,73 +165,11 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine
 	}
 	if werr != nil {
 		it.meta.Note = strings.TrimSpace(it.meta.Note + " " + r.lostWhy(ctx, werr))
+		if it.meta.Worker == "" {
+			it.meta.Worker = engine.WorkerOf(werr)
+		}
 	}
 	return out, nil
-}
-
-// awaitWorker waits for workflow id's result, saying which worker took
-// it once Temporal knows. Interrupted, it cancels the workflow and
-// waits for it to stop on its worker.
-func (r *worker) awaitWorker(ctx context.Context, id, queue string, meta *state.Meta) (*engine.Output, error) {
-	n := meta.Iteration
-	seen := make(chan struct{})
-	go func() {
-		defer close(seen)
-		said, since := false, time.Now()
-		for ctx.Err() == nil {
-			if !said && time.Since(since) > workerWait {
-				said = true
-				r.inside(func() {
-					fmt.Fprintf(r.opts.Notices, "runner: iteration %d has waited %s for a worker on task queue %s; is `runner worker --task-queue %s` running?\n",
-						n, workerWait, inert.Line(queue), inert.Line(queue))
-				})
-			}
-			s, err := engine.Describe(ctx, r.engine.c, id)
-			if err == nil && s.Worker != "" {
-				r.inside(func() {
-					meta.Worker = s.Worker
-					r.ledger.WorkerStarted(meta.Iteration, s.Worker)
-					r.agentStartedOn(meta, s.Worker)
-				})
-				return
-			}
-			if err == nil && s.Found && !s.Running {
-				return
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(250 * time.Millisecond):
-			}
-		}
-	}()
-	out, err := engine.Await(ctx, r.engine.c, id)
-	<-seen
-	if ctx.Err() != nil {
-		// Ctrl-C: nothing keeps running on the worker. Which worker took
-		// it, if one did, is asked first: the poll above may not have seen
-		// it yet, and an iteration no worker took spends no attempt.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		if s, derr := engine.Describe(cctx, r.engine.c, id); derr == nil && s.Worker != "" {
-			r.inside(func() { meta.Worker = s.Worker })
-		}
-		if cerr := engine.Cancel(cctx, r.engine.c, id); cerr != nil {
-			r.log.Warn("could not cancel the iteration on its worker", "workflow", id, "err", cerr)
-		}
-		cancel()
-	}
-	return out, err
-}
-
-// workerWait is how long an iteration waits for a worker before the run
-// says so.
-const workerWait = 30 * time.Second
-
-// agentStartedOn is agentStarted for an iteration a worker took.
-func (r *worker) agentStartedOn(m *state.Meta, name string) {
-	fmt.Fprintf(r.out, "#%d %-24s started: attempt %d of %d, on %s, worker %s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor), inert.Line(name))
-	if r.opts.Live != nil {
-		r.opts.Live.Started(m.Iteration, r.slot, m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
-	}
 }
 
 // lostWhy says why an iteration on a worker ended without a result.
@@ -375,82 +313,4 @@ func (r *worker) workerGuards(meta *state.Meta, key string) ([]state.GuardMeta, 
 	}
 	r.noteUnreadReports(*j)
 	return j.Results, j.Verdict, saveFound(r.p.RunDir(meta.Iteration), j.Found)
-}
-
-// resumeOnWorker resolves an iteration a previous coordinator left in
-// flight by asking Temporal: one that finished is recorded (once: the
-// ledger's marker is still there), one still running on a worker is
-// adopted and awaited, one that ended without a result is interrupted.
-// found is false when Temporal knows no workflow of the iteration: it
-// was never submitted, and no agent ran.
-func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *state.Meta) (found bool, err error) {
-	id, retry := "", -1
-	for k := 0; ; k++ {
-		s, err := engine.Describe(ctx, r.engine.c, engine.WorkflowID(r.engine.run, in.Iteration, k))
-		if err != nil {
-			return true, fmt.Errorf("resume iteration %d: ask Temporal: %w", in.Iteration, err)
-		}
-		if !s.Found {
-			break
-		}
-		id, retry = engine.WorkflowID(r.engine.run, in.Iteration, k), k
-		if s.Running {
-			who := s.Worker
-			if who == "" {
-				who = "no worker yet"
-			}
-			fmt.Fprintf(r.opts.Notices, "runner: iteration %d (%s) still runs (%s): waiting for it\n", in.Iteration, inert.Line(in.Node), inert.Line(who))
-		}
-	}
-	if id == "" {
-		return false, nil
-	}
-	if meta.Worker == "" {
-		meta.Worker = in.Worker // as the previous runner learned it
-	}
-	var out *engine.Output
-	queue := r.cfg.Engine.TaskQueue
-	r.outside(func() { out, err = r.awaitWorker(ctx, id, queue, meta) })
-	switch {
-	case err != nil && ctx.Err() == nil && !engine.Lost(err):
-		return true, err
-	case err != nil:
-		meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err))
-		return true, r.remoteLost(ctx, meta, ctx.Err())
-	case out.StartErr != "":
-		return true, r.ledger.EndResumed(meta, "the agent could not be started on worker "+out.Worker+": "+out.StartErr+"; no attempt was spent")
-	}
-	res, err := r.takeRemote(ctx, meta, out, retry)
-	if err != nil {
-		return true, err
-	}
-	executor.NoteRun(meta, res)
-	r.ledger.AddUsage(meta.Executor, meta.Usage)
-	if res.Class == executor.ClassRateLimited {
-		return true, r.ledger.EndResumed(meta, "the agent hit a usage or rate limit on worker "+out.Worker+": no attempt was spent")
-	}
-	r.log.Info("recording an iteration a worker finished for a previous runner", "iteration", in.Iteration, "node", in.Node, "worker", out.Worker)
-	return true, r.agentFinished(ctx, meta, res)
-}
-
-// cancelOrphans cancels the run's workflows still running once every
-// iteration a previous runner left in flight is resolved: no iteration
-// expects them (a state folder restored from a copy, a submission whose
-// record was lost), and nothing is to keep working on a worker for them.
-func (r *Runner) cancelOrphans(ctx context.Context) {
-	if r.engine == nil || len(r.ledger.State().Flights()) > 0 {
-		return
-	}
-	ids, err := engine.Running(ctx, r.engine.c, r.engine.run)
-	if err != nil {
-		r.log.Warn("could not list the run's workflows to cancel those no iteration expects", "err", err)
-		return
-	}
-	for _, id := range ids {
-		if err := engine.RequestCancel(ctx, r.engine.c, id); err != nil {
-			r.log.Warn("could not cancel a workflow no iteration expects", "workflow", id, "err", err)
-			continue
-		}
-		fmt.Fprintf(r.opts.Notices, "runner: cancelled the workflow %s: no iteration of this run expects it\n", inert.Line(id))
-	}
 }

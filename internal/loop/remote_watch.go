@@ -1,0 +1,101 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/runner-cli/runner/internal/engine"
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/live"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// awaitWorker waits for workflow id's result, saying which worker took
+// it once Temporal knows. Interrupted, it cancels the workflow and
+// waits for it to stop on its worker.
+func (r *worker) awaitWorker(ctx context.Context, id, queue string, meta *state.Meta) (*engine.Output, error) {
+	finished, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watchWorker(ctx, id, queue, meta, finished)
+	}()
+	out, err := engine.Await(ctx, r.engine.c, id)
+	close(finished)
+	<-watched
+	if ctx.Err() != nil {
+		// Ctrl-C: nothing keeps running on the worker. Which worker took
+		// it, if one did, is asked first: the watch may not have seen it
+		// yet, and an iteration no worker took spends no attempt.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		if s, derr := engine.Describe(cctx, r.engine.c, id); derr == nil && s.Worker != "" {
+			r.inside(func() { meta.Worker = s.Worker })
+		}
+		if cerr := engine.Cancel(cctx, r.engine.c, id); cerr != nil {
+			r.log.Warn("could not cancel the iteration on its worker", "workflow", id, "err", cerr)
+		}
+		cancel()
+	}
+	return out, err
+}
+
+// watchWorker follows workflow id until finished is closed: it says
+// which worker took it once Temporal knows (or that none has for a
+// while), and keeps the latest event the worker reported in the run
+// folder (live.WorkerEventFile), where status, the live area and the
+// dashboard read it.
+func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.Meta, finished <-chan struct{}) {
+	n := meta.Iteration
+	eventFile := filepath.Join(r.p.RunDir(n), live.WorkerEventFile)
+	defer os.Remove(eventFile)
+	said, since, worker, event := false, time.Now(), "", ""
+	for {
+		if s, err := engine.Describe(ctx, r.engine.c, id); err == nil {
+			if worker == "" && s.Worker != "" {
+				worker = s.Worker
+				r.inside(func() {
+					meta.Worker = worker
+					r.ledger.WorkerStarted(n, worker)
+					r.agentStartedOn(meta, worker)
+				})
+			}
+			if s.Event != event {
+				event = s.Event
+				_ = fsutil.ReplaceFile(eventFile, []byte(event+"\n"), 0o644, fsutil.NotSynced)
+			}
+		}
+		if worker == "" && !said && time.Since(since) > workerWait {
+			said = true
+			r.inside(func() {
+				fmt.Fprintf(r.opts.Notices, "runner: iteration %d has waited %s for a worker on task queue %s; is `runner worker --task-queue %s` running?\n",
+					n, workerWait, inert.Line(queue), inert.Line(queue))
+			})
+		}
+		every := time.Second
+		if worker == "" {
+			every = 250 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-finished:
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
+// workerWait is how long an iteration waits for a worker before the run
+// says so.
+const workerWait = 30 * time.Second
+
+// agentStartedOn is agentStarted for an iteration a worker took.
+func (r *worker) agentStartedOn(m *state.Meta, name string) {
+	fmt.Fprintf(r.out, "#%d %-24s started: attempt %d of %d, on %s, worker %s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor), inert.Line(name))
+	if r.opts.Live != nil {
+		r.opts.Live.Started(m.Iteration, r.slot, m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
+	}
+}
