@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/fsutil"
+)
+
+// Bounds of the run folder's files sent back: Temporal refuses payloads
+// above 2 MiB by default. A larger file is cut to its tail, after a line
+// saying so; the whole is kept on the worker only until the iteration
+// ends.
+const (
+	fileLimit  = 384 << 10
+	filesLimit = 1536 << 10
+)
+
+// collectFiles reads the run folder's files to send back, each cut to
+// its tail within fileLimit, all within filesLimit: the agent's and the
+// guards' own files first, then the others, smallest first.
+func collectFiles(dir string) map[string][]byte {
+	type file struct {
+		rel  string
+		size int64
+		rank int
+	}
+	first := map[string]int{"last_message.txt": 1, "agent_exit.json": 2, "found.json": 3, "failure.log": 4,
+		executor.LogFileName: 5, executor.EventsFileName: 6, "guard.log": 7}
+	var found []file
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "prompt.md" || rel == "output.schema.json" {
+			return nil // the coordinator's own
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rank, ok := first[rel]
+		if !ok {
+			rank = len(first) + 1
+		}
+		found = append(found, file{rel, info.Size(), rank})
+		return nil
+	})
+	slices.SortFunc(found, func(a, b file) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		return int(a.size - b.size)
+	})
+	files := map[string][]byte{}
+	total := 0
+	for _, f := range found {
+		room := min(fileLimit, filesLimit-total)
+		if room <= 0 {
+			break
+		}
+		data, err := readTail(filepath.Join(dir, filepath.FromSlash(f.rel)), room)
+		if err != nil {
+			continue
+		}
+		total += len(data)
+		files[f.rel] = data
+	}
+	return files
+}
+
+// readTail reads the last limit bytes of path, after a line saying how
+// much was left out when it is larger; opened as fsutil.Open does (no
+// named pipe or device: an unconfined agent could have left one).
+func readTail(path string, limit int) ([]byte, error) {
+	f, err := fsutil.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() <= int64(limit) {
+		return io.ReadAll(io.LimitReader(f, int64(limit)))
+	}
+	head := fmt.Sprintf("[runner worker: the first %d bytes were left out]\n", st.Size()-int64(limit))
+	buf := make([]byte, limit)
+	if _, err := f.ReadAt(buf, st.Size()-int64(limit)); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return append([]byte(head), buf...), nil
+}
