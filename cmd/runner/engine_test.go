@@ -117,8 +117,8 @@ heartbeat = "20s"
 	if !strings.Contains(coord.out.String(), "tree complete") {
 		t.Errorf("the coordinator did not complete the tree:\n%s", coord.out)
 	}
-	w1.interrupt()
-	w2.interrupt()
+	w1.stopCleanly()
+	w2.stopCleanly()
 	t.Logf("the coordinator, started again:\n%s", coord.out)
 
 	r.checkFinal()
@@ -240,8 +240,8 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, hold, w1dir, w2dir 
 	if interrupted != 2 {
 		t.Errorf("%d iterations of the new tasks recorded, want the two at work", interrupted)
 	}
-	w1.interrupt()
-	w2.interrupt()
+	w1.stopCleanly()
+	w2.stopCleanly()
 }
 
 // submitOrphan starts a workflow of r's run that no iteration expects,
@@ -509,6 +509,15 @@ func (p *process) interrupt() {
 	case <-time.After(90 * time.Second):
 		p.t.Errorf("%v did not stop within 90s of an interrupt:\n%s", p.cmd.Args, p.out)
 		p.kill()
+	}
+}
+
+// stopCleanly interrupts a worker, which must exit 0 (a race-built test
+// binary exits 66 when it found a data race).
+func (p *process) stopCleanly() {
+	p.interrupt()
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		p.t.Errorf("%v exited %d after an interrupt:\n%s", p.cmd.Args, code, p.out)
 	}
 }
 

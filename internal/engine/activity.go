@@ -86,8 +86,9 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 	return out, nil
 }
 
-// beat records a heartbeat every third of the heartbeat timeout until
-// stop; a cancelled workflow cancels ctx at the next one.
+// beat records a heartbeat every third of the heartbeat timeout, every
+// heartbeatEvery at most, until stop; a cancelled workflow cancels ctx at
+// the next one.
 func (w *Worker) beat(ctx context.Context, timeout time.Duration, progress func() Progress) (stop func()) {
 	every := min(max(timeout/3, 100*time.Millisecond), heartbeatEvery)
 	done := make(chan struct{})
