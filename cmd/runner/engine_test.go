@@ -17,6 +17,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
@@ -199,11 +200,7 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, hold, w1dir, w2dir 
 	// The workers' heartbeats say what they do.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := engine.Dial(ctx, config.Engine{Address: srv.address, Namespace: "default"}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := srv.client(t)
 	run := runIDOf(t, r)
 	awaitCond(t, 30*time.Second, "a heartbeat saying the agent works", coord, func() bool {
 		for n := range r.iterationsAtWork() {
@@ -250,11 +247,7 @@ func submitOrphan(t *testing.T, r *crashRepo, srv *devServer) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := engine.Dial(ctx, config.Engine{Address: srv.address, Namespace: "default"}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := srv.client(t)
 	in := engine.Input{Run: runIDOf(t, r), Iteration: 999, Node: "none", Timeout: time.Hour, Heartbeat: time.Minute}
 	run, _, err := engine.Submit(ctx, c, "no-worker", in)
 	if err != nil {
@@ -269,11 +262,7 @@ func cancelRequested(t *testing.T, srv *devServer, id string) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := engine.Dial(ctx, config.Engine{Address: srv.address, Namespace: "default"}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := srv.client(t)
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -422,6 +411,19 @@ func startDevServer(t *testing.T, bin, db string, port int) *devServer {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// client is a client of the server for the test, closed at its end.
+func (s *devServer) client(t *testing.T) client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := engine.Dial(ctx, config.Engine{Address: s.address, Namespace: "default"}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 // stop stops the server (SIGTERM, then SIGKILL after 20 s) and waits for
