@@ -138,16 +138,19 @@ func anyChecks(t *tree.Tree) bool {
 
 // warnMissingPrograms warns of each configured executor (the agent, the
 // fallbacks, the reviewer) whose program cannot be found: the run would
-// stop on it.
+// stop on it. With [engine] the agents run on the workers, which need
+// them, and only the reviewer on this machine.
 func warnMissingPrograms(warn func(format string, args ...any), cfg *config.Config, root string) {
 	check := func(what string, e config.Executor) {
 		if err := executor.CheckProgram(executor.OptionsFrom(e, nil), root); err != nil {
 			warn("%s: %s", what, inert.Line(err.Error()))
 		}
 	}
-	check("[executor] "+cfg.Executor.Label(), cfg.Executor)
-	for _, f := range cfg.Fallbacks {
-		check("[[fallback]] "+f.Label(), f)
+	if !cfg.Engine.On() {
+		check("[executor] "+cfg.Executor.Label(), cfg.Executor)
+		for _, f := range cfg.Fallbacks {
+			check("[[fallback]] "+f.Label(), f)
+		}
 	}
 	if cfg.Review.Enabled {
 		check("[review] "+cfg.Review.Label(), cfg.Review.Executor)
