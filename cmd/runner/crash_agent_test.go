@@ -45,7 +45,8 @@ const (
 	crashDaemonEnv = "CRASH_DAEMON"
 	// crashLimitsEnv=1: now and then the first run of an iteration hits
 	// a rate limit (it prints a 429 and exits 1 at once; role "limited"
-	// in agents.txt), so that the runner waits and runs it again.
+	// in agents.txt), so that the runner waits and runs it again;
+	// "always": every iteration's first run does.
 	crashLimitsEnv = "CRASH_LIMITS"
 	// crashSlotsEnv=N: the runner works on up to N tasks at once (SPEC
 	// §14), so agents of other tasks may be alive when one starts. Then
@@ -98,7 +99,7 @@ func crashAgent() int {
 		return crashReviewer(logDir, iteration, node, pgid)
 	}
 	steady := os.Getenv(crashSteadyEnv) == "1"
-	if os.Getenv(crashLimitsEnv) == "1" && !steady && rand.IntN(5) == 0 {
+	if limits := os.Getenv(crashLimitsEnv); limits == "always" || limits == "1" && !steady && rand.IntN(5) == 0 {
 		mark := filepath.Join(logDir, "limited-"+iteration)
 		if _, err := os.Stat(mark); errors.Is(err, os.ErrNotExist) {
 			appendLine(mark, "limited")

@@ -288,6 +288,59 @@ func runIDOf(t *testing.T, r *crashRepo) string {
 	return v.Run
 }
 
+// TestEngineRateLimit: an agent on a worker that hits a usage or rate
+// limit spends no attempt; the coordinator waits it out as for a local
+// agent and submits the iteration again, under a workflow id of its own
+// (…-r1), and the task lands once.
+func TestEngineRateLimit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	srv := startDevServer(t, temporalCLI(t), filepath.Join(t.TempDir(), "temporal.db"), 0)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v\n%s", err, out)
+	}
+	conf := fmt.Sprintf(`rate_limit_backoff = "200ms"
+rate_limit_backoff_max = "500ms"
+%s
+[engine]
+address = %q
+remote = %q
+parallel = 2
+`, taskGuard, srv.address, remote)
+	r := newCrashRepo(t, flatTree("lim", 2, 0), conf, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`)
+	r.git("init", "-q", "-b", "main")
+	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
+	r.git("add", "-A")
+	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
+	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
+		t.Fatalf("runner run exited %d:\n%s", res.code, res.out)
+	}
+	w.stopCleanly()
+	r.checkFinal()
+	s := r.checkState("at the end")
+	c := srv.client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run := runIDOf(t, r)
+	for n, m := range s.metas {
+		if m.Outcome != state.OutcomeDone || m.Attempt != 1 {
+			t.Errorf("iteration %d (%s): outcome %s on attempt %d, want done on the first", n, m.Node, m.Outcome, m.Attempt)
+		}
+		for retry, want := range []bool{true, true, false} {
+			st, err := engine.Describe(ctx, c, engine.WorkflowID(run, n, retry))
+			if err != nil || st.Found != want {
+				t.Errorf("iteration %d, agent run %d: workflow found %v (%v), want %v", n, retry, st.Found, err, want)
+			}
+		}
+	}
+	if len(s.metas) != 2 {
+		t.Errorf("%d iterations, want one per task", len(s.metas))
+	}
+}
+
 // engineTree is eight tasks with dependencies: four independent, two
 // after one each, two after two each.
 func engineTree() string {
