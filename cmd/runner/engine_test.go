@@ -197,6 +197,9 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, hold, w1dir, w2dir 
 	awaitCond(t, 30*time.Second, "status naming the workers", coord, func() bool {
 		return strings.Count(r.runRunner(time.Minute, 0, nil, "status").out, ", on worker w") >= 2
 	})
+	if out := r.runRunner(time.Minute, 0, nil, "status").out; !strings.Contains(out, "engine:     temporal "+srv.address+", task queue runner") {
+		t.Errorf("status does not say where the iterations run:\n%s", out)
+	}
 	// The workers' heartbeats say what they do.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -263,6 +263,9 @@ func printExecutors(w io.Writer, rep *status.Report) {
 	if rep.Reviewer != "" {
 		fmt.Fprintf(w, "reviewer:   %s\n", inert.Line(rep.Reviewer))
 	}
+	if rep.Engine != "" {
+		fmt.Fprintf(w, "engine:     %s (the iterations run on `runner worker`s)\n", inert.Line(rep.Engine))
+	}
 	for _, n := range rep.SetAside {
 		fmt.Fprintf(w, "set aside:  %s for the rest of the run: %s\n", inert.Line(n.Name), firstLine(n.Reason))
 	}

@@ -8,6 +8,7 @@ package status
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -40,8 +41,11 @@ type Report struct {
 	// one (SPEC §17); SetAside are the executors set aside for the rest of
 	// the run and Limited those waiting out a usage or rate limit, each
 	// with why.
-	Executor string               `json:"executor,omitempty"`
-	Reviewer string               `json:"reviewer,omitempty"` // the [review] executor's name, when there is one
+	Executor string `json:"executor,omitempty"`
+	Reviewer string `json:"reviewer,omitempty"` // the [review] executor's name, when there is one
+	// Engine says where the iterations run with [engine] (SPEC §22):
+	// "temporal ADDRESS, task queue Q"; "" on this machine.
+	Engine   string               `json:"engine,omitempty"`
 	SetAside []state.ExecutorNote `json:"executors_set_aside,omitempty"`
 	Limited  []state.ExecutorNote `json:"executors_limited,omitempty"`
 	// UsageByExecutor splits Usage by executor name (the reviewer's under
@@ -257,6 +261,9 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	rep.Executor, rep.SetAside = rs.Executor, rs.SetAside
 	if cfg.Review.Enabled {
 		rep.Reviewer = cfg.Review.Label()
+	}
+	if e := cfg.Engine; e.On() {
+		rep.Engine = fmt.Sprintf("%s %s, task queue %s", e.Kind, e.Address, e.TaskQueue)
 	}
 	now := time.Now()
 	for _, l := range rs.Limited {
