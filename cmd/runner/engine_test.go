@@ -252,7 +252,7 @@ func submitOrphan(t *testing.T, r *crashRepo, srv *devServer) string {
 	defer cancel()
 	c := srv.client(t)
 	in := engine.Input{Run: runIDOf(t, r), Iteration: 999, Node: "none", Timeout: time.Hour, Heartbeat: time.Minute}
-	run, _, err := engine.Submit(ctx, c, "no-worker", in)
+	run, err := engine.Submit(ctx, c, "no-worker", in)
 	if err != nil {
 		t.Fatal(err)
 	}

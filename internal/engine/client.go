@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -53,17 +52,12 @@ func quietLogger() tlog.Logger {
 	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
-// discardLogger drops the SDK's log (tests, and a worker's --quiet).
-func discardLogger() tlog.Logger {
-	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-}
-
 // Submit starts iteration in's workflow on queue. A workflow of the same
 // id that already exists, running or closed, is not started again: its
-// run is returned (adopted), with started false.
-func Submit(ctx context.Context, c client.Client, queue string, in Input) (run client.WorkflowRun, started bool, err error) {
+// run is returned (adopted).
+func Submit(ctx context.Context, c client.Client, queue string, in Input) (client.WorkflowRun, error) {
 	id := WorkflowID(in.Run, in.Iteration, in.Retry)
-	run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,
 		TaskQueue:                                queue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
@@ -72,12 +66,12 @@ func Submit(ctx context.Context, c client.Client, queue string, in Input) (run c
 	}, WorkflowName, in)
 	var dup *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &dup) {
-		return c.GetWorkflow(ctx, id, ""), false, nil
+		return c.GetWorkflow(ctx, id, ""), nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("submit %s: %w", id, err)
+		return nil, fmt.Errorf("submit %s: %w", id, err)
 	}
-	return run, true, nil
+	return run, nil
 }
 
 // State is what Temporal knows of an iteration's workflow.

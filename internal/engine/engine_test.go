@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -21,6 +24,11 @@ import (
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/git"
 )
+
+// discardLogger drops the SDK's log.
+func discardLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
 
 // newEnv is a test environment of the SDK with the workflow registered
 // and act as its activity.

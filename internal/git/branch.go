@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 )
 
@@ -104,21 +102,9 @@ func (r *Repo) RefValue(ctx context.Context, ref string) (string, error) {
 // ErrNoGit when git is not on PATH, and is an *Error when git failed (dir
 // in no repository, a timeout).
 func BranchHead(ctx context.Context, dir, branch string, o Options) (string, error) {
-	name := o.Git
-	if name == "" {
-		name = "git"
-	}
-	path, err := exec.LookPath(name)
+	x, err := findGit(o)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrNoGit, err)
-	}
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	x := &exe{path: path, env: cleanEnv(env), timeout: o.Timeout}
-	if x.timeout <= 0 {
-		x.timeout = DefaultTimeout
+		return "", err
 	}
 	res, err := x.run(ctx, call{dir: dir, ok: []int{1}}, "rev-parse", "-q", "--verify", BranchRef(branch)+"^{commit}")
 	if err != nil || res.code != 0 {

@@ -134,6 +134,21 @@ func (x *exe) open(ctx context.Context, dir string, o Options) (*Repo, error) {
 
 // newExe finds git and checks its version; the environment is cleaned.
 func newExe(ctx context.Context, o Options) (*exe, error) {
+	x, err := findGit(o)
+	if err != nil {
+		return nil, err
+	}
+	v, err := x.gitVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x.version = v
+	return x, nil
+}
+
+// findGit finds the git program of o, its environment cleaned, its
+// version not yet known.
+func findGit(o Options) (*exe, error) {
 	name := o.Git
 	if name == "" {
 		name = "git"
@@ -150,11 +165,6 @@ func newExe(ctx context.Context, o Options) (*exe, error) {
 	if x.timeout <= 0 {
 		x.timeout = DefaultTimeout
 	}
-	v, err := x.gitVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
-	x.version = v
 	return x, nil
 }
 

@@ -153,7 +153,7 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine
 			werr = err
 			return
 		}
-		run, _, err := engine.Submit(ctx, r.engine.c, queue, in)
+		run, err := engine.Submit(ctx, r.engine.c, queue, in)
 		if err != nil {
 			werr = err
 			return

@@ -100,10 +100,7 @@ func (r *worker) unconfinedWhy() string {
 // holds the checkout, or its git directory: with it the walls are
 // open. "" when there is none.
 func (r *Runner) openingWritable() string {
-	room, err := r.roomFor("", "")
-	if err != nil {
-		return ""
-	}
+	room := RoomFor(r.cfg, "", "")
 	guarded := []string{r.p.Root}
 	if common, ok := state.GitCommonDir(r.p.Root); ok {
 		guarded = append(guarded, common)
@@ -130,14 +127,7 @@ func (r *worker) room(n int) (*sandbox.Room, string, error) {
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return nil, "", fmt.Errorf("the agent's temporary directory: %w", err)
 	}
-	room, err := r.roomFor(r.workDir, tmp)
-	return room, tmp, err
-}
-
-// roomFor is the room of a program working in work with its temporary
-// directory tmp (sandbox.ToolRoom).
-func (r *Runner) roomFor(work, tmp string) (*sandbox.Room, error) {
-	return RoomFor(r.cfg, work, tmp), nil
+	return RoomFor(r.cfg, r.workDir, tmp), tmp, nil
 }
 
 // RoomFor is the room of a program working in work with its temporary
