@@ -42,15 +42,7 @@ until "$TEMPORAL" operator cluster health --address "127.0.0.1:$PORT" > /dev/nul
 	sleep 0.2
 done
 
-cat > "$D/agent.sh" <<'EOT'
-#!/bin/sh
-date +%s%N > "$BENCH_MARKS/$RUNNER_NODE_ID.start"
-sleep "$BENCH_SLEEP"
-echo "$RUNNER_NODE_ID" > "$RUNNER_NODE_ID.txt"
-printf '{"status": "done", "summary": "wrote %s.txt"}\n' "$RUNNER_NODE_ID" > "$RUNNER_OUTPUT_FILE"
-date +%s%N > "$BENCH_MARKS/$RUNNER_NODE_ID.end"
-EOT
-chmod +x "$D/agent.sh"
+sleep_agent "$D/agent.sh"
 T=$D/template
 mkdir -p "$T/.runner"
 printf '.runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n' > "$T/.gitignore"

@@ -31,6 +31,22 @@ repo() {
 	} > "$1/.runner/state/assumptions.md"
 }
 
+# sleep_agent FILE: an agent that sleeps $BENCH_SLEEP seconds, writes
+# the task's file and answers done; its start and end (date +%s%N) go to
+# $BENCH_MARKS/<task>.start and .end, outside the repository (the agent
+# inherits its runner's or worker's environment).
+sleep_agent() {
+	cat > "$1" <<'EOT'
+#!/bin/sh
+date +%s%N > "$BENCH_MARKS/$RUNNER_NODE_ID.start"
+sleep "$BENCH_SLEEP"
+echo "$RUNNER_NODE_ID" > "$RUNNER_NODE_ID.txt"
+printf '{"status": "done", "summary": "wrote %s.txt"}\n' "$RUNNER_NODE_ID" > "$RUNNER_OUTPUT_FILE"
+date +%s%N > "$BENCH_MARKS/$RUNNER_NODE_ID.end"
+EOT
+	chmod +x "$1"
+}
+
 machine() {
 	echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem/ {print $2}') GB RAM"
 	echo "kernel:  $(uname -r); file system of $1: $(df -T "$1" | awk 'NR == 2 {print $2}') ($(findmnt -no OPTIONS -T "$1"))"

@@ -46,18 +46,7 @@ else
 	trap 'rm -rf "$BIN" "$D"' EXIT
 fi
 
-# The agent: sleep, write the task's file, answer done; the marks go to
-# $BENCH_MARKS, outside the repository (the agent inherits the runner's
-# environment).
-cat > "$D/agent.sh" <<'EOT'
-#!/bin/sh
-date +%s%N > "$BENCH_MARKS/$RUNNER_NODE_ID.start"
-sleep "$BENCH_SLEEP"
-echo "$RUNNER_NODE_ID" > "$RUNNER_NODE_ID.txt"
-printf '{"status": "done", "summary": "wrote %s.txt"}\n' "$RUNNER_NODE_ID" > "$RUNNER_OUTPUT_FILE"
-date +%s%N > "$BENCH_MARKS/$RUNNER_NODE_ID.end"
-EOT
-chmod +x "$D/agent.sh"
+sleep_agent "$D/agent.sh"
 
 # The repository every run starts from.
 T=$D/template
@@ -110,7 +99,7 @@ run() {
 	git -C "$W/repo" status --porcelain > /dev/null # refresh the copied index's file stats
 	cd "$W/repo"
 	if [ -n "${WARM:-}" ]; then
-		BENCH_MARKS=$W/marks BENCH_SLEEP=0 "$BIN/runner" run --parallel "$2" --max-iterations $TASKS > "$W/warm.out" 2>&1 ||
+		BENCH_MARKS=$W/marks RUNNER_SANDBOX_WRITABLE=$W/marks BENCH_SLEEP=0 "$BIN/runner" run --parallel "$2" --max-iterations $TASKS > "$W/warm.out" 2>&1 ||
 			[ $? -eq 4 ] || {
 			echo "warm-up: runner run --parallel $2 failed:"
 			cat "$W/warm.out"
@@ -122,7 +111,7 @@ run() {
 	if [ -n "${TRACE:-}" ]; then
 		export GIT_TRACE2_EVENT="$W/trace2.json"
 	fi
-	BENCH_MARKS=$W/marks BENCH_SLEEP=$S "$BIN/runner" run --parallel "$2" > "$W/out" 2>&1 || {
+	BENCH_MARKS=$W/marks RUNNER_SANDBOX_WRITABLE=$W/marks BENCH_SLEEP=$S "$BIN/runner" run --parallel "$2" > "$W/out" 2>&1 || {
 		echo "runner run --parallel $2 failed (exit $?):"
 		cat "$W/out"
 		exit 1
