@@ -312,7 +312,8 @@ address = %q
 remote = %q
 parallel = 2
 `, taskGuard, srv.address, remote)
-	r := newCrashRepo(t, flatTree("lim", 2, 0), conf, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`)
+	// Both tasks may be at work at once (engine.parallel = 2).
+	r := newCrashRepo(t, flatTree("lim", 2, 0), conf, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`)
 	r.git("init", "-q", "-b", "main")
 	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
 	r.git("add", "-A")
