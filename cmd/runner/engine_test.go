@@ -535,13 +535,7 @@ func startProcess(t *testing.T, cmd *exec.Cmd) *process {
 // or more than the slots, is an overlap.
 func startWorker(t *testing.T, r *crashRepo, address, dir, name string) *process {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := &exec.Cmd{Path: exe, Args: []string{"runner", "--dir", dir, "worker", "--address", address, "--name", name, "--slots", "2"},
-		Env: append(os.Environ(), "NO_COLOR=1", crashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.log)}
-	return startProcess(t, cmd)
+	return startWorkerWith(t, r, address, dir, name, nil)
 }
 
 func startCoordinator(t *testing.T, r *crashRepo) *process {

@@ -36,7 +36,8 @@ func Dial(ctx context.Context, e config.Engine, identity string) (client.Client,
 	if e.APIKeyEnv != "" {
 		key := os.Getenv(e.APIKeyEnv)
 		if key == "" {
-			return nil, fmt.Errorf("engine.api_key_env names %s, which is not set", e.APIKeyEnv)
+			return nil, fmt.Errorf("%s, named as the variable holding the Temporal API key (engine.api_key_env in config.toml; "+
+				"--api-key-env of runner worker), is not set: export it with the key, or leave the setting out", e.APIKeyEnv)
 		}
 		opts.Credentials = client.NewAPIKeyStaticCredentials(key)
 	}
