@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,26 +74,14 @@ func collectFiles(dir string) map[string][]byte {
 	return files
 }
 
-// readTail reads the last limit bytes of path, after a line saying how
-// much was left out when it is larger; opened as fsutil.Open does (no
-// named pipe or device: an unconfined agent could have left one).
+// readTail reads the last limit bytes of path (fsutil.ReadEnd: no named
+// pipe or device, which an unconfined agent could have left), after a
+// line saying how much was left out when it is larger.
 func readTail(path string, limit int) ([]byte, error) {
-	f, err := fsutil.Open(path)
-	if err != nil {
-		return nil, err
+	data, start, err := fsutil.ReadEnd(path, int64(limit))
+	if err != nil || start == 0 {
+		return data, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() <= int64(limit) {
-		return io.ReadAll(io.LimitReader(f, int64(limit)))
-	}
-	head := fmt.Sprintf("[runner worker: the first %d bytes were left out]\n", st.Size()-int64(limit))
-	buf := make([]byte, limit)
-	if _, err := f.ReadAt(buf, st.Size()-int64(limit)); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return append([]byte(head), buf...), nil
+	head := fmt.Sprintf("[runner worker: the first %d bytes were left out]\n", start)
+	return append([]byte(head), data...), nil
 }
