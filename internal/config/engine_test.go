@@ -30,3 +30,28 @@ func TestEngineProblems(t *testing.T) {
 		}
 	}
 }
+
+// A remote is a URL or an absolute path: a relative one would name a
+// different folder on each machine.
+func TestEngineRemote(t *testing.T) {
+	for remote, ok := range map[string]bool{
+		"/shared/r.git":               true,
+		"ssh://git.example/r.git":     true,
+		"https://git.example/r.git":   true,
+		"file:///shared/r.git":        true,
+		"git@git.example:team/r.git":  true,
+		"git.example:r.git":           true,
+		"r.git":                       false,
+		"../shared/r.git":             false,
+		"./r.git":                     false,
+		"shared/dir:with-colon/r.git": false,
+	} {
+		_, err := Parse("config.toml", []byte("[engine]\naddress = \"t.example:7233\"\nremote = \""+remote+"\"\n"))
+		if got := err == nil; got != ok {
+			t.Errorf("remote %q: error %v, want accepted %v", remote, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "engine.remote") {
+			t.Errorf("remote %q: %v does not name engine.remote", remote, err)
+		}
+	}
+}

@@ -1,15 +1,15 @@
 package config
 
 import (
-	"github.com/runner-cli/runner/internal/verify"
-
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/notify"
 	"github.com/runner-cli/runner/internal/testreport"
+	"github.com/runner-cli/runner/internal/verify"
 )
 
 // Validate checks the value rules of a Config built in code; Parse applies
@@ -292,13 +292,28 @@ func (r *report) validateEngine(e Engine) {
 	if strings.TrimSpace(e.Address) == "" {
 		r.addf("engine.address", `the Temporal service's frontend, for example "127.0.0.1:7233"`)
 	}
-	if strings.TrimSpace(e.Remote) == "" {
+	switch {
+	case strings.TrimSpace(e.Remote) == "":
 		r.addf("engine.remote", "the git remote the coordinator and the workers share, a URL or the path of a bare repository on a shared disk")
+	case relativeRemote(e.Remote):
+		r.addf("engine.remote", "%q is a relative path, which each machine would look for in a folder of its own: give the absolute path "+
+			"of a bare repository on a disk every worker mounts at that place, or a URL", e.Remote)
 	}
 	if e.Parallel < 1 || e.Parallel > MaxParallel {
 		r.addf("engine.parallel", "want 1 to %d iterations in flight, got %d", MaxParallel, e.Parallel)
 	}
 	r.positive("engine.heartbeat", e.Heartbeat, `"30s"`)
+}
+
+// relativeRemote reports whether a git remote is a path relative to the
+// folder git runs in: neither a URL ("scheme://…", or "host:path" as scp
+// writes it) nor an absolute path.
+func relativeRemote(remote string) bool {
+	if strings.Contains(remote, "://") || filepath.IsAbs(remote) {
+		return false
+	}
+	colon, slash := strings.Index(remote, ":"), strings.Index(remote, "/")
+	return colon <= 0 || (slash >= 0 && slash < colon)
 }
 
 func (r *report) validateGit(g Git) {

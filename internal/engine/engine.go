@@ -117,6 +117,11 @@ func WorkflowID(run string, n, retry int) string {
 // workflowPrefix starts the id of every workflow of run.
 func workflowPrefix(run string) string { return "runner-" + run + "-" }
 
+// RunRefs is the prefix of the refs of run's iterations on the remote.
+func RunRefs(run string) string {
+	return "refs/runner/engine/" + run + "/"
+}
+
 // Refs of iteration n's exchange on the remote, under refs/runner/.
 func CheckpointRef(run string, n, retry int) string {
 	return fmt.Sprintf("refs/runner/engine/%s/%d.%d/checkpoint", run, n, retry)

@@ -56,6 +56,20 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 	return nil
 }
 
+// Reach checks that remote answers as a git repository, listing no more
+// than the refs under prefix (none, the first time).
+func (r *Repo) Reach(ctx context.Context, remote, prefix string) error {
+	pre, err := remoteCall(remote)
+	if err != nil {
+		return err
+	}
+	args := append(pre, "ls-remote", "--quiet", remote, prefix+"*")
+	if _, err := r.git(ctx, call{timeout: time.Minute}, args...); err != nil {
+		return fmt.Errorf("reach %s: %w", remote, err)
+	}
+	return nil
+}
+
 // Init makes dir a repository with no commit (when it is not one
 // already) and opens it: a worker's store of the objects it fetches,
 // its working trees linked worktrees of it.

@@ -56,6 +56,10 @@ func (r *Runner) openEngine(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.main.repo.Reach(ctx, e.Remote, engine.RunRefs(run)); err != nil {
+		return fmt.Errorf("%s [engine] remote = %q: %w; give a URL or a path that this machine and every worker can reach "+
+			"(a bare repository on a shared disk counts: git init --bare PATH)", r.p.Rel(r.p.Config()), e.Remote, err)
+	}
 	host, _ := os.Hostname()
 	c, err := engine.Dial(ctx, e, fmt.Sprintf("runner run %s:%d", host, os.Getpid()))
 	if err != nil {
@@ -149,8 +153,9 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine
 	var werr error
 	queue := r.cfg.Engine.TaskQueue // read under the run's lock
 	r.outside(func() {
-		if err := r.ck.repo.Push(ctx, in.Remote, "+"+in.Checkpoint+":"+in.CheckpointRef); err != nil {
-			werr = err
+		err := r.retryRemote(ctx, func() error { return r.ck.repo.Push(ctx, in.Remote, "+"+in.Checkpoint+":"+in.CheckpointRef) })
+		if err != nil {
+			werr = fmt.Errorf("%s [engine] remote: %w", r.p.Rel(r.p.Config()), err)
 			return
 		}
 		run, err := engine.Submit(ctx, r.engine.c, queue, in)
@@ -267,8 +272,8 @@ func (r *worker) takeRemote(ctx context.Context, meta *state.Meta, out *engine.O
 func (r *worker) takeWork(ctx context.Context, remote string, n, retry int, commit string) error {
 	ck := r.ck
 	ref := engine.ResultRef(r.engine.run, n, retry)
-	if err := ck.repo.Fetch(ctx, remote, "+"+ref+":"+ref); err != nil {
-		return err
+	if err := r.retryRemote(ctx, func() error { return ck.repo.Fetch(ctx, remote, "+"+ref+":"+ref) }); err != nil {
+		return fmt.Errorf("%s [engine] remote: %w", r.p.Rel(r.p.Config()), err)
 	}
 	got, err := ck.repo.RefValue(ctx, ref)
 	if err != nil {
@@ -313,4 +318,28 @@ func (r *worker) workerGuards(meta *state.Meta, key string) ([]state.GuardMeta, 
 	}
 	r.noteUnreadReports(*j)
 	return j.Results, j.Verdict, saveFound(r.p.RunDir(meta.Iteration), j.Found)
+}
+
+// remoteRetries are the waits between tries of a push to engine.remote
+// or a fetch from it: a remote across a network may be away for a
+// moment, which must not end the night.
+var remoteRetries = []time.Duration{2 * time.Second, 8 * time.Second, 30 * time.Second}
+
+// retryRemote runs call, and again after each of remoteRetries while it
+// fails and ctx lives; the last error is returned.
+func (r *worker) retryRemote(ctx context.Context, call func() error) error {
+	err := call()
+	for _, wait := range remoteRetries {
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		r.log.Warn("the git remote did not answer; trying again", "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		err = call()
+	}
+	return err
 }
