@@ -26,8 +26,12 @@ import (
 
 // FailureType is the type of the error of an activity that failed on the
 // worker's side (its git, its disk, a config it cannot use), not the
-// agent's.
-const FailureType = "runner.worker"
+// agent's; SetupFailureType that of one that failed so before its agent
+// started, which costs the task no attempt.
+const (
+	FailureType      = "runner.worker"
+	SetupFailureType = "runner.worker.setup"
+)
 
 // iterationRun is one iteration on this worker: where it works.
 type iterationRun struct {
@@ -40,6 +44,9 @@ type iterationRun struct {
 	why    string        // why not confined
 	wt     *git.Repo
 	phase  func(string)
+	// agent says the agent was started (or tried to be): a failure after
+	// it is not a failure of the setup.
+	agent bool
 }
 
 // runIteration is the activity: one iteration's agent, its work pushed
@@ -80,7 +87,11 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 		return nil, ctx.Err()
 	case err != nil:
 		w.logf("#%d %s: failed: %v", in.Iteration, in.Node, err)
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), FailureType, err)
+		kind := FailureType
+		if !it.agent {
+			kind = SetupFailureType
+		}
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
 	}
 	w.logf("#%d %s: finished", in.Iteration, in.Node)
 	return out, nil
@@ -136,6 +147,7 @@ func (w *Worker) iterate(ctx context.Context, id string, it *iterationRun) (*Out
 		Confine: it.room, OutputDir: it.tmp, Env: it.env(w.Dir), Retry: 0,
 	}
 	judged := it.judged()
+	it.agent = true
 	run, err := iteration.RunProgram(ctx, iteration.Spec{
 		Request: req, Executor: executor.OptionsFrom(ex, executor.CompilePatterns(ex.RateLimitPatterns)),
 		Judged: judged, TamperDir: filepath.Join(it.runDir, "tamper"), TamperPrefix: "tamper/",

@@ -232,12 +232,22 @@ func Why(err error) string {
 	switch {
 	case errors.As(err, &ae) && ae.Type() == FailureType:
 		return "its worker failed: " + ae.Message()
+	case errors.As(err, &ae) && ae.Type() == SetupFailureType:
+		return "its worker failed before the agent started: " + ae.Message()
 	case errors.As(err, &te):
 		return "its worker stopped answering (" + strings.ToLower(te.TimeoutType().String()) + " timeout): it was stopped or lost"
 	case errors.As(err, &ce):
 		return "it was cancelled"
 	}
 	return "it ended without a result: " + err.Error()
+}
+
+// BeforeAgent reports whether err is a worker's failure before its
+// agent started (fetching the checkpoint, making the worktree, reading
+// the config): no agent worked, and the task spent no attempt.
+func BeforeAgent(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == SetupFailureType
 }
 
 // transient is an error of a call to a service that is away (restarted,

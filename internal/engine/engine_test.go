@@ -182,8 +182,21 @@ func TestWorkflowWorkerFailure(t *testing.T) {
 	})
 	env.ExecuteWorkflow(Workflow, input())
 	err := env.GetWorkflowError()
-	if why := Why(err); !Lost(err) || why != "its worker failed: git fetch: no such remote" {
-		t.Errorf("Lost %v, Why %q", Lost(err), why)
+	if why := Why(err); !Lost(err) || BeforeAgent(err) || why != "its worker failed: git fetch: no such remote" {
+		t.Errorf("Lost %v, BeforeAgent %v, Why %q", Lost(err), BeforeAgent(err), why)
+	}
+}
+
+// A worker's failure before its agent started says so: the task spent no
+// attempt on it.
+func TestWorkflowSetupFailure(t *testing.T) {
+	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
+		return nil, temporal.NewNonRetryableApplicationError("fetch from /r.git: exit 128", SetupFailureType, errors.New("exit 128"))
+	})
+	env.ExecuteWorkflow(Workflow, input())
+	err := env.GetWorkflowError()
+	if why := Why(err); !Lost(err) || !BeforeAgent(err) || why != "its worker failed before the agent started: fetch from /r.git: exit 128" {
+		t.Errorf("Lost %v, BeforeAgent %v, Why %q", Lost(err), BeforeAgent(err), why)
 	}
 }
 

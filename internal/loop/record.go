@@ -285,6 +285,8 @@ func (r *worker) progress(m *state.Meta) {
 		next = "removed"
 	}
 	switch {
+	case next == string(tree.StatusOpen) && m.NoAttempt && m.Worker != "":
+		next = "open, no attempt spent (its worker failed before the agent started)"
 	case next == string(tree.StatusOpen) && m.NoAttempt:
 		next = "open, no attempt spent (the runner died)"
 	case next == string(tree.StatusOpen):

@@ -38,6 +38,9 @@ import (
 type remote struct {
 	c   client.Client
 	run string
+	// setupFailures counts the iterations in a row whose worker failed
+	// before their agent started (workersFailing).
+	setupFailures int
 }
 
 // engineFile holds the run's id, which names its workflows.
@@ -120,8 +123,12 @@ func (r *worker) remoteWork(ctx context.Context, it *underway) error {
 		}
 		if out == nil {
 			// Interrupted, or its worker was lost: no result.
-			return r.remoteLost(ctx, meta, ctx.Err())
+			if err := r.remoteLost(ctx, meta, ctx.Err()); err != nil {
+				return err
+			}
+			return r.workersFailing(meta)
 		}
+		r.engine.setupFailures = 0
 		if out.StartErr != "" {
 			return r.startFailed(ctx, it, errors.New(out.StartErr))
 		}
@@ -169,6 +176,7 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine
 		return nil, r.failedBeforeAgent(it.meta, werr)
 	}
 	if werr != nil {
+		it.meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(werr)
 		it.meta.Note = strings.TrimSpace(it.meta.Note + " " + r.lostWhy(ctx, werr))
 		if it.meta.Worker == "" {
 			it.meta.Worker = engine.WorkerOf(werr)
@@ -193,10 +201,32 @@ func (r *worker) remoteLost(ctx context.Context, meta *state.Meta, cause error) 
 		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted}
 	}
 	why := "its worker stopped before it finished"
-	if cause != nil {
+	switch {
+	case cause != nil:
 		why = "the run was interrupted while the iteration ran on a worker"
+	case meta.NoAttempt:
+		why = "its worker failed before the agent started"
 	}
 	return r.recordInterrupted(ctx, meta, why)
+}
+
+// workersFailing counts the iterations in a row whose worker failed
+// before their agent started (meta.NoAttempt), and stops the run when
+// they reach loop.max_consecutive_errors: then the workers cannot work
+// (their git does not reach engine.remote, their disk is full), and the
+// tasks would only go round them, without an attempt, all night.
+func (r *worker) workersFailing(meta *state.Meta) error {
+	if !meta.NoAttempt {
+		return nil
+	}
+	r.engine.setupFailures++
+	limit := r.cfg.Loop.MaxConsecutiveErrors
+	if limit <= 0 || r.engine.setupFailures < limit {
+		return nil
+	}
+	return fmt.Errorf("stopping: %d iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = %d); "+
+		"the last one (%d, on %s): %s. Look at the workers' output: does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
+		"No task spent an attempt on this", r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Worker), inert.Line(meta.Note), inert.Line(r.cfg.Engine.Remote))
 }
 
 // engineInput is what iteration it's worker is given.

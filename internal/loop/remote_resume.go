@@ -49,6 +49,7 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 	case err != nil && ctx.Err() == nil && !engine.Lost(err):
 		return true, err
 	case err != nil:
+		meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(err)
 		meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err))
 		if meta.Worker == "" {
 			meta.Worker = engine.WorkerOf(err)
