@@ -13,14 +13,15 @@ import (
 	"github.com/runner-cli/runner/internal/tree"
 )
 
-// TestEngineWorkerCannotFetch runs a tree on a worker whose git cannot
+// TestEngineWorkerCannotWork runs a tree on a worker whose git cannot
 // reach the remote (its global git configuration sends the remote's path
-// elsewhere): every iteration it takes fails before its agent starts.
-// Those cost the tasks no attempt, and after loop.max_consecutive_errors
-// of them in a row the coordinator stops, saying what the worker said and
-// what to look at, rather than send the tasks round it all night. With a
-// worker that can fetch, the same tree then runs to the end.
-func TestEngineWorkerCannotFetch(t *testing.T) {
+// elsewhere), then on one without the agent's program: every iteration
+// they take fails before its agent starts. Those cost the tasks no
+// attempt, and after loop.max_consecutive_errors of them in a row the
+// coordinator stops, saying what the worker said and what to look at,
+// rather than send the tasks round it all night. With a worker that can
+// work, the same tree then runs to the end.
+func TestEngineWorkerCannotWork(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
@@ -37,6 +38,22 @@ remote = %q
 parallel = 2
 `, taskGuard, srv.address, remote)
 	r := newCrashRepo(t, flatTree("fetch", 2, 0), conf, crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
+	// The agent is a program looked for on PATH, which only some workers
+	// have.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentDir := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(agentDir, "crash-agent")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(r.p.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.write(".runner/config.toml", strings.Replace(string(cfg), "command = ["+tomlString(exe)+"]", `command = ["crash-agent"]`, 1))
+	withAgent := "PATH=" + agentDir + string(os.PathListSeparator) + os.Getenv("PATH")
 	r.git("init", "-q", "-b", "main")
 	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
 	r.git("add", "-A")
@@ -46,32 +63,43 @@ parallel = 2
 	if err := os.WriteFile(elsewhere, fmt.Appendf(nil, "[url %q]\n\tinsteadOf = %s\n", filepath.Join(t.TempDir(), "gone.git"), remote), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bad := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "bad"), "bad", []string{"GIT_CONFIG_GLOBAL=" + elsewhere})
-	res := r.runRunner(3*time.Minute, 0, nil, "run")
-	if res.code != 1 || !strings.Contains(res.out, "iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = 3)") ||
-		!strings.Contains(res.out, "gone.git") {
-		t.Fatalf("with a worker that cannot fetch, runner run exited %d, want 1 and the workers' failure:\n%s\nworker:\n%s", res.code, res.out, bad.out)
-	}
-	bad.stopCleanly()
-	s := r.checkState("after the worker that cannot fetch")
-	if len(s.metas) < 3 {
-		t.Errorf("%d iterations, want at least 3 before the stop", len(s.metas))
-	}
-	for n, m := range s.metas {
-		if m.Outcome != state.OutcomeInterrupted || !m.NoAttempt || m.Worker != "bad" {
-			t.Errorf("iteration %d: outcome %s, no_attempt %v, worker %q; want interrupted with no attempt, on bad", n, m.Outcome, m.NoAttempt, m.Worker)
+	badWorker := func(name, why string, env ...string) {
+		t.Helper()
+		w := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), name), name, env)
+		before := len(r.checkState("before " + name).metas)
+		res := r.runRunner(3*time.Minute, 0, nil, "run")
+		if res.code != 1 || !strings.Contains(res.out, "iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = 3)") ||
+			!strings.Contains(res.out, why) {
+			t.Fatalf("with worker %s, runner run exited %d, want 1 and the worker's failure (%s):\n%s\nworker:\n%s", name, res.code, why, res.out, w.out)
+		}
+		w.stopCleanly()
+		s := r.checkState("after worker " + name)
+		if len(s.metas)-before < 3 {
+			t.Errorf("%d iterations on %s, want at least 3 before the stop", len(s.metas)-before, name)
+		}
+		for n, m := range s.metas {
+			if m.Outcome != state.OutcomeInterrupted || !m.NoAttempt {
+				t.Errorf("iteration %d on %s: outcome %s, no_attempt %v; want interrupted with no attempt", n, m.Worker, m.Outcome, m.NoAttempt)
+			}
+			if n > before && m.Worker != name {
+				t.Errorf("iteration %d: worker %q, want %s", n, m.Worker, name)
+			}
+		}
+		for _, c := range s.tree.Root.Children {
+			if c.Attempts != 0 || c.EffectiveStatus() != tree.StatusOpen {
+				t.Errorf("task %s: %s with %d attempts, want open with none", c.ID, c.EffectiveStatus(), c.Attempts)
+			}
+		}
+		if starts := r.agentStarts(); len(starts) > 0 {
+			t.Errorf("an agent started on worker %s: %+v", name, starts)
 		}
 	}
-	for _, c := range s.tree.Root.Children {
-		if c.Attempts != 0 || c.EffectiveStatus() != tree.StatusOpen {
-			t.Errorf("task %s: %s with %d attempts, want open with none", c.ID, c.EffectiveStatus(), c.Attempts)
-		}
-	}
-	if starts := r.agentStarts(); len(starts) > 0 {
-		t.Errorf("an agent started on the worker that cannot fetch: %+v", starts)
-	}
+	// Its git sends the remote elsewhere.
+	badWorker("nofetch", "gone.git", withAgent, "GIT_CONFIG_GLOBAL="+elsewhere)
+	// The agent's program is not installed there.
+	badWorker("noagent", "crash-agent")
 
-	good := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "good"), "good")
+	good := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "good"), "good", []string{withAgent})
 	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
 		t.Fatalf("with a worker that can fetch, runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, good.out)
 	}

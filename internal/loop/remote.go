@@ -128,10 +128,17 @@ func (r *worker) remoteWork(ctx context.Context, it *underway) error {
 			}
 			return r.workersFailing(meta)
 		}
-		r.engine.setupFailures = 0
 		if out.StartErr != "" {
-			return r.startFailed(ctx, it, errors.New(out.StartErr))
+			// This worker cannot start the agent (its CLI is not installed
+			// there): the worker's failure, not the task's.
+			meta.Worker, meta.NoAttempt = out.Worker, true
+			meta.Note = strings.TrimSpace(meta.Note + " the agent could not be started on worker " + out.Worker + ": " + firstLine(out.StartErr))
+			if err := r.remoteLost(ctx, meta, ctx.Err()); err != nil {
+				return err
+			}
+			return r.workersFailing(meta)
 		}
+		r.engine.setupFailures = 0
 		res, err := r.takeRemote(ctx, meta, out, retry)
 		if err != nil {
 			return err
@@ -211,9 +218,10 @@ func (r *worker) remoteLost(ctx context.Context, meta *state.Meta, cause error) 
 }
 
 // workersFailing counts the iterations in a row whose worker failed
-// before their agent started (meta.NoAttempt), and stops the run when
-// they reach loop.max_consecutive_errors: then the workers cannot work
-// (their git does not reach engine.remote, their disk is full), and the
+// before their agent started, or could not start it (meta.NoAttempt),
+// and stops the run when they reach loop.max_consecutive_errors: then
+// the workers cannot work (the agent's program is not installed there,
+// their git does not reach engine.remote, their disk is full), and the
 // tasks would only go round them, without an attempt, all night.
 func (r *worker) workersFailing(meta *state.Meta) error {
 	if !meta.NoAttempt {
@@ -225,7 +233,7 @@ func (r *worker) workersFailing(meta *state.Meta) error {
 		return nil
 	}
 	return fmt.Errorf("stopping: %d iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = %d); "+
-		"the last one (%d, on %s): %s. Look at the workers' output: does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
+		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
 		"No task spent an attempt on this", r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Worker), inert.Line(meta.Note), inert.Line(r.cfg.Engine.Remote))
 }
 
