@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,22 +21,15 @@ import (
 // rather than send the tasks round it all night. With a worker that can
 // work, the same tree then runs to the end.
 func TestEngineWorkerCannotWork(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	srv := startDevServer(t, temporalCLI(t), filepath.Join(t.TempDir(), "temporal.db"), 0)
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
-		t.Fatalf("git init --bare: %v\n%s", err, out)
-	}
-	conf := fmt.Sprintf(`max_consecutive_errors = 3
+	srv, r, remote := engineRepo(t, flatTree("fetch", 2, 0), func(address, remote string) string {
+		return fmt.Sprintf(`max_consecutive_errors = 3
 %s
 [engine]
 address = %q
 remote = %q
 parallel = 2
-`, taskGuard, srv.address, remote)
-	r := newCrashRepo(t, flatTree("fetch", 2, 0), conf, crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
+`, taskGuard, address, remote)
+	}, crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
 	// The agent is a program looked for on PATH, which only some workers
 	// have.
 	exe, err := os.Executable()
@@ -53,11 +45,8 @@ parallel = 2
 		t.Fatal(err)
 	}
 	r.write(".runner/config.toml", strings.Replace(string(cfg), "command = ["+tomlString(exe)+"]", `command = ["crash-agent"]`, 1))
+	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qam", "the agent on PATH")
 	withAgent := "PATH=" + agentDir + string(os.PathListSeparator) + os.Getenv("PATH")
-	r.git("init", "-q", "-b", "main")
-	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
 
 	elsewhere := filepath.Join(t.TempDir(), "gitconfig")
 	if err := os.WriteFile(elsewhere, fmt.Appendf(nil, "[url %q]\n\tinsteadOf = %s\n", filepath.Join(t.TempDir(), "gone.git"), remote), 0o644); err != nil {

@@ -40,18 +40,10 @@ import (
 // in GOPATH/bin (.ci/run builds it there). Outside CI it skips without
 // one.
 func TestEngineWorkers(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	bin := temporalCLI(t)
-	srv := startDevServer(t, bin, filepath.Join(t.TempDir(), "temporal.db"), 0)
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
-		t.Fatalf("git init --bare: %v\n%s", err, out)
-	}
 	hold := filepath.Join(t.TempDir(), "hold")
 	const slots = 4 // two workers, two each
-	engineConf := fmt.Sprintf(`
+	srv, r, remote := engineRepo(t, engineTree(), func(address, remote string) string {
+		return fmt.Sprintf(`
 [[guard]]
 name = "task-file"
 run = "test -f \"work/$RUNNER_NODE_ID.txt\""
@@ -62,14 +54,8 @@ address = %q
 remote = %q
 parallel = %d
 heartbeat = "20s"
-`, srv.address, remote, slots)
-	r := newCrashRepo(t, engineTree(), engineConf, crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`,
-		fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashHoldEnv+" = "+tomlString(hold))
-	r.git("init", "-q", "-b", "main")
-	r.write("README", "the project\n")
-	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+`, address, remote, slots)
+	}, crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`, fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashHoldEnv+" = "+tomlString(hold))
 
 	holdOn := func() { os.WriteFile(hold, nil, 0o644) }
 	holdOff := func() { os.Remove(hold) }
@@ -106,7 +92,7 @@ heartbeat = "20s"
 	coord = startCoordinator(t, r)
 	awaitCond(t, 90*time.Second, "an agent at work after the restart", coord, func() bool { return len(r.agentProcesses()) > 0 })
 	srv.stop()
-	srv = startDevServer(t, bin, srv.db, srv.port)
+	srv = startDevServer(t, temporalCLI(t), srv.db, srv.port)
 	holdOff()
 
 	if code := coord.wait(5 * time.Minute); code != 0 {
@@ -296,28 +282,17 @@ func runIDOf(t *testing.T, r *crashRepo) string {
 // agent and submits the iteration again, under a workflow id of its own
 // (…-r1), and the task lands once.
 func TestEngineRateLimit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	srv := startDevServer(t, temporalCLI(t), filepath.Join(t.TempDir(), "temporal.db"), 0)
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
-		t.Fatalf("git init --bare: %v\n%s", err, out)
-	}
-	conf := fmt.Sprintf(`rate_limit_backoff = "200ms"
+	// Both tasks may be at work at once (engine.parallel = 2).
+	srv, r, _ := engineRepo(t, flatTree("lim", 2, 0), func(address, remote string) string {
+		return fmt.Sprintf(`rate_limit_backoff = "200ms"
 rate_limit_backoff_max = "500ms"
 %s
 [engine]
 address = %q
 remote = %q
 parallel = 2
-`, taskGuard, srv.address, remote)
-	// Both tasks may be at work at once (engine.parallel = 2).
-	r := newCrashRepo(t, flatTree("lim", 2, 0), conf, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`)
-	r.git("init", "-q", "-b", "main")
-	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+`, taskGuard, address, remote)
+	}, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`)
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
 	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
 		t.Fatalf("runner run exited %d:\n%s", res.code, res.out)
@@ -343,6 +318,28 @@ parallel = 2
 	if len(s.metas) != 2 {
 		t.Errorf("%d iterations, want one per task", len(s.metas))
 	}
+}
+
+// engineRepo is what every engine test starts from: a dev server, a bare
+// remote (its path is returned), and a crash repository committed on main whose config adds
+// conf(the server's address, the remote).
+func engineRepo(t *testing.T, treeJSON string, conf func(address, remote string) string, agentEnv ...string) (*devServer, *crashRepo, string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	srv := startDevServer(t, temporalCLI(t), filepath.Join(t.TempDir(), "temporal.db"), 0)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+		t.Fatalf("git init --bare: %v\n%s", err, out)
+	}
+	r := newCrashRepo(t, treeJSON, conf(srv.address, remote), agentEnv...)
+	r.git("init", "-q", "-b", "main")
+	r.write("README", "the project\n")
+	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
+	r.git("add", "-A")
+	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	return srv, r, remote
 }
 
 // engineTree is eight tasks with dependencies: four independent, two

@@ -36,19 +36,12 @@ import (
 // the key as `authorization: Bearer KEY`. A worker told of a key variable
 // that is not set refuses to start, naming it.
 func TestEngineTLSAndAPIKey(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	srv := startDevServer(t, temporalCLI(t), filepath.Join(t.TempDir(), "temporal.db"), 0)
 	const keyEnv, key = "RUNNER_TEST_TEMPORAL_KEY", "test-key-4f1c"
-	px, caFile := startTLSProxy(t, srv.address, key)
-	env := []string{"SSL_CERT_FILE=" + caFile, keyEnv + "=" + key}
-
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
-		t.Fatalf("git init --bare: %v\n%s", err, out)
-	}
-	conf := fmt.Sprintf(`%s
+	var px *tlsProxy
+	var caFile string
+	_, r, _ := engineRepo(t, flatTree("tls", 2, 0), func(address, remote string) string {
+		px, caFile = startTLSProxy(t, address, key)
+		return fmt.Sprintf(`%s
 [engine]
 address = %q
 remote = %q
@@ -56,11 +49,8 @@ parallel = 2
 tls = true
 api_key_env = %q
 `, taskGuard, px.addr, remote, keyEnv)
-	r := newCrashRepo(t, flatTree("tls", 2, 0), conf, crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
-	r.git("init", "-q", "-b", "main")
-	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	}, crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
+	env := []string{"SSL_CERT_FILE=" + caFile, keyEnv + "=" + key}
 
 	// Without the key in its environment the worker does not start.
 	refused := startWorkerWith(t, r, px.addr, filepath.Join(t.TempDir(), "w0"), "w0", nil, "--tls", "--api-key-env", keyEnv)
