@@ -55,24 +55,34 @@ func quietLogger() tlog.Logger {
 
 // Submit starts iteration in's workflow on queue. A workflow of the same
 // id that already exists, running or closed, is not started again: its
-// run is returned (adopted).
+// run is returned (adopted). While the service cannot be reached it
+// keeps asking until ctx ends, as Await does: a start whose answer was
+// lost is then found as that workflow.
 func Submit(ctx context.Context, c client.Client, queue string, in Input) (client.WorkflowRun, error) {
 	id := WorkflowID(in.Run, in.Iteration, in.Retry)
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                queue,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, WorkflowName, in)
-	var dup *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &dup) {
-		return c.GetWorkflow(ctx, id, ""), nil
+	for {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:                                       id,
+			TaskQueue:                                queue,
+			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+			WorkflowExecutionErrorWhenAlreadyStarted: true,
+		}, WorkflowName, in)
+		var dup *serviceerror.WorkflowExecutionAlreadyStarted
+		switch {
+		case errors.As(err, &dup):
+			return c.GetWorkflow(ctx, id, ""), nil
+		case err == nil:
+			return run, nil
+		case !transient(err) || ctx.Err() != nil:
+			return nil, fmt.Errorf("submit %s: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("submit %s: %w", id, ctx.Err())
+		case <-time.After(askAgain):
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("submit %s: %w", id, err)
-	}
-	return run, nil
 }
 
 // State is what Temporal knows of an iteration's workflow.
@@ -110,6 +120,10 @@ func Describe(ctx context.Context, c client.Client, id string) (State, error) {
 	return s, nil
 }
 
+// askAgain is how long Submit and Await wait before they ask a service
+// that could not be reached again.
+var askAgain = time.Second
+
 // Await waits for workflow id's result. While the service cannot be
 // reached (restarted, a network cut) it keeps asking until ctx ends; the
 // workflow's own failure (its activity failed, timed out on a lost
@@ -141,7 +155,7 @@ func Await(ctx context.Context, c client.Client, id string) (*Output, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(askAgain):
 		}
 	}
 }
