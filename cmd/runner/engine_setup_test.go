@@ -19,7 +19,8 @@ import (
 // attempt, and after loop.max_consecutive_errors of them in a row the
 // coordinator stops, saying what the worker said and what to look at,
 // rather than send the tasks round it all night. With a worker that can
-// work, the same tree then runs to the end.
+// work (and a second one refused its folder), the same tree then runs to
+// the end.
 func TestEngineWorkerCannotWork(t *testing.T) {
 	srv, r, remote := engineRepo(t, flatTree("fetch", 2, 0), func(address, remote string) string {
 		return fmt.Sprintf(`max_consecutive_errors = 3
@@ -88,7 +89,15 @@ parallel = 2
 	// The agent's program is not installed there.
 	badWorker("noagent", "crash-agent")
 
-	good := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "good"), "good", []string{withAgent})
+	goodDir := filepath.Join(t.TempDir(), "good")
+	good := startWorkerWith(t, r, srv.address, goodDir, "good", []string{withAgent})
+	// A second worker in the same folder would take the first one's
+	// agents for a dead worker's leftovers: it is refused.
+	awaitCond(t, time.Minute, "the good worker to hold its folder", nil, func() bool { return fileExists(filepath.Join(goodDir, "worker.pid")) })
+	twin := startWorkerWith(t, r, srv.address, goodDir, "twin", []string{withAgent})
+	if code := twin.wait(time.Minute); code == 0 || !strings.Contains(twin.out.String(), "another runner worker uses "+goodDir) {
+		t.Errorf("a second worker in the good worker's folder exited %d, want refused:\n%s", code, twin.out)
+	}
 	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
 		t.Fatalf("with a worker that can fetch, runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, good.out)
 	}

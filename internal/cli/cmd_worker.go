@@ -34,8 +34,10 @@ connections (to the Temporal service and the git remote); the agent's
 credentials stay on this machine.
 
 --dir is where the worker keeps its repository and the iterations under way
-(default: the user's cache directory, runner/worker). A worker started again in
-the same directory stops what a killed one left running there.
+(default: the user's cache directory, runner/worker); it is this worker's alone
+(a second worker there is refused: give each its own, or raise --slots). A
+worker started again in the same directory stops what a killed one left
+running there.
 
 Ctrl-C (or SIGTERM) stops taking iterations; those under way get 10 seconds to
 finish, then they are cancelled and their processes stopped (their coordinator

@@ -68,6 +68,11 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 	if w.Slots < 1 {
 		w.Slots = 1
 	}
+	release, err := lockDir(w.Dir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	w.stopLeftovers()
 	if w.repo, err = git.Init(ctx, filepath.Join(w.Dir, "repo"), git.Options{}); err != nil {
 		return fmt.Errorf("the worker's repository in %s: %w", w.Dir, err)
