@@ -19,10 +19,12 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -148,4 +150,25 @@ func Workflow(ctx workflow.Context, in Input) (*Output, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ConfigForWorkers is the run's config.toml as the workers get it: the
+// workflow's input, which Temporal keeps in its history and shows in its
+// UI. The [[notify]] tables are left out: a webhook's URL is a secret
+// (whoever has a Slack or ntfy URL can post to it), and workers never
+// notify. The rest is the same settings, written anew (comments go).
+func ConfigForWorkers(text []byte) ([]byte, error) {
+	var m map[string]any
+	if _, err := toml.Decode(string(text), &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["notify"]; !ok {
+		return text, nil
+	}
+	delete(m, "notify")
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(m); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

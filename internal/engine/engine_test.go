@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -277,5 +278,48 @@ func TestTransient(t *testing.T) {
 		if got := transient(c.err); got != c.want {
 			t.Errorf("transient(%v) = %v, want %v", c.err, got, c.want)
 		}
+	}
+}
+
+// The config the workers get is the run's, less its webhooks.
+func TestConfigForWorkers(t *testing.T) {
+	example, err := os.ReadFile("../../.runner.example/config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(example) + `
+[[guard]]
+name = "lint"
+run = "go vet ./..."
+timeout = "10m"
+
+[[notify]]
+url = "https://hooks.slack.com/services/T000/B000/secretsecretsecret"
+events = ["blocked"]
+`
+	want, err := config.Parse("config.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Notify) != 1 {
+		t.Fatalf("the test's config has %d webhooks", len(want.Notify))
+	}
+	sent, err := ConfigForWorkers([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(sent), "hooks.slack.com") {
+		t.Errorf("the webhook's URL is sent to the workers:\n%s", sent)
+	}
+	got, err := config.Parse("config.toml (sent)", sent)
+	if err != nil {
+		t.Fatalf("the config sent does not parse: %v\n%s", err, sent)
+	}
+	want.Notify = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the config sent differs beyond its webhooks:\n got %+v\nwant %+v", got, want)
+	}
+	if plain, _ := ConfigForWorkers(example); string(plain) != string(example) {
+		t.Error("a config without webhooks is not sent as it is")
 	}
 }

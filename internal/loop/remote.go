@@ -243,6 +243,9 @@ func (r *worker) engineInput(it *underway, retry int) (engine.Input, error) {
 	if err != nil {
 		return engine.Input{}, err
 	}
+	if cfgText, err = engine.ConfigForWorkers(cfgText); err != nil {
+		return engine.Input{}, fmt.Errorf("%s: %w", r.p.Rel(r.p.Config()), err)
+	}
 	schema, err := os.ReadFile(r.p.Schema())
 	if err != nil {
 		return engine.Input{}, err
