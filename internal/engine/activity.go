@@ -124,6 +124,9 @@ func (w *Worker) beat(ctx context.Context, timeout time.Duration, progress func(
 // ctx.
 func (w *Worker) iterate(ctx context.Context, id string, it *iterationRun) (*Output, error) {
 	in := it.in
+	if in.Protocol != Protocol {
+		return nil, fmt.Errorf("the coordinator speaks the runner's engine protocol %d, this worker %d: run the same version of runner on both", in.Protocol, Protocol)
+	}
 	cfg, err := config.Parse("config.toml (sent by the coordinator)", in.Config)
 	if err != nil {
 		return nil, err

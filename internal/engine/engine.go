@@ -33,6 +33,11 @@ import (
 	"github.com/runner-cli/runner/internal/state"
 )
 
+// Protocol is the version of what the coordinator and the workers
+// exchange (Input, Output, the refs on the remote); it changes when a
+// runner of one version could not work with one of the other.
+const Protocol = 1
+
 // The names the coordinator and the workers agree on.
 const (
 	WorkflowName = "runner.Iteration"
@@ -41,6 +46,9 @@ const (
 
 // Input is what a worker is given to run one iteration.
 type Input struct {
+	// Protocol is the coordinator's Protocol: a worker that speaks
+	// another refuses the iteration before its agent starts.
+	Protocol  int
 	Run       string // the run's id (state/engine.json)
 	Iteration int
 	Retry     int // 0, or the agent run after a rate limit

@@ -323,3 +323,14 @@ events = ["blocked"]
 		t.Error("a config without webhooks is not sent as it is")
 	}
 }
+
+// A worker refuses the iteration of a coordinator that speaks another
+// protocol, before anything else.
+func TestProtocolMismatch(t *testing.T) {
+	w := &Worker{Dir: t.TempDir(), Name: "w"}
+	it := &iterationRun{in: Input{Protocol: Protocol + 1, Config: []byte("not toml [")}}
+	_, err := w.iterate(context.Background(), "wf", it)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("protocol %d, this worker %d", Protocol+1, Protocol)) || it.agent {
+		t.Errorf("another protocol: %v (agent started: %v)", err, it.agent)
+	}
+}

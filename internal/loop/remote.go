@@ -259,7 +259,7 @@ func (r *worker) engineInput(it *underway, retry int) (engine.Input, error) {
 		timeout += iteration.CheckOf(c).Guard.Timeout.Duration
 	}
 	return engine.Input{
-		Run: run, Iteration: n, Retry: retry, Node: it.node.ID, Attempt: it.meta.Attempt,
+		Protocol: engine.Protocol, Run: run, Iteration: n, Retry: retry, Node: it.node.ID, Attempt: it.meta.Attempt,
 		Remote: r.cfg.Engine.Remote, Checkpoint: r.ck.head,
 		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
 		Config: cfgText, Executor: it.link.name(), Prompt: it.req.Prompt, Schema: schema,
