@@ -280,7 +280,8 @@ func runIDOf(t *testing.T, r *crashRepo) string {
 // TestEngineRateLimit: an agent on a worker that hits a usage or rate
 // limit spends no attempt; the coordinator waits it out as for a local
 // agent and submits the iteration again, under a workflow id of its own
-// (…-r1), and the task lands once.
+// (…-r1), and the task lands once. Before the run, `runner doctor` sees
+// the service, the worker and the remote.
 func TestEngineRateLimit(t *testing.T) {
 	// Both tasks may be at work at once (engine.parallel = 2).
 	srv, r, _ := engineRepo(t, flatTree("lim", 2, 0), func(address, remote string) string {
@@ -294,6 +295,15 @@ parallel = 2
 `, taskGuard, address, remote)
 	}, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`)
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
+	// `runner doctor` sees the service, the worker polling and the remote.
+	var doctor runnerResult
+	awaitCond(t, time.Minute, "runner doctor to see worker w", nil, func() bool {
+		doctor = r.runRunner(time.Minute, 0, nil, "doctor")
+		return strings.Contains(doctor.out, "workers:  w (polled ")
+	})
+	if !strings.Contains(doctor.out, "engine:   temporal "+srv.address) || !strings.Contains(doctor.out, ": git reaches it") {
+		t.Errorf("runner doctor:\n%s", doctor.out)
+	}
 	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
 		t.Fatalf("runner run exited %d:\n%s", res.code, res.out)
 	}

@@ -22,7 +22,9 @@ its own; the git version; the agent CLIs found (codex, claude and the programs
 .runner/config.toml names, each asked its --version, for at most 5 seconds).
 Then, when there is a .runner/, what its configuration would do with them:
 whether the agents run confined (sandbox.mode), where they work (git.worktree),
-loop.parallel against the CPUs, and what would keep a run from starting.
+loop.parallel against the CPUs, and what would keep a run from starting. With
+[engine], it asks the Temporal service which workers polled its task queue
+lately (each probe within 5 seconds) and whether git reaches engine.remote.
 
 Nothing is changed. The machine is described also outside a repository.
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
@@ -23,6 +24,9 @@ type Config struct {
 	Sandbox  *Sandbox  `json:"sandbox,omitempty"`
 	Work     *Work     `json:"work,omitempty"`
 	Parallel *Parallel `json:"parallel,omitempty"`
+	// Engine is what the service and the remote of [engine] say; nil
+	// without [engine].
+	Engine *Engine `json:"engine,omitempty"`
 	// Notices are what would go wrong: an agent CLI missing, git too old
 	// for loop.parallel.
 	Notices []string `json:"notices,omitempty"`
@@ -89,7 +93,16 @@ func evaluate(ctx context.Context, p Probes, in Input, r *Report) Config {
 	slots := max(cfg.Loop.Parallel, 1)
 	c.Parallel = &Parallel{Slots: slots, CPUs: r.CPUs, Over: slots > r.CPUs}
 	c.Parallel.Says = fmt.Sprintf("%s on %s", count(slots, "slot"), count(r.CPUs, "CPU"))
+	if cfg.Engine.On() && p.Engine != nil {
+		// The agents run on the workers: their programs and CPUs are the
+		// workers' (the reviewer stays here).
+		slots = cfg.Engine.Parallel
+		c.Parallel = &Parallel{Slots: slots, CPUs: r.CPUs}
+		c.Parallel.Says = fmt.Sprintf("%s in flight at once on the workers (engine.parallel)", count(slots, "iteration"))
+		c.Engine = p.Engine(ctx, cfg.Engine, in.Root, p.Timeout)
+	}
 	switch {
+	case cfg.Engine.On():
 	case c.Parallel.Over:
 		c.Parallel.Says += ": agents and their builds compete for them"
 	case slots == 1:
@@ -101,6 +114,9 @@ func evaluate(ctx context.Context, p Probes, in Input, r *Report) Config {
 		c.Notices = append(c.Notices, fmt.Sprintf("loop.parallel = %d needs git %d.%d or later: the run would refuse to start", slots, MinGitParallel[0], MinGitParallel[1]))
 	}
 	for _, t := range r.Agents {
+		if cfg.Engine.On() && !slices.Contains(t.UsedBy, "review") {
+			continue // a worker's program
+		}
 		if len(t.UsedBy) > 0 && !t.Found {
 			c.Notices = append(c.Notices, fmt.Sprintf("%s: %s is %s, so it cannot run", strings.Join(t.UsedBy, ", "), t.Bin, t.Error))
 		}

@@ -10,12 +10,12 @@ package doctor
 
 import (
 	"context"
-	"github.com/runner-cli/runner/internal/git"
 	"os/exec"
 	"runtime"
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/git"
 )
 
 // DefaultTimeout bounds every command a probe runs.
@@ -115,6 +115,9 @@ type Probes struct {
 	Repo func(ctx context.Context, git, root string, timeout time.Duration) RepoState
 	// NumCPU is the number of CPUs (runtime.NumCPU).
 	NumCPU func() int
+	// Engine asks the Temporal service of [engine] and git about the
+	// remote (probeEngine).
+	Engine func(ctx context.Context, e config.Engine, root string, timeout time.Duration) *Engine
 	// Timeout bounds each command run (DefaultTimeout when zero).
 	Timeout time.Duration
 }
@@ -127,6 +130,7 @@ func DefaultProbes() Probes {
 		LookPath: exec.LookPath,
 		Repo:     repoState,
 		NumCPU:   runtime.NumCPU,
+		Engine:   probeEngine,
 		Timeout:  DefaultTimeout,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/runner-cli/runner/internal/inert"
 )
@@ -80,6 +81,12 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		sub("work", inert.Line(c.Work.Says))
 		sub("parallel", c.Parallel.Says)
+		if e := c.Engine; e != nil {
+			service, workers, remote := engineLines(e, time.Now())
+			sub("engine", service)
+			sub("workers", workers)
+			sub("remote", remote)
+		}
 		for _, n := range c.Notices {
 			sub("notice", inert.Line(n))
 		}

@@ -282,3 +282,23 @@ func WorkerOf(err error) string {
 	}
 	return ""
 }
+
+// Poller is a worker that polled a task queue lately.
+type Poller struct {
+	Name     string    // its identity: runner worker's --name
+	LastPoll time.Time // when it last asked for work
+}
+
+// Pollers are the workers that polled queue for iterations lately, as the
+// service remembers them (a few minutes).
+func Pollers(ctx context.Context, c client.Client, queue string) ([]Poller, error) {
+	resp, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+	if err != nil {
+		return nil, fmt.Errorf("describe task queue %s: %w", queue, err)
+	}
+	var out []Poller
+	for _, p := range resp.GetPollers() {
+		out = append(out, Poller{Name: p.GetIdentity(), LastPoll: p.GetLastAccessTime().AsTime()})
+	}
+	return out, nil
+}
