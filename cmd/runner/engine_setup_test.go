@@ -104,3 +104,51 @@ parallel = 2
 	good.stopCleanly()
 	r.checkFinal()
 }
+
+// TestEngineResultWaitsForAWorker stops the only worker while its agent
+// works, and lets the agent finish within the worker's grace: the
+// activity ends, but the workflow's last step, which hands its result
+// back, runs on a worker too. Meanwhile `runner status` says the
+// iteration finished on its worker and waits for one; once a worker
+// polls again, the coordinator records it, once, as the first worker's.
+func TestEngineResultWaitsForAWorker(t *testing.T) {
+	hold := filepath.Join(t.TempDir(), "hold")
+	srv, r, _ := engineRepo(t, flatTree("hand", 1, 0), func(address, remote string) string {
+		return fmt.Sprintf(`%s
+[engine]
+address = %q
+remote = %q
+parallel = 1
+`, taskGuard, address, remote)
+	}, crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold))
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w1 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w1"), "w1")
+	coord := startCoordinator(t, r)
+	awaitCond(t, 90*time.Second, "the agent at work on w1", coord, func() bool { return len(r.agentProcesses()) > 0 })
+	w1.cmd.Process.Signal(os.Interrupt) // it takes no more work; what it has gets 10 s
+	os.Remove(hold)
+	if code := w1.wait(time.Minute); code != 0 {
+		t.Fatalf("w1 exited %d after an interrupt:\n%s", code, w1.out)
+	}
+	var status runnerResult
+	awaitCond(t, time.Minute, "status to say the result waits for a worker", coord, func() bool {
+		status = r.runRunner(time.Minute, 0, nil, "status")
+		return strings.Contains(status.out, "finished on worker w1; its result waits for a worker to poll the task queue")
+	})
+	if !strings.Contains(status.out, "running: iteration 1 on hand-000, on worker w1") {
+		t.Errorf("status while the result waits:\n%s", status.out)
+	}
+
+	w2 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2")
+	if code := coord.wait(2 * time.Minute); code != 0 {
+		t.Fatalf("the coordinator exited %d:\n%s", code, coord.out)
+	}
+	w2.stopCleanly()
+	r.checkFinal()
+	s := r.checkState("at the end")
+	if m := s.metas[1]; len(s.metas) != 1 || m == nil || m.Outcome != state.OutcomeDone || m.Worker != "w1" {
+		t.Errorf("iterations %+v, want one, done on w1", s.metas)
+	}
+}

@@ -52,6 +52,7 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 	eventFile := filepath.Join(r.p.RunDir(n), live.WorkerEventFile)
 	defer os.Remove(eventFile)
 	said, since, worker, event := false, time.Now(), "", ""
+	var handing time.Time // since when its worker's work waits to be handed back
 	for {
 		if s, err := engine.Describe(ctx, r.engine.c, id); err == nil {
 			if worker == "" && s.Worker != "" {
@@ -61,6 +62,21 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 					r.ledger.WorkerStarted(n, worker)
 					r.agentStartedOn(meta, worker)
 				})
+			}
+			if worker != "" && s.Running && s.Worker == "" {
+				// The activity ended; the workflow's last step, which takes
+				// its result, runs on a worker too, and none has run it yet.
+				if handing.IsZero() {
+					handing = time.Now()
+				}
+				s.Event = "finished on worker " + worker + "; its result waits for a worker to poll the task queue"
+				if !said && time.Since(handing) > workerWait {
+					said = true
+					r.inside(func() {
+						fmt.Fprintf(r.opts.Notices, "runner: iteration %d finished on worker %s, and its result has waited %s for a worker on task queue %s to hand it back; is `runner worker --task-queue %s` running?\n",
+							n, inert.Line(worker), workerWait, inert.Line(queue), inert.Line(queue))
+					})
+				}
 			}
 			if s.Event != event {
 				event = s.Event
