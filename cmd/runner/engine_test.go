@@ -34,7 +34,8 @@ import (
 // and the Temporal service is stopped and started again on its database.
 // At the end every task is done with exactly one commit on the run
 // branch, every iteration recorded once and its agent run at most once,
-// no process is left, and both repositories pass `git fsck`.
+// no process is left, both repositories pass `git fsck`, and the
+// workers' repositories keep no ref of an iteration.
 //
 // It needs the `temporal` CLI: RUNNER_TEMPORAL, or `temporal` on PATH or
 // in GOPATH/bin (.ci/run builds it there). Outside CI it skips without
@@ -164,6 +165,11 @@ heartbeat = "20s"
 	for _, dir := range []string{w1dir, w2dir} {
 		if left := liveWithEnv(engine.DirEnv + "=" + dir); len(left) > 0 {
 			t.Errorf("processes left by the worker in %s: %v", dir, left)
+		}
+		// A worker keeps no ref of an iteration that ended, nor of one a
+		// killed worker left (w1, started again in its folder).
+		if out, err := exec.Command("git", "-C", filepath.Join(dir, "repo"), "for-each-ref", "refs/runner/engine/").CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("refs left in the worker's repository in %s (%v):\n%s", dir, err, out)
 		}
 	}
 	engineCtrlC(t, r, srv, hold, w1dir, w2dir)

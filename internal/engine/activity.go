@@ -81,6 +81,7 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 	w.logf("#%d %s: started (%s)", in.Iteration, in.Node, id)
 	out, err := w.iterate(ctx, id, it)
 	w.tidy(id, it)
+	w.forget(it)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		w.logf("#%d %s: cancelled", in.Iteration, in.Node)
@@ -319,6 +320,15 @@ func (w *Worker) tidy(id string, it *iterationRun) {
 	w.gitMu.Unlock()
 	_ = os.RemoveAll(it.runDir)
 	_ = os.RemoveAll(it.tmp)
+}
+
+// forget deletes the checkpoint ref it fetched, once it is done: the
+// worker's repository keeps no ref of an iteration that ended, and git
+// may let go of what only that iteration used.
+func (w *Worker) forget(it *iterationRun) {
+	w.gitMu.Lock()
+	defer w.gitMu.Unlock()
+	_ = w.repo.DeleteRef(context.Background(), it.in.CheckpointRef, "")
 }
 
 // executorNamed is the executor of cfg's chain labelled name.

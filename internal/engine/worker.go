@@ -81,6 +81,7 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 		_ = os.RemoveAll(filepath.Join(w.Dir, d)) // what a killed worker left
 	}
 	_ = w.repo.PruneWorktrees(ctx)
+	w.forgetAll(ctx)
 	wk := worker.New(c, queue, worker.Options{
 		MaxConcurrentActivityExecutionSize: w.Slots,
 		Identity:                           w.Name,
@@ -113,6 +114,15 @@ func (w *Worker) stopLeftovers() {
 	}
 	for _, g := range proc.GroupsWithEnv(mark) {
 		_ = proc.KillGroup(g, 2*time.Second)
+	}
+}
+
+// forgetAll deletes the checkpoint refs a previous life fetched: none of
+// its iterations is under way any more, and their objects may go.
+func (w *Worker) forgetAll(ctx context.Context) {
+	refs, _ := w.repo.RefsUnder(ctx, "refs/runner/engine/")
+	for _, ref := range refs {
+		_ = w.repo.DeleteRef(ctx, ref, "")
 	}
 }
 

@@ -70,6 +70,15 @@ func (r *Repo) Reach(ctx context.Context, remote, prefix string) error {
 	return nil
 }
 
+// RefsUnder lists the refs whose names begin with prefix.
+func (r *Repo) RefsUnder(ctx context.Context, prefix string) ([]string, error) {
+	out, err := r.output(ctx, "for-each-ref", "--format=%(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return lines(out), nil
+}
+
 // Init makes dir a repository with no commit (when it is not one
 // already) and opens it: a worker's store of the objects it fetches,
 // its working trees linked worktrees of it.
