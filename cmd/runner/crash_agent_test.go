@@ -73,6 +73,9 @@ const (
 	// FILE exists (two minutes at most), so that a test can act while
 	// agents are known to be at work.
 	crashHoldEnv = "CRASH_HOLD"
+	// crashEarlyEnv=1: the agent writes work/NODE.started before it
+	// holds, so that an agent killed while held has left work.
+	crashEarlyEnv = "CRASH_EARLY"
 )
 
 func init() {
@@ -114,6 +117,9 @@ func crashAgent() int {
 	if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
 		fmt.Fprintln(os.Stderr, "crash agent: read the prompt:", err)
 		return 1
+	}
+	if os.Getenv(crashEarlyEnv) == "1" {
+		appendLine(filepath.Join("work", node+".started"), "iteration "+iteration)
 	}
 	if hold := os.Getenv(crashHoldEnv); hold != "" {
 		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {

@@ -29,9 +29,11 @@ import (
 // a real Temporal dev server (SPEC §22), and breaks everything once, each
 // while agents are known to be at work (held by CRASH_HOLD): a worker is
 // SIGKILLed (its agent must die with it, its iteration be recorded
-// interrupted and tried again), the coordinator is SIGKILLed and started
-// again (what the workers finished meanwhile is recorded exactly once),
-// and the Temporal service is stopped and started again on its database.
+// interrupted and tried again, and the worker started again in its
+// folder must push what the agent had written to the remote), the
+// coordinator is SIGKILLed and started again (what the workers finished
+// meanwhile is recorded exactly once), and the Temporal service is
+// stopped and started again on its database.
 // At the end every task is done with exactly one commit on the run
 // branch, every iteration recorded once and its agent run at most once,
 // no process is left, both repositories pass `git fsck`, and the
@@ -56,7 +58,7 @@ remote = %q
 parallel = %d
 heartbeat = "20s"
 `, address, remote, slots)
-	}, crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`, fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashHoldEnv+" = "+tomlString(hold))
+	}, crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`, fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
 
 	holdOn := func() { os.WriteFile(hold, nil, 0o644) }
 	holdOff := func() { os.Remove(hold) }
@@ -78,6 +80,16 @@ heartbeat = "20s"
 		return len(liveWithEnv(engine.DirEnv+"="+w1dir)) == 0
 	})
 	w1 = startWorker(t, r, srv.address, w1dir, "w1b")
+	// Started again in its folder, it keeps what the killed agents had
+	// written: on the remote, as a commit of their checkpoint.
+	run := runIDOf(t, r)
+	for n := range onW1 {
+		ref := "refs/runner/engine/" + run + "/" + n + ".0/leftover"
+		awaitCond(t, time.Minute, "the work of iteration "+n+" kept at "+ref, coord, func() bool {
+			out, err := exec.Command("git", "--git-dir", remote, "ls-tree", "-r", "--name-only", ref).Output()
+			return err == nil && strings.Contains(string(out), ".started")
+		})
+	}
 
 	// The coordinator killed while agents work; they finish meanwhile.
 	awaitCond(t, 60*time.Second, "an agent at work on w2", coord, func() bool { return len(r.agentsOn(w2dir)) > 0 })

@@ -223,6 +223,9 @@ func (w *Worker) checkout(ctx context.Context, id string, it *iterationRun) erro
 		return err
 	}
 	it.wt = wt
+	if err := w.noteUnderway(it); err != nil {
+		return err
+	}
 	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, filepath.Join(it.runDir, "setup.log"), it.cfg.Git.SetupTimeout.Duration); err != nil {
 		return fmt.Errorf("git.setup: %w", err)
 	}
@@ -286,14 +289,7 @@ func (it *iterationRun) guards(dir string) iteration.Guards {
 // it to the result ref, which must not exist yet: a second push of the
 // same iteration cannot swap its result.
 func (w *Worker) pushWork(ctx context.Context, it *iterationRun) (string, error) {
-	snap, err := it.wt.Snapshot(ctx, it.in.Checkpoint, nil)
-	if err != nil {
-		return "", fmt.Errorf("take the work as a tree: %w", err)
-	}
-	commit, err := it.wt.Commit(ctx, snap.Tree, it.in.Checkpoint, git.Message{
-		Subject: fmt.Sprintf("runner: the work of iteration %d on %s", it.in.Iteration, it.in.Node),
-		Body:    "Worked on by " + w.Name + ".",
-	})
+	commit, err := w.commitWork(ctx, it.wt, it.in, "the work")
 	if errors.Is(err, git.ErrNoChange) {
 		commit, err = it.in.Checkpoint, nil // the work changed nothing: it is the checkpoint
 	}
@@ -304,6 +300,19 @@ func (w *Worker) pushWork(ctx context.Context, it *iterationRun) (string, error)
 		return "", err
 	}
 	return commit, nil
+}
+
+// commitWork takes the worktree wt of iteration in as one commit of its
+// checkpoint; git.ErrNoChange when it holds nothing else.
+func (w *Worker) commitWork(ctx context.Context, wt *git.Repo, in Input, what string) (string, error) {
+	snap, err := wt.Snapshot(ctx, in.Checkpoint, nil)
+	if err != nil {
+		return "", fmt.Errorf("take the work as a tree: %w", err)
+	}
+	return wt.Commit(ctx, snap.Tree, in.Checkpoint, git.Message{
+		Subject: fmt.Sprintf("runner: %s of iteration %d on %s", what, in.Iteration, in.Node),
+		Body:    "Worked on by " + w.Name + ".",
+	})
 }
 
 // tidy removes the iteration's worktree, run folder and temporary
@@ -320,6 +329,7 @@ func (w *Worker) tidy(id string, it *iterationRun) {
 	w.gitMu.Unlock()
 	_ = os.RemoveAll(it.runDir)
 	_ = os.RemoveAll(it.tmp)
+	_ = os.Remove(w.underwayFile(filepath.Base(it.work)))
 }
 
 // forget deletes the checkpoint ref it fetched, once it is done: the

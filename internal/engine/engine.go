@@ -127,6 +127,14 @@ func WorkflowID(run string, n, retry int) string {
 // workflowPrefix starts the id of every workflow of run.
 func workflowPrefix(run string) string { return "runner-" + run + "-" }
 
+// LeftoverRef is where a worker started again in the folder of a killed
+// one pushes what the agent of iteration n's agent run retry had left in
+// its worktree, as one commit of the checkpoint: the work of an
+// interrupted iteration, kept as a local runner keeps it.
+func LeftoverRef(run string, n, retry int) string {
+	return fmt.Sprintf("refs/runner/engine/%s/%d.%d/leftover", run, n, retry)
+}
+
 // RunRefs is the prefix of the refs of run's iterations on the remote.
 func RunRefs(run string) string {
 	return "refs/runner/engine/" + run + "/"

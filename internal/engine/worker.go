@@ -77,6 +77,7 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 	if w.repo, err = git.Init(ctx, filepath.Join(w.Dir, "repo"), git.Options{}); err != nil {
 		return fmt.Errorf("the worker's repository in %s: %w", w.Dir, err)
 	}
+	w.keepLeftovers(ctx)
 	for _, d := range []string{"work", "runs", "tmp"} {
 		_ = os.RemoveAll(filepath.Join(w.Dir, d)) // what a killed worker left
 	}

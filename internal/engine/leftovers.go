@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/runner-cli/runner/internal/git"
+)
+
+// A worker killed while its agents work leaves their worktrees in its
+// folder. A local runner keeps such an interrupted attempt's work (SPEC
+// §8); so does a worker started again in the same folder: before it
+// clears the folder it pushes each worktree's work, as a commit of its
+// checkpoint, to LeftoverRef on the iteration's remote. Each iteration
+// under way is noted in underway/ with what that takes.
+
+// underwayFile is the note of the iteration whose worktree is work/name.
+func (w *Worker) underwayFile(name string) string {
+	return filepath.Join(w.Dir, "underway", name+".json")
+}
+
+// noteUnderway notes it as under way, once its worktree exists.
+func (w *Worker) noteUnderway(it *iterationRun) error {
+	in := it.in
+	note := Input{Protocol: in.Protocol, Run: in.Run, Iteration: in.Iteration, Retry: in.Retry, Node: in.Node,
+		Remote: in.Remote, Checkpoint: in.Checkpoint}
+	data, err := json.Marshal(note)
+	if err != nil {
+		return err
+	}
+	p := w.underwayFile(filepath.Base(it.work))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o600)
+}
+
+// keepLeftovers pushes the work a previous life of this worker left in
+// the worktrees of its iterations under way, each to its LeftoverRef;
+// what it cannot push it says, and the folder is cleared after it all
+// the same (the worker must be able to start).
+func (w *Worker) keepLeftovers(ctx context.Context) {
+	notes, _ := filepath.Glob(w.underwayFile("*"))
+	for _, p := range notes {
+		name := strings.TrimSuffix(filepath.Base(p), ".json")
+		var in Input
+		data, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(data, &in)
+		}
+		if err == nil {
+			err = w.pushLeftover(ctx, filepath.Join(w.Dir, "work", name), in)
+		}
+		switch {
+		case errors.Is(err, git.ErrNoChange):
+		case err != nil:
+			w.logf("#%d %s: what the agent left in %s when this worker stopped could not be kept: %v", in.Iteration, in.Node, name, err)
+		default:
+			w.logf("#%d %s: pushed what the agent left when this worker stopped to %s", in.Iteration, in.Node, LeftoverRef(in.Run, in.Iteration, in.Retry))
+		}
+	}
+	_ = os.RemoveAll(filepath.Join(w.Dir, "underway"))
+}
+
+// pushLeftover pushes the work in the worktree work of iteration in to
+// its LeftoverRef.
+func (w *Worker) pushLeftover(ctx context.Context, work string, in Input) error {
+	if in.Remote == "" || in.Checkpoint == "" || in.Run == "" {
+		return errors.New("its note is incomplete")
+	}
+	wt, err := git.Open(ctx, work, git.Options{})
+	if err != nil {
+		return err
+	}
+	commit, err := w.commitWork(ctx, wt, in, "what was left")
+	if err != nil {
+		return err
+	}
+	return wt.Push(ctx, in.Remote, commit+":"+LeftoverRef(in.Run, in.Iteration, in.Retry))
+}
