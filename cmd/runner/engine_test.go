@@ -152,6 +152,9 @@ heartbeat = "20s"
 		if m.Outcome == state.OutcomeInterrupted && (!onW1[strconv.Itoa(n)] || m.Worker != "w1" && m.Worker != "") {
 			t.Errorf("iteration %d on worker %q was interrupted (%s); only those of the killed worker w1 may be, %v", n, m.Worker, m.Note, onW1)
 		}
+		if m.Outcome == state.OutcomeInterrupted && !strings.Contains(m.Note, fmt.Sprintf("/%d.0/leftover on %s", n, remote)) {
+			t.Errorf("iteration %d, interrupted on its killed worker, does not say where its work is kept: %q", n, m.Note)
+		}
 	}
 	if !workers["w2"] || !workers["w1"] && !workers["w1b"] {
 		t.Errorf("done iterations ran on workers %v, want w2 and w1 (or w1b, w1 started again)", workers)

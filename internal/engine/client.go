@@ -256,6 +256,13 @@ func Why(err error) string {
 	return "it ended without a result: " + err.Error()
 }
 
+// Unanswered reports whether err is an iteration whose worker stopped
+// answering (its heartbeat timed out): killed, or cut off.
+func Unanswered(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te)
+}
+
 // BeforeAgent reports whether err is a worker's failure before its
 // agent started (fetching the checkpoint, making the worktree, reading
 // the config): no agent worked, and the task spent no attempt.

@@ -96,8 +96,8 @@ func TestWorkflowLostHeartbeat(t *testing.T) {
 	if err == nil || !Lost(err) {
 		t.Fatalf("workflow error %v, want a lost iteration", err)
 	}
-	if why := Why(err); !strings.Contains(why, "stopped answering") {
-		t.Errorf("Why = %q", why)
+	if why := Why(err); !strings.Contains(why, "stopped answering") || !Unanswered(err) || BeforeAgent(err) {
+		t.Errorf("Why = %q, Unanswered %v, BeforeAgent %v", why, Unanswered(err), BeforeAgent(err))
 	}
 	if w := WorkerOf(err); w != "w-test" {
 		t.Errorf("WorkerOf = %q, want the worker that had it, w-test", w)

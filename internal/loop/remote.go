@@ -184,7 +184,7 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine
 	}
 	if werr != nil {
 		it.meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(werr)
-		it.meta.Note = strings.TrimSpace(it.meta.Note + " " + r.lostWhy(ctx, werr))
+		it.meta.Note = strings.TrimSpace(it.meta.Note + " " + r.lostWhy(ctx, werr, it.n, retry))
 		if it.meta.Worker == "" {
 			it.meta.Worker = engine.WorkerOf(werr)
 		}
@@ -192,12 +192,19 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine
 	return out, nil
 }
 
-// lostWhy says why an iteration on a worker ended without a result.
-func (r *worker) lostWhy(ctx context.Context, err error) string {
+// lostWhy says why iteration n's agent run retry on a worker ended
+// without a result, and where the work of a worker that stopped
+// answering is kept.
+func (r *worker) lostWhy(ctx context.Context, err error, n, retry int) string {
 	if ctx.Err() != nil {
 		return "the run was interrupted while the iteration ran on a worker; it was cancelled there"
 	}
-	return "iteration on a worker: " + firstLine(engine.Why(err))
+	why := "iteration on a worker: " + firstLine(engine.Why(err))
+	if engine.Unanswered(err) {
+		why += fmt.Sprintf(". Started again in its --dir, the worker pushes what the agent had written to %s on %s",
+			engine.LeftoverRef(r.engine.run, n, retry), r.cfg.Engine.Remote)
+	}
+	return why
 }
 
 // remoteLost records an iteration whose worker sent nothing back as

@@ -50,7 +50,7 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 		return true, err
 	case err != nil:
 		meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(err)
-		meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err))
+		meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err, in.Iteration, retry))
 		if meta.Worker == "" {
 			meta.Worker = engine.WorkerOf(err)
 		}
