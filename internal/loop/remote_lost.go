@@ -1,0 +1,68 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/runner-cli/runner/internal/engine"
+	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// An iteration on a worker that ends without a result: its worker
+// stopped answering, failed, or could not start the agent, or the run
+// was interrupted.
+
+// lostWhy says why iteration n's agent run retry on a worker ended
+// without a result, and where the work of a worker that stopped
+// answering is kept.
+func (r *worker) lostWhy(ctx context.Context, err error, n, retry int) string {
+	if ctx.Err() != nil {
+		return "the run was interrupted while the iteration ran on a worker; it was cancelled there"
+	}
+	why := "iteration on a worker: " + firstLine(engine.Why(err))
+	if engine.Unanswered(err) {
+		why += fmt.Sprintf(". Started again in its --dir, the worker pushes what the agent had written to %s on %s",
+			engine.LeftoverRef(r.engine.run, n, retry), r.cfg.Engine.Remote)
+	}
+	return why
+}
+
+// remoteLost records an iteration whose worker sent nothing back as
+// interrupted: an attempt (none when meta.NoAttempt: its worker failed
+// before the agent started), and the task is tried again on any worker.
+func (r *worker) remoteLost(ctx context.Context, meta *state.Meta, cause error) error {
+	r.iterationEnded(meta.Iteration)
+	if meta.Agent == nil {
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted}
+	}
+	why := "its worker stopped before it finished"
+	switch {
+	case cause != nil:
+		why = "the run was interrupted while the iteration ran on a worker"
+	case meta.NoAttempt:
+		why = "its worker failed before the agent started"
+	}
+	return r.recordInterrupted(ctx, meta, why)
+}
+
+// workersFailing counts the iterations in a row whose worker failed
+// before their agent started, or could not start it (meta.NoAttempt),
+// and stops the run when they reach loop.max_consecutive_errors: then
+// the workers cannot work (the agent's program is not installed there,
+// their git does not reach engine.remote, their disk is full), and the
+// tasks would only go round them, without an attempt, all night.
+func (r *worker) workersFailing(meta *state.Meta) error {
+	if !meta.NoAttempt {
+		return nil
+	}
+	r.engine.setupFailures++
+	limit := r.cfg.Loop.MaxConsecutiveErrors
+	if limit <= 0 || r.engine.setupFailures < limit {
+		return nil
+	}
+	return fmt.Errorf("stopping: %d iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = %d); "+
+		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
+		"No task spent an attempt on this", r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Worker), inert.Line(meta.Note), inert.Line(r.cfg.Engine.Remote))
+}
