@@ -187,13 +187,14 @@ heartbeat = "20s"
 			t.Errorf("refs left in the worker's repository in %s (%v):\n%s", dir, err, out)
 		}
 	}
-	engineCtrlC(t, r, srv, hold, w1dir, w2dir)
+	engineCtrlC(t, r, srv, remote, hold, w1dir, w2dir)
 }
 
 // engineCtrlC interrupts a coordinator while its iterations' agents work
-// on the workers: each is cancelled there (its agent stopped, its
-// workflow closed) and recorded interrupted.
-func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, hold, w1dir, w2dir string) {
+// on the workers: each is cancelled there (its agent stopped, what it had
+// written pushed to the remote, its workflow closed) and recorded
+// interrupted.
+func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, remote, hold, w1dir, w2dir string) {
 	addFlatTasks(t, r, "ctl", 2, 0)
 	w1 := startWorker(t, r, srv.address, w1dir, "w1")
 	w2 := startWorker(t, r, srv.address, w2dir, "w2")
@@ -242,6 +243,15 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, hold, w1dir, w2dir 
 		interrupted++
 		if st, err := engine.Describe(ctx, c, engine.WorkflowID(run, n, 0)); err != nil || st.Running {
 			t.Errorf("iteration %d's workflow after Ctrl-C: %+v, %v; want closed", n, st, err)
+		}
+		// What its agent had written is kept on the remote, as a local
+		// runner keeps an interrupted attempt's work.
+		ref := engine.LeftoverRef(run, n, 0)
+		if out, err := exec.Command("git", "--git-dir", remote, "ls-tree", "-r", "--name-only", ref).CombinedOutput(); err != nil || !strings.Contains(string(out), "work/"+m.Node+".started") {
+			t.Errorf("iteration %d's work after Ctrl-C, at %s: %v\n%s", n, ref, err, out)
+		}
+		if !strings.Contains(m.Note, ref) {
+			t.Errorf("iteration %d's note does not say where its work is: %q", n, m.Note)
 		}
 	}
 	if interrupted != 2 {

@@ -7,16 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/runner-cli/runner/internal/git"
 )
 
-// A worker killed while its agents work leaves their worktrees in its
-// folder. A local runner keeps such an interrupted attempt's work (SPEC
-// §8); so does a worker started again in the same folder: before it
-// clears the folder it pushes each worktree's work, as a commit of its
-// checkpoint, to LeftoverRef on the iteration's remote. Each iteration
-// under way is noted in underway/ with what that takes.
+// A local runner keeps an interrupted attempt's work (SPEC §8); so does
+// a worker, on the iteration's remote at LeftoverRef, as a commit of its
+// checkpoint. An iteration cancelled on it (the run was interrupted, or
+// the worker stopped) is pushed there at once. A worker killed while its
+// agents work leaves their worktrees in its folder; started again in the
+// same folder, it pushes each before it clears the folder. Each
+// iteration under way is noted in underway/ with what that takes.
 
 // underwayFile is the note of the iteration whose worktree is work/name.
 func (w *Worker) underwayFile(name string) string {
@@ -52,8 +54,12 @@ func (w *Worker) keepLeftovers(ctx context.Context) {
 		if err == nil {
 			err = json.Unmarshal(data, &in)
 		}
+		var wt *git.Repo
 		if err == nil {
-			err = w.pushLeftover(ctx, filepath.Join(w.Dir, "work", name), in)
+			wt, err = git.Open(ctx, filepath.Join(w.Dir, "work", name), git.Options{})
+		}
+		if err == nil {
+			err = w.pushLeftover(ctx, wt, in)
 		}
 		switch {
 		case errors.Is(err, git.ErrNoChange):
@@ -66,15 +72,30 @@ func (w *Worker) keepLeftovers(ctx context.Context) {
 	_ = os.RemoveAll(filepath.Join(w.Dir, "underway"))
 }
 
-// pushLeftover pushes the work in the worktree work of iteration in to
-// its LeftoverRef.
-func (w *Worker) pushLeftover(ctx context.Context, work string, in Input) error {
+// keepCancelled pushes what the agent of it, cancelled (the run was
+// interrupted, or this worker stopped), had written to its LeftoverRef,
+// as a local runner keeps an interrupted attempt's work; within a minute
+// of its own, the iteration's context being done.
+func (w *Worker) keepCancelled(it *iterationRun) {
+	if it.wt == nil || !it.agent {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	switch err := w.pushLeftover(ctx, it.wt, it.in); {
+	case errors.Is(err, git.ErrNoChange):
+	case err != nil:
+		w.logf("#%d %s: what the cancelled agent had written could not be kept: %v", it.in.Iteration, it.in.Node, err)
+	default:
+		w.logf("#%d %s: pushed what the cancelled agent had written to %s", it.in.Iteration, it.in.Node, LeftoverRef(it.in.Run, it.in.Iteration, it.in.Retry))
+	}
+}
+
+// pushLeftover pushes the work in the worktree wt of iteration in to its
+// LeftoverRef; git.ErrNoChange when there is none.
+func (w *Worker) pushLeftover(ctx context.Context, wt *git.Repo, in Input) error {
 	if in.Remote == "" || in.Checkpoint == "" || in.Run == "" {
 		return errors.New("its note is incomplete")
-	}
-	wt, err := git.Open(ctx, work, git.Options{})
-	if err != nil {
-		return err
 	}
 	commit, err := w.commitWork(ctx, wt, in, "what was left")
 	if err != nil {

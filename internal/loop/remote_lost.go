@@ -19,7 +19,8 @@ import (
 // answering is kept.
 func (r *worker) lostWhy(ctx context.Context, err error, n, retry int) string {
 	if ctx.Err() != nil {
-		return "the run was interrupted while the iteration ran on a worker; it was cancelled there"
+		return fmt.Sprintf("the run was interrupted while the iteration ran on a worker; it was cancelled there, and what the agent had written, if anything, was pushed to %s on %s",
+			engine.LeftoverRef(r.engine.run, n, retry), r.cfg.Engine.Remote)
 	}
 	why := "iteration on a worker: " + firstLine(engine.Why(err))
 	if engine.Unanswered(err) {
