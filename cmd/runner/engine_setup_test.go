@@ -105,12 +105,14 @@ parallel = 2
 	r.checkFinal()
 }
 
-// TestEngineResultWaitsForAWorker stops the only worker while its agent
-// works, and lets the agent finish within the worker's grace: the
-// activity ends, but the workflow's last step, which hands its result
-// back, runs on a worker too. Meanwhile `runner status` says the
-// iteration finished on its worker and waits for one; once a worker
-// polls again, the coordinator records it, once, as the first worker's.
+// TestEngineResultWaitsForAWorker follows an iteration on a worker with
+// `runner show --follow` (where it runs, its heartbeat's events), then
+// stops the only worker while its agent works and lets the agent finish
+// within the worker's grace: the activity ends, but the workflow's last
+// step, which hands its result back, runs on a worker too. Meanwhile
+// `runner status` says the iteration finished on its worker and waits
+// for one; once a worker polls again, the coordinator records it, once,
+// as the first worker's, and show --follow ends showing it.
 func TestEngineResultWaitsForAWorker(t *testing.T) {
 	hold := filepath.Join(t.TempDir(), "hold")
 	srv, r, _ := engineRepo(t, flatTree("hand", 1, 0), func(address, remote string) string {
@@ -127,6 +129,13 @@ parallel = 1
 	w1 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w1"), "w1")
 	coord := startCoordinator(t, r)
 	awaitCond(t, 90*time.Second, "the agent at work on w1", coord, func() bool { return len(r.agentProcesses()) > 0 })
+	// show --follow says where it runs and follows its worker's events.
+	followCmd, _ := r.runnerCmd(nil, "show", "1", "--follow")
+	follow := startProcess(t, followCmd)
+	awaitCond(t, time.Minute, "show --follow to follow the worker", coord, func() bool {
+		out := follow.out.String()
+		return strings.Contains(out, "── on worker w1: its latest events follow") && strings.Contains(out, "── the agent works")
+	})
 	w1.cmd.Process.Signal(os.Interrupt) // it takes no more work; what it has gets 10 s
 	os.Remove(hold)
 	if code := w1.wait(time.Minute); code != 0 {
@@ -146,6 +155,9 @@ parallel = 1
 		t.Fatalf("the coordinator exited %d:\n%s", code, coord.out)
 	}
 	w2.stopCleanly()
+	if code := follow.wait(time.Minute); code != 0 || !strings.Contains(follow.out.String(), "iteration 1 — hand/hand-000") {
+		t.Errorf("show --follow exited %d, want 0 after showing the iteration:\n%s", code, follow.out)
+	}
 	r.checkFinal()
 	s := r.checkState("at the end")
 	if m := s.metas[1]; len(s.metas) != 1 || m == nil || m.Outcome != state.OutcomeDone || m.Worker != "w1" {

@@ -21,13 +21,19 @@ const followPoll = 250 * time.Millisecond
 // agent prints (executor.log, as it grows) and each new latest event of
 // its CLI's stream, until the iteration is recorded (its meta.json says
 // so, or it is no longer in flight); then what `runner show` says of it.
-// It only reads.
+// Of an iteration on a worker only the events its heartbeat reports can
+// be followed; it says so. It only reads.
 func followIteration(ctx context.Context, g *globals, p state.Paths, n int) error {
 	runDir := p.RunDir(n)
 	out := g.streams.Out
 	var offset int64
-	lastEvent := ""
+	lastEvent, worker := "", ""
 	for {
+		if worker == "" {
+			if worker = workerOf(p, n); worker != "" {
+				fmt.Fprintf(out, "── on worker %s: its latest events follow; what the agent printed arrives when the iteration ends\n", inert.Line(worker))
+			}
+		}
 		offset = copyNew(out, filepath.Join(runDir, "executor.log"), offset)
 		if e := live.LatestEvent(filepath.Join(runDir, "events.jsonl")); e != "" && e != lastEvent {
 			fmt.Fprintf(out, "── %s\n", inert.Line(e))
@@ -49,6 +55,21 @@ func followIteration(ctx context.Context, g *globals, p state.Paths, n int) erro
 		case <-time.After(followPoll):
 		}
 	}
+}
+
+// workerOf is the worker iteration n runs on, as the run state says
+// while it is in flight ("": none, or not known yet).
+func workerOf(p state.Paths, n int) string {
+	rs, err := state.LoadRunState(p.RunState())
+	if err != nil {
+		return ""
+	}
+	for _, f := range rs.Flights() {
+		if f.Iteration == n {
+			return f.Worker
+		}
+	}
+	return ""
 }
 
 // iterationEnded reports whether iteration n is recorded: its meta.json

@@ -63,6 +63,9 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 		switch phase {
 		case "agent":
 			p.Event = live.LatestEvent(filepath.Join(it.runDir, executor.EventsFileName))
+			if p.Event == "" {
+				p.Event = "the agent works" // a CLI without an event stream
+			}
 		case "guards":
 			p.Event = "running the guards"
 		case "fetching":
