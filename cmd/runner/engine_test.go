@@ -71,9 +71,9 @@ heartbeat = "20s"
 	coord := startCoordinator(t, r)
 	// Four tasks can start, two per worker: both of w1's are at work.
 	var onW1 map[string]bool
-	awaitCond(t, 90*time.Second, "two agents at work on w1", coord, func() bool {
+	awaitCond(t, 90*time.Second, "two agents at work on w1, each having written", coord, func() bool {
 		onW1 = r.iterationsOf(r.agentsOn(w1dir))
-		return len(onW1) == 2
+		return len(onW1) == 2 && len(startedIn(w1dir, "eng-")) == 2
 	})
 	w1.kill()
 	awaitCond(t, 15*time.Second, "w1's agent gone with it", coord, func() bool {
@@ -201,7 +201,9 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, remote, hold, w1dir
 	os.WriteFile(hold, nil, 0o644)
 	defer os.Remove(hold)
 	coord := startCoordinator(t, r)
-	awaitCond(t, 90*time.Second, "two iterations' agents at work", coord, func() bool { return len(r.iterationsAtWork()) >= 2 })
+	awaitCond(t, 90*time.Second, "two iterations' agents at work, each having written", coord, func() bool {
+		return len(r.iterationsAtWork()) >= 2 && len(startedIn(w1dir, "ctl-"))+len(startedIn(w2dir, "ctl-")) >= 2
+	})
 	awaitCond(t, 30*time.Second, "status naming the workers", coord, func() bool {
 		return strings.Count(r.runRunner(time.Minute, 0, nil, "status").out, ", on worker w") >= 2
 	})
@@ -381,6 +383,14 @@ func engineRepo(t *testing.T, treeJSON string, conf func(address, remote string)
 	r.git("add", "-A")
 	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
 	return srv, r, remote
+}
+
+// startedIn lists the files the crash agents of tasks whose ids begin
+// with prefix wrote before they were held (crashEarlyEnv), in the
+// worktrees of the worker in dir.
+func startedIn(dir, prefix string) []string {
+	found, _ := filepath.Glob(filepath.Join(dir, "work", "*", "work", prefix+"*.started"))
+	return found
 }
 
 // engineTree is eight tasks with dependencies: four independent, two
