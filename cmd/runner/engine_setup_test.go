@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -162,5 +164,61 @@ parallel = 1
 	s := r.checkState("at the end")
 	if m := s.metas[1]; len(s.metas) != 1 || m == nil || m.Outcome != state.OutcomeDone || m.Worker != "w1" {
 		t.Errorf("iterations %+v, want one, done on w1", s.metas)
+	}
+}
+
+// TestEngineWorkerStopsPastItsGrace stops the only worker while its agent
+// is held past the worker's 10 s of grace: the iteration is cancelled
+// there, its agent stopped, what the agent had written pushed to the
+// iteration's leftover ref, and the worker's folder tidied, before the
+// worker exits (as a pod deleted with its disk must). The iteration is
+// recorded interrupted, and the task done on the next worker.
+func TestEngineWorkerStopsPastItsGrace(t *testing.T) {
+	hold := filepath.Join(t.TempDir(), "hold")
+	srv, r, remote := engineRepo(t, flatTree("grace", 1, 0), func(address, remote string) string {
+		return fmt.Sprintf(`%s
+[engine]
+address = %q
+remote = %q
+parallel = 1
+`, taskGuard, address, remote)
+	}, crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(hold)
+	w1dir := filepath.Join(t.TempDir(), "w1")
+	w1 := startWorker(t, r, srv.address, w1dir, "w1")
+	coord := startCoordinator(t, r)
+	awaitCond(t, 90*time.Second, "the agent at work on w1, having written", coord, func() bool {
+		return len(r.agentsOn(w1dir)) > 0 && len(startedIn(w1dir, "grace-")) == 1
+	})
+	w1.cmd.Process.Signal(os.Interrupt)
+	if code := w1.wait(2 * time.Minute); code != 0 {
+		t.Fatalf("w1 exited %d after an interrupt:\n%s", code, w1.out)
+	}
+	if left := r.agentsOn(w1dir); len(left) > 0 {
+		t.Errorf("agents left by the stopped worker: %v", left)
+	}
+	ref := engine.LeftoverRef(runIDOf(t, r), 1, 0)
+	if out, err := exec.Command("git", "--git-dir", remote, "ls-tree", "-r", "--name-only", ref).CombinedOutput(); err != nil || !strings.Contains(string(out), "work/grace-000.started") {
+		t.Errorf("the cancelled agent's work at %s: %v\n%s\nw1:\n%s", ref, err, out, w1.out)
+	}
+	for _, d := range []string{"work", "underway"} {
+		if entries, _ := os.ReadDir(filepath.Join(w1dir, d)); len(entries) > 0 {
+			t.Errorf("the stopped worker left %s/%s", d, entries[0].Name())
+		}
+	}
+
+	os.Remove(hold)
+	w2 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2")
+	if code := coord.wait(2 * time.Minute); code != 0 {
+		t.Fatalf("the coordinator exited %d:\n%s", code, coord.out)
+	}
+	w2.stopCleanly()
+	r.checkFinal()
+	s := r.checkState("at the end")
+	if m := s.metas[1]; m == nil || m.Outcome != state.OutcomeInterrupted || m.Worker != "w1" {
+		t.Errorf("iteration 1: %+v, want interrupted on w1", m)
 	}
 }

@@ -40,8 +40,10 @@ worker started again in the same directory stops what a killed one left
 running there.
 
 Ctrl-C (or SIGTERM) stops taking iterations; those under way get 10 seconds to
-finish, then they are cancelled and their processes stopped (their coordinator
-records them interrupted, and any worker runs them again).`,
+finish, then they are cancelled: their processes stopped, what their agents had
+written pushed to the remote (refs/runner/engine/<run>/<n>.<k>/leftover), their
+folders removed (their coordinator records them interrupted, and any worker runs
+them again). The worker exits once that is done, within 75 seconds more.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runWorker(cmd, g, o)

@@ -52,6 +52,8 @@ type iterationRun struct {
 // runIteration is the activity: one iteration's agent, its work pushed
 // as a commit, then its guards and checks, as a local slot runs them.
 func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
+	w.active.Add(1)
+	defer w.active.Done()
 	id := activity.GetInfo(ctx).WorkflowExecution.ID
 	it := &iterationRun{in: in}
 	var mu sync.Mutex

@@ -37,9 +37,10 @@ type Worker struct {
 	// (loop.RoomFor).
 	Room func(cfg *config.Config, work, tmp string) *sandbox.Room
 
-	repo  *git.Repo
-	gitMu sync.Mutex // one change to repo at a time
-	logMu sync.Mutex
+	repo   *git.Repo
+	gitMu  sync.Mutex     // one change to repo at a time
+	active sync.WaitGroup // the iterations under way (runIteration)
+	logMu  sync.Mutex
 }
 
 // StopGrace is how long the iterations under way may go on once the
@@ -101,9 +102,24 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 	w.logf("runner worker %s: polling task queue %s, %d at a time, in %s", w.Name, queue, w.Slots, w.Dir)
 	<-ctx.Done()
 	wk.Stop()
+	// Stop cancels what is still under way after StopGrace, and returns
+	// without waiting for it: each iteration still stops its processes,
+	// keeps its agent's work and tidies up, within cleanupGrace.
+	ended := make(chan struct{})
+	go func() { w.active.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(cleanupGrace):
+		w.logf("runner worker %s: iterations still ending after %s; stopping all the same", w.Name, cleanupGrace)
+	}
 	w.logf("runner worker %s: stopped", w.Name)
 	return nil
 }
+
+// cleanupGrace bounds how long a stopping worker waits for its cancelled
+// iterations to end: their processes stopped, their agents' work pushed
+// (keepCancelled allows a minute), their folders removed.
+const cleanupGrace = 75 * time.Second
 
 // stopLeftovers stops the processes a worker killed in this directory
 // left running (an agent, a guard), by the variable every one of them
