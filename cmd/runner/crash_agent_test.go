@@ -74,7 +74,8 @@ const (
 	// agents are known to be at work.
 	crashHoldEnv = "CRASH_HOLD"
 	// crashEarlyEnv=1: the agent writes work/NODE.started before it
-	// holds, so that an agent killed while held has left work.
+	// holds, so that an agent killed while held has left work; a run
+	// that hits a rate limit writes work/NODE.limited first.
 	crashEarlyEnv = "CRASH_EARLY"
 )
 
@@ -107,6 +108,9 @@ func crashAgent() int {
 		if _, err := os.Stat(mark); errors.Is(err, os.ErrNotExist) {
 			appendLine(mark, "limited")
 			appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s limited", os.Getpid(), pgid, iteration, node))
+			if os.Getenv(crashEarlyEnv) == "1" {
+				appendLine(filepath.Join("work", node+".limited"), "iteration "+iteration) // work the next run goes on with
+			}
 			io.Copy(io.Discard, os.Stdin)
 			fmt.Fprintln(os.Stderr, "Error: 429 Too Many Requests: rate limit reached")
 			return 1

@@ -326,7 +326,7 @@ address = %q
 remote = %q
 parallel = 2
 `, taskGuard, address, remote)
-	}, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`)
+	}, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`, crashEarlyEnv+` = "1"`)
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
 	// `runner doctor` sees the service, the worker polling and the remote.
 	var doctor runnerResult
@@ -360,6 +360,14 @@ parallel = 2
 	}
 	if len(s.metas) != 2 {
 		t.Errorf("%d iterations, want one per task", len(s.metas))
+	}
+	// The run after the limit went on with what the limited one wrote,
+	// as in a local slot's worktree.
+	files := strings.Fields(r.git("ls-tree", "-r", "--name-only", "runner/lim"))
+	for _, m := range s.metas {
+		if !slices.Contains(files, "work/"+m.Node+".limited") {
+			t.Errorf("the run branch lacks what task %s's limited run wrote (work/%s.limited): %v", m.Node, m.Node, files)
+		}
 	}
 }
 

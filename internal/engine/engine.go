@@ -56,8 +56,9 @@ type Input struct {
 	Attempt   int
 
 	// Remote is the git remote both sides reach; Checkpoint the commit
-	// the work starts from, pushed by the coordinator to CheckpointRef
-	// there; ResultRef where the worker pushes the work.
+	// the work starts from (the task's checkpoint, or after a rate limit
+	// what the agent's runs before left), pushed by the coordinator to
+	// CheckpointRef there; ResultRef where the worker pushes the work.
 	Remote        string
 	Checkpoint    string
 	CheckpointRef string

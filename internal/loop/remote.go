@@ -106,9 +106,13 @@ func (r *worker) remoteWork(ctx context.Context, it *underway) error {
 	r.probeChecks(ctx, it.node, it.meta)
 	meta := it.meta
 	var waited time.Duration
+	// start is what the agent run starts from: the checkpoint, then what
+	// the runs before it left (an agent stopped by a rate limit goes on
+	// with its own work, as in a local slot's worktree).
+	start := r.ck.head
 	for retry := 0; ; retry++ {
 		noted := it.link.noted
-		out, err := r.onWorker(ctx, it, retry)
+		out, err := r.onWorker(ctx, it, retry, start)
 		if err != nil {
 			return err
 		}
@@ -149,17 +153,20 @@ func (r *worker) remoteWork(ctx context.Context, it *underway) error {
 			r.ledger.AddUsage(meta.Executor, meta.Usage)
 			return r.agentFinished(ctx, meta, res)
 		}
+		if out.Result != "" {
+			start = out.Result
+		}
 		if done, err := r.waitOutRateLimit(ctx, it, res, &waited); done {
 			return err
 		}
 	}
 }
 
-// onWorker runs iteration it's agent run retry on a worker and returns
-// what it sent back; nil when the run was interrupted or the worker was
-// lost (meta.Note says which).
-func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine.Output, error) {
-	in, err := r.engineInput(it, retry)
+// onWorker runs iteration it's agent run retry on a worker, from the
+// commit start, and returns what it sent back; nil when the run was
+// interrupted or the worker was lost (meta.Note says which).
+func (r *worker) onWorker(ctx context.Context, it *underway, retry int, start string) (*engine.Output, error) {
+	in, err := r.engineInput(it, retry, start)
 	if err != nil {
 		return nil, r.failedBeforeAgent(it.meta, err)
 	}
@@ -192,8 +199,9 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int) (*engine
 	return out, nil
 }
 
-// engineInput is what iteration it's worker is given.
-func (r *worker) engineInput(it *underway, retry int) (engine.Input, error) {
+// engineInput is what iteration it's worker is given for its agent run
+// retry, which starts from the commit start.
+func (r *worker) engineInput(it *underway, retry int, start string) (engine.Input, error) {
 	cfgText, err := os.ReadFile(r.p.Config())
 	if err != nil {
 		return engine.Input{}, err
@@ -215,7 +223,7 @@ func (r *worker) engineInput(it *underway, retry int) (engine.Input, error) {
 	}
 	return engine.Input{
 		Protocol: engine.Protocol, Run: run, Iteration: n, Retry: retry, Node: it.node.ID, Attempt: it.meta.Attempt,
-		Remote: r.cfg.Engine.Remote, Checkpoint: r.ck.head,
+		Remote: r.cfg.Engine.Remote, Checkpoint: start,
 		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
 		Config: cfgText, Executor: it.link.name(), Prompt: it.req.Prompt, Schema: schema,
 		Checks: it.meta.CheckSpecs, Baseline: r.baselineOf(baselineKey(r.ck)),
