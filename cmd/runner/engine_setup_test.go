@@ -146,7 +146,7 @@ parallel = 1
 	var status runnerResult
 	awaitCond(t, time.Minute, "status to say the result waits for a worker", coord, func() bool {
 		status = r.runRunner(time.Minute, 0, nil, "status")
-		return strings.Contains(status.out, "finished on worker w1; its result waits for a worker to poll the task queue")
+		return strings.Contains(status.out, "finished on worker w1; what came of it waits for a worker to poll the task queue")
 	})
 	if !strings.Contains(status.out, "running: iteration 1 on hand-000, on worker w1") {
 		t.Errorf("status while the result waits:\n%s", status.out)
@@ -221,4 +221,66 @@ parallel = 1
 	if m := s.metas[1]; m == nil || m.Outcome != state.OutcomeInterrupted || m.Worker != "w1" {
 		t.Errorf("iteration 1: %+v, want interrupted on w1", m)
 	}
+}
+
+// TestEngineWorkerLostInItsGuards kills the only worker while its guards
+// run, after it pushed the agent's work. The activity times out, but the
+// workflow's last step runs on a worker: until one polls, status says the
+// iteration was lost and waits. Then the coordinator records it
+// interrupted and keeps that work as the attempt's
+// (refs/runner/attempts/N), as a local runner keeps an interrupted
+// attempt's work; the task is then done on the new worker.
+func TestEngineWorkerLostInItsGuards(t *testing.T) {
+	marks := t.TempDir()
+	hold, inGuard := filepath.Join(marks, "hold"), filepath.Join(marks, "in-guard")
+	srv, r, _ := engineRepo(t, flatTree("lost", 1, 0), func(address, remote string) string {
+		return fmt.Sprintf(`
+[sandbox]
+mode = "off"
+
+[[guard]]
+name = "held"
+run = "touch %[1]s; while [ -e %[2]s ]; do sleep 0.05; done; test -f \"work/$RUNNER_NODE_ID.txt\""
+timeout = "2m"
+
+[engine]
+address = %[3]q
+remote = %[4]q
+parallel = 1
+heartbeat = "3s"
+`, inGuard, hold, address, remote)
+	}, crashSteadyEnv+` = "1"`)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(hold)
+	w1 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w1"), "w1")
+	coord := startCoordinator(t, r)
+	awaitCond(t, 90*time.Second, "the guard running on w1", coord, func() bool { return fileExists(inGuard) })
+	w1.kill()
+	// Its activity times out; until a worker polls, the workflow's last
+	// step waits, and status says so.
+	awaitCond(t, time.Minute, "status to say the iteration was lost and waits for a worker", coord, func() bool {
+		return strings.Contains(r.runRunner(time.Minute, 0, nil, "status").out, "lost (its worker stopped answering) on worker w1; what came of it waits for a worker")
+	})
+	os.Remove(inGuard)
+	w2 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2")
+	awaitCond(t, time.Minute, "iteration 1 recorded", coord, func() bool {
+		m, err := state.LoadMeta(r.p.RunDir(1))
+		return err == nil && m.Phase == state.PhaseRecorded
+	})
+	m, _ := state.LoadMeta(r.p.RunDir(1))
+	if m.Outcome != state.OutcomeInterrupted || !strings.Contains(m.Note, "it is kept as this attempt's") {
+		t.Errorf("iteration 1: outcome %s, note %q; want interrupted, its pushed work kept", m.Outcome, m.Note)
+	}
+	if files := r.git("ls-tree", "-r", "--name-only", "refs/runner/attempts/1"); !strings.Contains(files, "work/lost-000.txt") {
+		t.Errorf("the attempt of iteration 1 lacks the work its worker pushed:\n%s", files)
+	}
+
+	os.Remove(hold)
+	if code := coord.wait(2 * time.Minute); code != 0 {
+		t.Fatalf("the coordinator exited %d:\n%s", code, coord.out)
+	}
+	w2.stopCleanly()
+	r.checkFinal()
 }

@@ -309,3 +309,30 @@ func Pollers(ctx context.Context, c client.Client, queue string) ([]Poller, erro
 	}
 	return out, nil
 }
+
+// ActivityEnded says how workflow id's activity ended, from its history:
+// "finished", "failed", "lost (its worker stopped answering)" or
+// "cancelled"; "" while it has not ended. A workflow whose activity
+// ended stays running until a worker takes that in: its last step runs
+// on a worker too.
+func ActivityEnded(ctx context.Context, c client.Client, id string) (string, error) {
+	how := ""
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return "", err
+		}
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			how = "finished"
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			how = "failed"
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+			how = "lost (its worker stopped answering)"
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			how = "cancelled"
+		}
+	}
+	return how, nil
+}

@@ -70,6 +70,25 @@ func (r *Repo) Reach(ctx context.Context, remote, prefix string) error {
 	return nil
 }
 
+// RemoteRef is the commit ref names on remote; "" when remote has no such
+// ref.
+func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error) {
+	pre, err := remoteCall(remote)
+	if err != nil {
+		return "", err
+	}
+	res, err := r.git(ctx, call{timeout: time.Minute}, append(pre, "ls-remote", "--quiet", remote, ref)...)
+	if err != nil {
+		return "", fmt.Errorf("ask %s for %s: %w", remote, ref, err)
+	}
+	for _, l := range lines(res.out) {
+		if id, name, ok := strings.Cut(l, "\t"); ok && name == ref {
+			return id, nil
+		}
+	}
+	return "", nil
+}
+
 // RefsUnder lists the refs whose names begin with prefix.
 func (r *Repo) RefsUnder(ctx context.Context, prefix string) ([]string, error) {
 	out, err := r.output(ctx, "for-each-ref", "--format=%(refname)", prefix)

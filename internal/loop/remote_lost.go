@@ -67,3 +67,27 @@ func (r *worker) workersFailing(meta *state.Meta) error {
 		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
 		"No task spent an attempt on this", r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Worker), inert.Line(meta.Note), inert.Line(r.cfg.Engine.Remote))
 }
+
+// keepPushedWork brings the work the worker of iteration n's agent run
+// retry pushed before it was lost (it died running the guards, say) into
+// the lane's working tree, where recording the iteration keeps it as the
+// attempt's, and says so in meta's note; nothing when it pushed none.
+func (r *worker) keepPushedWork(ctx context.Context, meta *state.Meta, retry int) {
+	remote, n := r.cfg.Engine.Remote, meta.Iteration
+	ref := engine.ResultRef(r.engine.run, n, retry)
+	kept := false
+	r.outside(func() {
+		id, err := r.ck.repo.RemoteRef(ctx, remote, ref)
+		if err != nil || id == "" {
+			return
+		}
+		if err := r.takeWork(ctx, remote, n, retry, id); err != nil {
+			r.log.Warn("could not keep the work a lost worker had pushed", "iteration", n, "ref", ref, "err", err)
+			return
+		}
+		kept = true
+	})
+	if kept {
+		meta.Note += fmt.Sprintf(" Its worker had pushed its work (%s) before it was lost: it is kept as this attempt's.", ref)
+	}
+}

@@ -54,6 +54,9 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 		if meta.Worker == "" {
 			meta.Worker = engine.WorkerOf(err)
 		}
+		if ctx.Err() == nil && engine.Unanswered(err) {
+			r.keepPushedWork(ctx, meta, retry)
+		}
 		return true, r.remoteLost(ctx, meta, ctx.Err())
 	case out.StartErr != "":
 		return true, r.ledger.EndResumed(meta, "the agent could not be started on worker "+out.Worker+": "+out.StartErr+"; no attempt was spent")

@@ -65,17 +65,19 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 			}
 			if worker != "" && s.Running && s.Worker == "" {
 				// The activity ended; the workflow's last step, which takes
-				// its result, runs on a worker too, and none has run it yet.
-				if handing.IsZero() {
-					handing = time.Now()
-				}
-				s.Event = "finished on worker " + worker + "; its result waits for a worker to poll the task queue"
-				if !said && time.Since(handing) > workerWait {
-					said = true
-					r.inside(func() {
-						fmt.Fprintf(r.opts.Notices, "runner: iteration %d finished on worker %s, and its result has waited %s for a worker on task queue %s to hand it back; is `runner worker --task-queue %s` running?\n",
-							n, inert.Line(worker), workerWait, inert.Line(queue), inert.Line(queue))
-					})
+				// in how, runs on a worker too, and none has run it yet.
+				if how, err := engine.ActivityEnded(ctx, r.engine.c, id); err == nil && how != "" {
+					if handing.IsZero() {
+						handing = time.Now()
+					}
+					s.Event = how + " on worker " + worker + "; what came of it waits for a worker to poll the task queue"
+					if !said && time.Since(handing) > workerWait {
+						said = true
+						r.inside(func() {
+							fmt.Fprintf(r.opts.Notices, "runner: iteration %d %s on worker %s, and what came of it has waited %s for a worker on task queue %s to take it in; is `runner worker --task-queue %s` running?\n",
+								n, how, inert.Line(worker), workerWait, inert.Line(queue), inert.Line(queue))
+						})
+					}
 				}
 			}
 			if s.Event != event {
