@@ -116,18 +116,7 @@ parallel = 2
 // for one; once a worker polls again, the coordinator records it, once,
 // as the first worker's, and show --follow ends showing it.
 func TestEngineResultWaitsForAWorker(t *testing.T) {
-	hold := filepath.Join(t.TempDir(), "hold")
-	srv, r, _ := engineRepo(t, flatTree("hand", 1, 0), func(address, remote string) string {
-		return fmt.Sprintf(`%s
-[engine]
-address = %q
-remote = %q
-parallel = 1
-`, taskGuard, address, remote)
-	}, crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold))
-	if err := os.WriteFile(hold, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv, r, _, hold := heldTask(t, "hand")
 	w1 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w1"), "w1")
 	coord := startCoordinator(t, r)
 	awaitCond(t, 90*time.Second, "the agent at work on w1", coord, func() bool { return len(r.agentProcesses()) > 0 })
@@ -174,19 +163,7 @@ parallel = 1
 // worker exits (as a pod deleted with its disk must). The iteration is
 // recorded interrupted, and the task done on the next worker.
 func TestEngineWorkerStopsPastItsGrace(t *testing.T) {
-	hold := filepath.Join(t.TempDir(), "hold")
-	srv, r, remote := engineRepo(t, flatTree("grace", 1, 0), func(address, remote string) string {
-		return fmt.Sprintf(`%s
-[engine]
-address = %q
-remote = %q
-parallel = 1
-`, taskGuard, address, remote)
-	}, crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
-	if err := os.WriteFile(hold, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(hold)
+	srv, r, remote, hold := heldTask(t, "grace")
 	w1dir := filepath.Join(t.TempDir(), "w1")
 	w1 := startWorker(t, r, srv.address, w1dir, "w1")
 	coord := startCoordinator(t, r)
@@ -283,4 +260,26 @@ heartbeat = "3s"
 	}
 	w2.stopCleanly()
 	r.checkFinal()
+}
+
+// heldTask is engineRepo with one task, named after prefix, whose crash
+// agent writes work/<task>.started and then waits while the returned
+// hold file exists (it does until the test removes it, at the latest
+// when it ends).
+func heldTask(t *testing.T, prefix string) (*devServer, *crashRepo, string, string) {
+	t.Helper()
+	hold := filepath.Join(t.TempDir(), "hold")
+	srv, r, remote := engineRepo(t, flatTree(prefix, 1, 0), func(address, remote string) string {
+		return fmt.Sprintf(`%s
+[engine]
+address = %q
+remote = %q
+parallel = 1
+`, taskGuard, address, remote)
+	}, crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(hold) })
+	return srv, r, remote, hold
 }
