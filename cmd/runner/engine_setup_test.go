@@ -283,3 +283,46 @@ parallel = 1
 	t.Cleanup(func() { os.Remove(hold) })
 	return srv, r, remote, hold
 }
+
+// TestEngineWorkerFailsAfterTheAgent makes the remote refuse the first
+// result a worker pushes (a pre-receive hook): the worker fails after its
+// agent ran. It pushes what the agent had written to the iteration's
+// leftover ref instead, the coordinator records the iteration
+// interrupted (an attempt: an agent worked) and names that ref, and the
+// next attempt lands.
+func TestEngineWorkerFailsAfterTheAgent(t *testing.T) {
+	srv, r, remote := engineRepo(t, flatTree("fail", 1, 0), func(address, remote string) string {
+		return fmt.Sprintf(`%s
+[engine]
+address = %q
+remote = %q
+parallel = 1
+`, taskGuard, address, remote)
+	}, crashSteadyEnv+` = "1"`)
+	refused := filepath.Join(t.TempDir(), "refused")
+	hook := fmt.Sprintf("#!/bin/sh\nwhile read old new ref; do\n  case $ref in */result) if [ ! -e %[1]s ]; then touch %[1]s; echo 'results are refused once' >&2; exit 1; fi;; esac\ndone\n", refused)
+	if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
+	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
+		t.Fatalf("runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, w.out)
+	}
+	w.stopCleanly()
+	if !fileExists(refused) {
+		t.Fatal("the remote's hook never refused a result: the test tests nothing")
+	}
+	r.checkFinal()
+	s := r.checkState("at the end")
+	m := s.metas[1]
+	ref := engine.LeftoverRef(runIDOf(t, r), 1, 0)
+	if m == nil || m.Outcome != state.OutcomeInterrupted || !strings.Contains(m.Note, "its worker failed: ") || !strings.Contains(m.Note, ref) {
+		t.Errorf("iteration 1: %+v; want interrupted, its worker's failure and %s in its note", m, ref)
+	}
+	if out, err := exec.Command("git", "--git-dir", remote, "ls-tree", "-r", "--name-only", ref).CombinedOutput(); err != nil || !strings.Contains(string(out), "work/fail-000.txt") {
+		t.Errorf("the failed iteration's work at %s: %v\n%s", ref, err, out)
+	}
+	if m := s.metas[2]; m == nil || m.Outcome != state.OutcomeDone {
+		t.Errorf("iteration 2: %+v, want done", m)
+	}
+}

@@ -85,8 +85,8 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 	defer stop()
 	w.logf("#%d %s: started (%s)", in.Iteration, in.Node, id)
 	out, err := w.iterate(ctx, id, it)
-	if err != nil && ctx.Err() != nil {
-		w.keepCancelled(it)
+	if err != nil {
+		w.keepUnfinished(it)
 	}
 	w.tidy(id, it)
 	w.forget(it)

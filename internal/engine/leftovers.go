@@ -14,8 +14,8 @@ import (
 
 // A local runner keeps an interrupted attempt's work (SPEC §8); so does
 // a worker, on the iteration's remote at LeftoverRef, as a commit of its
-// checkpoint. An iteration cancelled on it (the run was interrupted, or
-// the worker stopped) is pushed there at once. A worker killed while its
+// checkpoint. An iteration that does not finish on it (cancelled, or
+// failed after its agent ran) is pushed there at once. A worker killed while its
 // agents work leaves their worktrees in its folder; started again in the
 // same folder, it pushes each before it clears the folder. Each
 // iteration under way is noted in underway/ with what that takes.
@@ -72,11 +72,12 @@ func (w *Worker) keepLeftovers(ctx context.Context) {
 	_ = os.RemoveAll(filepath.Join(w.Dir, "underway"))
 }
 
-// keepCancelled pushes what the agent of it, cancelled (the run was
-// interrupted, or this worker stopped), had written to its LeftoverRef,
-// as a local runner keeps an interrupted attempt's work; within a minute
-// of its own, the iteration's context being done.
-func (w *Worker) keepCancelled(it *iterationRun) {
+// keepUnfinished pushes what the agent of it had written to its
+// LeftoverRef when the iteration did not finish (it was cancelled: the
+// run was interrupted, or this worker stopped; or the worker failed after
+// the agent ran), as a local runner keeps an interrupted attempt's work;
+// within a minute of its own, the iteration's context may be done.
+func (w *Worker) keepUnfinished(it *iterationRun) {
 	if it.wt == nil || !it.agent {
 		return
 	}
@@ -85,9 +86,9 @@ func (w *Worker) keepCancelled(it *iterationRun) {
 	switch err := w.pushLeftover(ctx, it.wt, it.in); {
 	case errors.Is(err, git.ErrNoChange):
 	case err != nil:
-		w.logf("#%d %s: what the cancelled agent had written could not be kept: %v", it.in.Iteration, it.in.Node, err)
+		w.logf("#%d %s: what the agent had written could not be kept: %v", it.in.Iteration, it.in.Node, err)
 	default:
-		w.logf("#%d %s: pushed what the cancelled agent had written to %s", it.in.Iteration, it.in.Node, LeftoverRef(it.in.Run, it.in.Iteration, it.in.Retry))
+		w.logf("#%d %s: pushed what the agent had written to %s", it.in.Iteration, it.in.Node, LeftoverRef(it.in.Run, it.in.Iteration, it.in.Retry))
 	}
 }
 

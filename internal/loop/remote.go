@@ -195,7 +195,7 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int, start st
 		if it.meta.Worker == "" {
 			it.meta.Worker = engine.WorkerOf(werr)
 		}
-		if ctx.Err() == nil && engine.Unanswered(werr) {
+		if ctx.Err() == nil && !engine.BeforeAgent(werr) {
 			r.keepPushedWork(ctx, it.meta, retry)
 		}
 	}

@@ -23,9 +23,12 @@ func (r *worker) lostWhy(ctx context.Context, err error, n, retry int) string {
 			engine.LeftoverRef(r.engine.run, n, retry), r.cfg.Engine.Remote)
 	}
 	why := "iteration on a worker: " + firstLine(engine.Why(err))
-	if engine.Unanswered(err) {
-		why += fmt.Sprintf(". Started again in its --dir, the worker pushes what the agent had written to %s on %s",
-			engine.LeftoverRef(r.engine.run, n, retry), r.cfg.Engine.Remote)
+	leftover := engine.LeftoverRef(r.engine.run, n, retry)
+	switch {
+	case engine.Unanswered(err):
+		why += fmt.Sprintf(". Started again in its --dir, the worker pushes what the agent had written to %s on %s", leftover, r.cfg.Engine.Remote)
+	case !engine.BeforeAgent(err):
+		why += fmt.Sprintf(". What the agent had written, if anything, was pushed to %s on %s", leftover, r.cfg.Engine.Remote)
 	}
 	return why
 }
@@ -69,7 +72,8 @@ func (r *worker) workersFailing(meta *state.Meta) error {
 }
 
 // keepPushedWork brings the work the worker of iteration n's agent run
-// retry pushed before it was lost (it died running the guards, say) into
+// retry pushed before it was lost or failed (it died running the guards,
+// say) into
 // the lane's working tree, where recording the iteration keeps it as the
 // attempt's, and says so in meta's note; nothing when it pushed none.
 func (r *worker) keepPushedWork(ctx context.Context, meta *state.Meta, retry int) {
@@ -88,6 +92,6 @@ func (r *worker) keepPushedWork(ctx context.Context, meta *state.Meta, retry int
 		kept = true
 	})
 	if kept {
-		meta.Note += fmt.Sprintf(" Its worker had pushed its work (%s) before it was lost: it is kept as this attempt's.", ref)
+		meta.Note += fmt.Sprintf(" Its worker had pushed its work (%s) before the end: it is kept as this attempt's.", ref)
 	}
 }

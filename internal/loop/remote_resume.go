@@ -54,7 +54,7 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 		if meta.Worker == "" {
 			meta.Worker = engine.WorkerOf(err)
 		}
-		if ctx.Err() == nil && engine.Unanswered(err) {
+		if ctx.Err() == nil && !engine.BeforeAgent(err) {
 			r.keepPushedWork(ctx, meta, retry)
 		}
 		return true, r.remoteLost(ctx, meta, ctx.Err())
