@@ -24,15 +24,7 @@ import (
 // work (and a second one refused its folder), the same tree then runs to
 // the end.
 func TestEngineWorkerCannotWork(t *testing.T) {
-	srv, r, remote := engineRepo(t, flatTree("fetch", 2, 0), func(address, remote string) string {
-		return fmt.Sprintf(`max_consecutive_errors = 3
-%s
-[engine]
-address = %q
-remote = %q
-parallel = 2
-`, taskGuard, address, remote)
-	}, crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
+	srv, r, remote := engineRepo(t, flatTree("fetch", 2, 0), engineConf("max_consecutive_errors = 3\n", 2, ""), crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
 	// The agent is a program looked for on PATH, which only some workers
 	// have.
 	exe, err := os.Executable()
@@ -269,14 +261,7 @@ heartbeat = "3s"
 func heldTask(t *testing.T, prefix string) (*devServer, *crashRepo, string, string) {
 	t.Helper()
 	hold := filepath.Join(t.TempDir(), "hold")
-	srv, r, remote := engineRepo(t, flatTree(prefix, 1, 0), func(address, remote string) string {
-		return fmt.Sprintf(`%s
-[engine]
-address = %q
-remote = %q
-parallel = 1
-`, taskGuard, address, remote)
-	}, crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
+	srv, r, remote := engineRepo(t, flatTree(prefix, 1, 0), engineConf("", 1, ""), crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -291,14 +276,7 @@ parallel = 1
 // interrupted (an attempt: an agent worked) and names that ref, and the
 // next attempt lands.
 func TestEngineWorkerFailsAfterTheAgent(t *testing.T) {
-	srv, r, remote := engineRepo(t, flatTree("fail", 1, 0), func(address, remote string) string {
-		return fmt.Sprintf(`%s
-[engine]
-address = %q
-remote = %q
-parallel = 1
-`, taskGuard, address, remote)
-	}, crashSteadyEnv+` = "1"`)
+	srv, r, remote := engineRepo(t, flatTree("fail", 1, 0), engineConf("", 1, ""), crashSteadyEnv+` = "1"`)
 	refused := filepath.Join(t.TempDir(), "refused")
 	hook := fmt.Sprintf("#!/bin/sh\nwhile read old new ref; do\n  case $ref in */result) if [ ! -e %[1]s ]; then touch %[1]s; echo 'results are refused once' >&2; exit 1; fi;; esac\ndone\n", refused)
 	if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {

@@ -45,20 +45,9 @@ import (
 func TestEngineWorkers(t *testing.T) {
 	hold := filepath.Join(t.TempDir(), "hold")
 	const slots = 4 // two workers, two each
-	srv, r, remote := engineRepo(t, engineTree(), func(address, remote string) string {
-		return fmt.Sprintf(`
-[[guard]]
-name = "task-file"
-run = "test -f \"work/$RUNNER_NODE_ID.txt\""
-timeout = "30s"
-
-[engine]
-address = %q
-remote = %q
-parallel = %d
-heartbeat = "20s"
-`, address, remote, slots)
-	}, crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`, fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
+	srv, r, remote := engineRepo(t, engineTree(), engineConf("", slots, `heartbeat = "20s"`+"\n"),
+		crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`, fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots),
+		crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
 
 	holdOn := func() { os.WriteFile(hold, nil, 0o644) }
 	holdOff := func() { os.Remove(hold) }
@@ -317,16 +306,7 @@ func runIDOf(t *testing.T, r *crashRepo) string {
 // the service, the worker and the remote.
 func TestEngineRateLimit(t *testing.T) {
 	// Both tasks may be at work at once (engine.parallel = 2).
-	srv, r, _ := engineRepo(t, flatTree("lim", 2, 0), func(address, remote string) string {
-		return fmt.Sprintf(`rate_limit_backoff = "200ms"
-rate_limit_backoff_max = "500ms"
-%s
-[engine]
-address = %q
-remote = %q
-parallel = 2
-`, taskGuard, address, remote)
-	}, crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`, crashEarlyEnv+` = "1"`)
+	srv, r, _ := engineRepo(t, flatTree("lim", 2, 0), engineConf("rate_limit_backoff = \"200ms\"\nrate_limit_backoff_max = \"500ms\"\n", 2, ""), crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`, crashEarlyEnv+` = "1"`)
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
 	// `runner doctor` sees the service, the worker polling and the remote.
 	var doctor runnerResult
@@ -368,6 +348,16 @@ parallel = 2
 		if !slices.Contains(files, "work/"+m.Node+".limited") {
 			t.Errorf("the run branch lacks what task %s's limited run wrote (work/%s.limited): %v", m.Node, m.Node, files)
 		}
+	}
+}
+
+// engineConf is the config most engine tests add: loop keys (the crash
+// repository's [loop] table is open), the task-file guard, and [engine]
+// on the test's service and remote with parallel iterations in flight,
+// and more keys of its own.
+func engineConf(loop string, parallel int, engine string) func(address, remote string) string {
+	return func(address, remote string) string {
+		return fmt.Sprintf("%s%s\n[engine]\naddress = %q\nremote = %q\nparallel = %d\n%s", loop, taskGuard, address, remote, parallel, engine)
 	}
 }
 

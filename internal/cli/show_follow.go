@@ -29,17 +29,17 @@ func followIteration(ctx context.Context, g *globals, p state.Paths, n int) erro
 	var offset int64
 	lastEvent, worker := "", ""
 	for {
-		if worker == "" {
-			if worker = workerOf(p, n); worker != "" {
-				fmt.Fprintf(out, "── on worker %s: its latest events follow; what the agent printed arrives when the iteration ends\n", inert.Line(worker))
-			}
+		ended, on := iterationState(p, n)
+		if worker == "" && on != "" {
+			worker = on
+			fmt.Fprintf(out, "── on worker %s: its latest events follow; what the agent printed arrives when the iteration ends\n", inert.Line(worker))
 		}
 		offset = copyNew(out, filepath.Join(runDir, "executor.log"), offset)
 		if e := live.LatestEvent(filepath.Join(runDir, "events.jsonl")); e != "" && e != lastEvent {
 			fmt.Fprintf(out, "── %s\n", inert.Line(e))
 			lastEvent = e
 		}
-		if iterationEnded(p, n) {
+		if ended {
 			copyNew(out, filepath.Join(runDir, "executor.log"), offset)
 			m, err := state.LoadMeta(runDir)
 			if err != nil {
@@ -57,42 +57,25 @@ func followIteration(ctx context.Context, g *globals, p state.Paths, n int) erro
 	}
 }
 
-// workerOf is the worker iteration n runs on, as the run state says
-// while it is in flight ("": none, or not known yet).
-func workerOf(p state.Paths, n int) string {
-	rs, err := state.LoadRunState(p.RunState())
-	if err != nil {
-		return ""
-	}
-	for _, f := range rs.Flights() {
-		if f.Iteration == n {
-			return f.Worker
-		}
-	}
-	return ""
-}
-
-// iterationEnded reports whether iteration n is recorded: its meta.json
-// is in a final phase, or no runner has it in flight any more and its
-// meta.json exists.
-func iterationEnded(p state.Paths, n int) bool {
-	m, err := state.LoadMeta(p.RunDir(n))
-	if err != nil {
-		return false
-	}
-	if m.Phase == state.PhaseRecorded || m.Phase == state.PhaseAborted {
-		return true
+// iterationState reads iteration n's meta.json and the run state once:
+// whether it is recorded (its meta.json is in a final phase, or no
+// runner has it in flight any more and its meta.json exists), and the
+// worker it runs on while in flight ("": none, or not known yet).
+func iterationState(p state.Paths, n int) (ended bool, worker string) {
+	m, merr := state.LoadMeta(p.RunDir(n))
+	if merr == nil && (m.Phase == state.PhaseRecorded || m.Phase == state.PhaseAborted) {
+		return true, ""
 	}
 	rs, err := state.LoadRunState(p.RunState())
 	if err != nil {
-		return false
+		return false, ""
 	}
 	for _, f := range state.CurrentInFlights(p, rs) {
 		if f.Iteration == n {
-			return false
+			return false, f.Worker
 		}
 	}
-	return true
+	return merr == nil, ""
 }
 
 // copyNew copies what the file at path holds past offset to w, and

@@ -58,16 +58,11 @@ func (w *Worker) keepLeftovers(ctx context.Context) {
 		if err == nil {
 			wt, err = git.Open(ctx, filepath.Join(w.Dir, "work", name), git.Options{})
 		}
-		if err == nil {
-			err = w.pushLeftover(ctx, wt, in)
-		}
-		switch {
-		case errors.Is(err, git.ErrNoChange):
-		case err != nil:
+		if err != nil {
 			w.logf("#%d %s: what the agent left in %s when this worker stopped could not be kept: %v", in.Iteration, in.Node, name, err)
-		default:
-			w.logf("#%d %s: pushed what the agent left when this worker stopped to %s", in.Iteration, in.Node, LeftoverRef(in.Run, in.Iteration, in.Retry))
+			continue
 		}
+		w.pushLeftover(ctx, wt, in)
 	}
 	_ = os.RemoveAll(filepath.Join(w.Dir, "underway"))
 }
@@ -83,24 +78,25 @@ func (w *Worker) keepUnfinished(it *iterationRun) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	switch err := w.pushLeftover(ctx, it.wt, it.in); {
-	case errors.Is(err, git.ErrNoChange):
-	case err != nil:
-		w.logf("#%d %s: what the agent had written could not be kept: %v", it.in.Iteration, it.in.Node, err)
-	default:
-		w.logf("#%d %s: pushed what the agent had written to %s", it.in.Iteration, it.in.Node, LeftoverRef(it.in.Run, it.in.Iteration, it.in.Retry))
-	}
+	w.pushLeftover(ctx, it.wt, it.in)
 }
 
 // pushLeftover pushes the work in the worktree wt of iteration in to its
-// LeftoverRef; git.ErrNoChange when there is none.
-func (w *Worker) pushLeftover(ctx context.Context, wt *git.Repo, in Input) error {
-	if in.Remote == "" || in.Checkpoint == "" || in.Run == "" {
-		return errors.New("its note is incomplete")
+// LeftoverRef, when there is any, and says what came of it.
+func (w *Worker) pushLeftover(ctx context.Context, wt *git.Repo, in Input) {
+	ref := LeftoverRef(in.Run, in.Iteration, in.Retry)
+	err := errors.New("its note is incomplete")
+	if in.Remote != "" && in.Checkpoint != "" && in.Run != "" {
+		var commit string
+		if commit, err = w.commitWork(ctx, wt, in, "what was left"); err == nil {
+			err = wt.Push(ctx, in.Remote, commit+":"+ref)
+		}
 	}
-	commit, err := w.commitWork(ctx, wt, in, "what was left")
-	if err != nil {
-		return err
+	switch {
+	case errors.Is(err, git.ErrNoChange):
+	case err != nil:
+		w.logf("#%d %s: what the agent had written could not be kept: %v", in.Iteration, in.Node, err)
+	default:
+		w.logf("#%d %s: pushed what the agent had written to %s", in.Iteration, in.Node, ref)
 	}
-	return wt.Push(ctx, in.Remote, commit+":"+LeftoverRef(in.Run, in.Iteration, in.Retry))
 }

@@ -190,14 +190,7 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int, start st
 		return nil, r.failedBeforeAgent(it.meta, werr)
 	}
 	if werr != nil {
-		it.meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(werr)
-		it.meta.Note = strings.TrimSpace(it.meta.Note + " " + r.lostWhy(ctx, werr, it.n, retry))
-		if it.meta.Worker == "" {
-			it.meta.Worker = engine.WorkerOf(werr)
-		}
-		if ctx.Err() == nil && !engine.BeforeAgent(werr) {
-			r.keepPushedWork(ctx, it.meta, retry)
-		}
+		r.noteLost(ctx, it.meta, werr, retry)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/runner-cli/runner/internal/engine"
 	executor "github.com/runner-cli/runner/internal/exec"
@@ -13,6 +14,20 @@ import (
 // An iteration on a worker that ends without a result: its worker
 // stopped answering, failed, or could not start the agent, or the run
 // was interrupted.
+
+// noteLost notes in meta why its agent run retry on a worker ended
+// without a result (err): whether an attempt was spent, why, which worker
+// had it; and keeps the work that worker pushed, if any.
+func (r *worker) noteLost(ctx context.Context, meta *state.Meta, err error, retry int) {
+	meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(err)
+	meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err, meta.Iteration, retry))
+	if meta.Worker == "" {
+		meta.Worker = engine.WorkerOf(err)
+	}
+	if ctx.Err() == nil && !engine.BeforeAgent(err) {
+		r.keepPushedWork(ctx, meta, retry)
+	}
+}
 
 // lostWhy says why iteration n's agent run retry on a worker ended
 // without a result, and where the work of a worker that stopped

@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/runner-cli/runner/internal/engine"
 	executor "github.com/runner-cli/runner/internal/exec"
@@ -49,14 +48,7 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 	case err != nil && ctx.Err() == nil && !engine.Lost(err):
 		return true, err
 	case err != nil:
-		meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(err)
-		meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err, in.Iteration, retry))
-		if meta.Worker == "" {
-			meta.Worker = engine.WorkerOf(err)
-		}
-		if ctx.Err() == nil && !engine.BeforeAgent(err) {
-			r.keepPushedWork(ctx, meta, retry)
-		}
+		r.noteLost(ctx, meta, err, retry)
 		return true, r.remoteLost(ctx, meta, ctx.Err())
 	case out.StartErr != "":
 		return true, r.ledger.EndResumed(meta, "the agent could not be started on worker "+out.Worker+": "+out.StartErr+"; no attempt was spent")

@@ -52,7 +52,8 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 	eventFile := filepath.Join(r.p.RunDir(n), live.WorkerEventFile)
 	defer os.Remove(eventFile)
 	said, since, worker, event := false, time.Now(), "", ""
-	var handing time.Time // since when its worker's work waits to be handed back
+	var handing time.Time // since when how its activity ended waits to be taken in
+	how := ""             // how it ended, once known: it ends once
 	for {
 		if s, err := engine.Describe(ctx, r.engine.c, id); err == nil {
 			if worker == "" && s.Worker != "" {
@@ -66,7 +67,10 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 			if worker != "" && s.Running && s.Worker == "" {
 				// The activity ended; the workflow's last step, which takes
 				// in how, runs on a worker too, and none has run it yet.
-				if how, err := engine.ActivityEnded(ctx, r.engine.c, id); err == nil && how != "" {
+				if how == "" {
+					how, _ = engine.ActivityEnded(ctx, r.engine.c, id)
+				}
+				if how != "" {
 					if handing.IsZero() {
 						handing = time.Now()
 					}
