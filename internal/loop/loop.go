@@ -193,6 +193,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.decideConfinement(); err != nil {
 		return nil, err
 	}
+	if err := r.noteEngineProtection(); err != nil {
+		return nil, err
+	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
 	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
 		return nil, err

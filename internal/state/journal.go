@@ -53,6 +53,11 @@ const (
 	// EventRunStarted: a `runner run` began, once its inputs loaded
 	// (RunnerPID). `runner report` reports a run from it to the next.
 	EventRunStarted = "run_started"
+	// EventRefused: the coordinator refused a worker's result it could
+	// not verify with the engine key (SPEC §22): forged, or signed with
+	// another key. The iteration is lost, no attempt spent; Error says
+	// why.
+	EventRefused = "refused"
 	// EventPlan: `runner plan` ran the agent to plan the tree, or to
 	// decompose one task, outside the loop's iterations (SPEC §16); the
 	// record's outcome is one of the OutcomePlan values.
