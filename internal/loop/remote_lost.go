@@ -101,6 +101,11 @@ func (r *worker) workersFailing(meta *state.Meta) error {
 	if limit <= 0 || r.engine.setupFailures < limit {
 		return nil
 	}
+	if meta.Refused != "" {
+		return fmt.Errorf("stopping: %d iterations in a row ended without an attempt (loop.max_consecutive_errors = %d); the last one (%d) brought back a result that could not be verified: %s. "+
+			"Another program answers on task queue %s (an agent that reaches the Temporal service, or a worker with another key file): `runner doctor` challenges each worker's key. No task spent an attempt on this",
+			r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Refused), inert.Line(r.cfg.Engine.TaskQueue))
+	}
 	return fmt.Errorf("stopping: %d iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = %d); "+
 		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
 		"No task spent an attempt on this", r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Worker), inert.Line(meta.Note), inert.Line(r.cfg.Engine.Remote))

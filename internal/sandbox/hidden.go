@@ -41,5 +41,5 @@ func Hidden() []string {
 // from what runs in them; when they do not, why. The rooms are Landlock
 // alone: they hide nothing.
 func HidesPaths() (bool, string) {
-	return false, "the agents' rooms have no mount namespace of their own, so they can read every file, this one included"
+	return false, "they have no mount namespace of their own: they read every file, this one included"
 }
