@@ -130,6 +130,9 @@ type Runner struct {
 	// engine runs the iterations on workers (remote.go), nil without
 	// [engine].
 	engine *remote
+	// forged is what unconfined slots' programs forged in the runner's
+	// files, not yet noted on an iteration (forgedslots.go).
+	forged forgery
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in

@@ -108,14 +108,24 @@ func AppendJournal(path string, r Record) error {
 // fsutil.NotSynced: such a record reaches the disk with the next record
 // that is fsynced (see fsutil.AppendLineAs).
 func AppendJournalAs(path string, r Record, d fsutil.Durability) error {
+	line, err := JournalLine(r)
+	if err != nil {
+		return err
+	}
+	return fsutil.AppendLineAs(path, line, d)
+}
+
+// JournalLine is r's line in the journal, its newline included, as
+// AppendJournalAs writes it: with the current time when r has none.
+func JournalLine(r Record) ([]byte, error) {
 	if r.Time.IsZero() {
 		r.Time = time.Now().UTC()
 	}
 	line, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("encode journal record: %w", err)
+		return nil, fmt.Errorf("encode journal record: %w", err)
 	}
-	return fsutil.AppendLineAs(path, append(line, '\n'), d)
+	return append(line, '\n'), nil
 }
 
 // ReadJournal reads every complete record. A last line without its
