@@ -172,3 +172,27 @@ func TestLoadKey(t *testing.T) {
 		t.Errorf("a key in its place: %v", err)
 	}
 }
+
+// BenchmarkSignAndOpen signs an input with a 40 KB prompt and opens it,
+// then an output with 1.5 MiB of run folder files (the bound collectFiles
+// keeps to): the cost the engine key adds to each iteration, on each side.
+func BenchmarkSignAndOpen(b *testing.B) {
+	in := Input{Run: "r1", Iteration: 7, Node: "a", Prompt: []byte(strings.Repeat("prompt text ", 40<<10/12)), Config: []byte(strings.Repeat("k = 1\n", 300))}
+	out := &Output{Worker: "w", Files: map[string][]byte{"executor.log": []byte(strings.Repeat("log line\n", filesLimit/9))}}
+	b.Run("input", func(b *testing.B) {
+		for b.Loop() {
+			s, _ := testKey.SignInput(in)
+			if _, err := testKey.OpenInput("runner-r1-7", s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("output", func(b *testing.B) {
+		for b.Loop() {
+			s, _ := testKey.signOutput("runner-r1-7", in, out)
+			if _, err := testKey.OpenOutput("runner-r1-7", "a", 0, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
