@@ -43,6 +43,21 @@ func TestEngineWorkerRefusesForeignIterations(t *testing.T) {
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
 	c := srv.client(t)
 
+	// A coordinator without the key says the engine is not protected,
+	// and the worker refuses its iterations: no attempt is spent, and the
+	// run stops after loop.max_consecutive_errors of them.
+	res := r.runRunner(3*time.Minute, 0, []string{engine.KeyEnv + "="}, "run")
+	if res.code != 1 || !strings.Contains(res.out, "the engine is NOT PROTECTED: no engine key") ||
+		!strings.Contains(res.out, "its worker refused it: its input is not signed") {
+		t.Errorf("a coordinator without the key exited %d, want 1, the engine said unprotected and its iterations refused:\n%s", res.code, res.out)
+	}
+	if out := r.runRunner(time.Minute, 0, nil, "status").out; !strings.Contains(out, "NOT PROTECTED: no engine key") {
+		t.Errorf("runner status does not say the engine was not protected:\n%s", out)
+	}
+	if fileExists(filepath.Join(r.root, "work", "own-000.txt")) || len(r.agentStarts()) > 0 {
+		t.Errorf("an agent ran for the coordinator without the key: %v", r.agentStarts())
+	}
+
 	key, err := engine.LoadKey(os.Getenv(engine.KeyEnv))
 	if err != nil {
 		t.Fatal(err)
@@ -189,8 +204,12 @@ func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 	if out := r.runRunner(time.Minute, 0, nil, "status").out; !strings.Contains(out, "refused:    iteration on a worker") && !strings.Contains(out, "refused:    its result was refused") {
 		t.Errorf("runner status does not name the refused result:\n%s", out)
 	}
-	if out := r.runRunner(time.Minute, 0, nil, "report").out; strings.Count(out, "refused result: its result was refused") != 2 {
-		t.Errorf("runner report does not name both refused results:\n%s", out)
+	report := r.runRunner(time.Minute, 0, nil, "report").out
+	if strings.Count(report, "refused result: its result was refused") != 2 {
+		t.Errorf("runner report does not name both refused results:\n%s", report)
+	}
+	if hidden, _ := sandbox.HidesPaths(); !hidden && !strings.Contains(report, "engine unprotected: the iterations ran on workers while the engine was not protected") {
+		t.Errorf("runner report does not say the engine was not protected, on a machine whose rooms cannot hide the key:\n%s", report)
 	}
 
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")

@@ -254,7 +254,7 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 	if m.Refused != "" {
 		add(AnomalyRefused, m.Refused+"; the iteration was lost, and cost the task no attempt", nil)
 	}
-	if m.Worker != "" && g.engineUnprotected != "" && !g.anomalies[AnomalyEngineUnprotected] {
+	if g.engineUnprotected != "" && !g.anomalies[AnomalyEngineUnprotected] {
 		g.anomalies[AnomalyEngineUnprotected] = true
 		add(AnomalyEngineUnprotected, "the iterations ran on workers while the engine was not protected: "+g.engineUnprotected, nil)
 	}

@@ -187,7 +187,7 @@ func (t *textWriter) interrupted(r *Report) {
 		what := map[string]string{Interrupted: "interrupted, an attempt spent", SetAside: "set aside, no attempt spent",
 			Unfinished: "unfinished"}[in.Kind]
 		if in.Kind == Interrupted && !in.AttemptSpent {
-			what = "interrupted by the runner's death, no attempt spent"
+			what = "interrupted, no attempt spent"
 		}
 		t.printf("- #%d **%s**: %s: %s\n", in.Iteration, inert.Line(in.Path), what, inert.Line(in.Reason))
 	}
