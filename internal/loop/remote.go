@@ -39,8 +39,6 @@ type remote struct {
 	c   client.Client
 	run string
 	key engine.Key
-	// keyPath is the key's file ("" without one).
-	keyPath string
 	// setupFailures counts the iterations in a row whose worker failed
 	// before their agent started (workersFailing).
 	setupFailures int
@@ -59,7 +57,7 @@ func (r *Runner) openEngine(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	key, keyPath, err := r.engineKey()
+	key, err := r.engineKey()
 	if err != nil {
 		return fmt.Errorf("%s [engine] key_file: %w", r.p.Rel(r.p.Config()), err)
 	}
@@ -72,7 +70,7 @@ func (r *Runner) openEngine(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s [engine]: %w", r.p.Rel(r.p.Config()), err)
 	}
-	r.engine = &remote{c: c, run: run, key: key, keyPath: keyPath}
+	r.engine = &remote{c: c, run: run, key: key}
 	fmt.Fprintf(r.opts.Notices, "runner: iterations run on the workers of task queue %s at %s (run %s)\n", inert.Line(e.TaskQueue), inert.Line(e.Address), run)
 	return nil
 }

@@ -107,7 +107,7 @@ func (r *worker) workersFailing(meta *state.Meta) error {
 			r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Refused), inert.Line(r.cfg.Engine.TaskQueue))
 	}
 	return fmt.Errorf("stopping: %d iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = %d); "+
-		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
+		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Do they hold this run's engine key (`runner doctor` checks)? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
 		"No task spent an attempt on this", r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Worker), inert.Line(meta.Note), inert.Line(r.cfg.Engine.Remote))
 }
 

@@ -17,22 +17,23 @@ import (
 // nor, where the rooms can, read; the run says when it is not protected.
 
 // engineKey reads the engine key this machine names (RUNNER_ENGINE_KEY_FILE,
-// else engine.key_file); nil and "" when neither does. A key file inside
-// the repository, or where a room may write, is refused.
-func (r *Runner) engineKey() (engine.Key, string, error) {
+// else engine.key_file); nil when neither does. A key file inside the
+// repository, or where a room may write, is refused; the rooms are told
+// to hide it.
+func (r *Runner) engineKey() (engine.Key, error) {
 	path, err := engine.KeyPath(r.cfg.Engine.KeyFile)
 	if err != nil || path == "" {
-		return nil, "", err
+		return nil, err
 	}
 	if err := engine.CheckKeyPlace(path, r.p.Root, RoomFor(r.cfg, "", "").Writable[2:]); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	key, err := engine.LoadKey(path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	sandbox.Hide(path)
-	return key, path, nil
+	return key, nil
 }
 
 // engineUnprotected says why an agent could submit iterations to the
