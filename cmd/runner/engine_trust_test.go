@@ -182,8 +182,8 @@ func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 	s := r.checkState("after the forged results")
 	for n, want := range map[int]string{1: "it is not signed", 2: "its signature does not verify"} {
 		m := s.metas[n]
-		if m == nil || m.Outcome != state.OutcomeInterrupted || !m.NoAttempt || !strings.Contains(m.Refused, "its result was refused: "+want) {
-			t.Errorf("iteration %d: %+v; want interrupted, no attempt, refused: %s", n, m, want)
+		if m == nil || m.Outcome != state.OutcomeInterrupted || !m.NoAttempt || !strings.Contains(m.Refused, "its result was refused: "+want) || m.Worker != "w1" {
+			t.Errorf("iteration %d: %+v; want interrupted, no attempt, refused: %s, taken by w1 by its own account", n, m, want)
 		}
 	}
 	if task := s.tree.Root.Children[0]; task.Attempts != 0 || task.Status == "done" {
@@ -205,7 +205,7 @@ func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 		t.Errorf("runner status does not name the refused result:\n%s", out)
 	}
 	report := r.runRunner(time.Minute, 0, nil, "report").out
-	if strings.Count(report, "refused result: its result was refused") != 2 {
+	if strings.Count(report, "refused result: its result was refused") != 2 || strings.Count(report, "interrupted on worker w1, no attempt spent") != 2 {
 		t.Errorf("runner report does not name both refused results:\n%s", report)
 	}
 	if hidden, _ := sandbox.HidesPaths(); !hidden && !strings.Contains(report, "engine unprotected: the iterations ran on workers while the engine was not protected") {

@@ -140,7 +140,12 @@ func Await(ctx context.Context, c client.Client, id string, key Key, node string
 		var signed Signed
 		err := c.GetWorkflow(ctx, id, "").Get(ctx, &signed)
 		if err == nil {
-			return key.OpenOutput(id, node, attempt, &signed)
+			out, err := key.OpenOutput(id, node, attempt, &signed)
+			var ue *unverifiedError
+			if errors.As(err, &ue) {
+				ue.worker = takenBy(ctx, c, id)
+			}
+			return out, err
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -295,10 +300,32 @@ func transient(err error) bool {
 // ended without a result ("": none had, or it is not known).
 func WorkerOf(err error) string {
 	var ae *temporal.ActivityError
-	if errors.As(err, &ae) {
+	var ue *unverifiedError
+	switch {
+	case errors.As(err, &ae):
 		return ae.Identity()
+	case errors.As(err, &ue):
+		return ue.worker
 	}
 	return ""
+}
+
+// takenBy is the identity of the poller that took workflow id's activity,
+// as its history says ("" when it cannot be read): who answered, by its
+// own account.
+func takenBy(ctx context.Context, c client.Client, id string) string {
+	who := ""
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return who
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+			who = a.GetIdentity()
+		}
+	}
+	return who
 }
 
 // Poller is a worker that polled a task queue lately.

@@ -152,6 +152,9 @@ func (k Key) Answer(queue, name string, nonce []byte) []byte {
 type unverifiedError struct {
 	id  string
 	err error
+	// worker is the identity of whoever took the activity, by its own
+	// account (WorkerOf).
+	worker string
 }
 
 func (e *unverifiedError) Error() string {

@@ -156,7 +156,7 @@ func (g *gatherer) outcome(m *state.Meta) {
 		g.rep.Decomposed = append(g.rep.Decomposed, s)
 	case state.OutcomeInterrupted:
 		g.rep.Interrupted = append(g.rep.Interrupted, Interruption{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath,
-			Kind: Interrupted, Reason: interruptReason(m.Summary), AttemptSpent: !m.NoAttempt})
+			Kind: Interrupted, Reason: interruptReason(m.Summary), AttemptSpent: !m.NoAttempt, Worker: m.Worker})
 	}
 	if m.NodeStatus == "blocked" {
 		at := blockedAt{iteration: m.Iteration}

@@ -153,6 +153,8 @@ type Interruption struct {
 	Kind         string `json:"kind"`
 	Reason       string `json:"reason"`
 	AttemptSpent bool   `json:"attempt_spent"`
+	// Worker is the `runner worker` it ran on, with [engine] (SPEC §22).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Split is a task the agent decomposed.
