@@ -54,10 +54,16 @@ func (r *worker) watchForgery() error {
 
 // sweepForgery takes out the journal lines another program appended
 // since the mark, and puts tree.json's runner-owned fields back where
-// nothing covers their change, keeping both in r.forged.
+// nothing covers their change, keeping both in r.forged. While no
+// iteration is under way (a pause, between tasks), no program of the
+// run's is at work: what was appended since is the person's, and the
+// mark moves past it.
 func (r *Runner) sweepForgery() error {
 	if !r.ledger.WatchingJournal() {
 		return nil
+	}
+	if len(r.ledger.State().Flights()) == 0 {
+		return r.ledger.WatchJournal()
 	}
 	lines, err := r.ledger.ForeignJournal()
 	for _, l := range lines {
