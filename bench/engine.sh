@@ -2,7 +2,8 @@
 # Workers on Temporal (SPEC §22): eight independent tasks, an agent that
 # sleeps S seconds, writes <task>.txt and says done, a no-op guard, run by
 # a coordinator through a Temporal dev server on this machine: once with
-# one worker, then with two (each --slots 1, engine.parallel = 8). It
+# one worker, then with two (each --slots 1, engine.parallel = 8), every
+# input and output signed with an engine key (engine.key_file). It
 # prints both wall times, their ratio (target: two workers take at most
 # 0.6 of one worker's time; the ideal is 0.5), and per task the dispatch
 # overhead on each side of the agent:
@@ -26,8 +27,9 @@ fi
 [ -x "$TEMPORAL" ] || { echo "no temporal CLI: go install github.com/temporalio/cli/cmd/temporal@v1.5.1"; exit 1; }
 D=$(mktemp -d "${TMPDIR:-/tmp}/runner-bench.XXXXXX")
 PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom) % 20000))
+WORKERS=
 cleanup() {
-	pkill -f "runner-bench-worker-$PORT" 2>/dev/null || true
+	[ -n "$WORKERS" ] && kill $WORKERS 2>/dev/null
 	[ -n "${SERVER:-}" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
 	rm -rf "$BIN"
 	if [ -n "${KEEP:-}" ]; then echo "kept: $D"; else rm -rf "$D"; fi
@@ -43,6 +45,7 @@ until "$TEMPORAL" operator cluster health --address "127.0.0.1:$PORT" > /dev/nul
 done
 
 sleep_agent "$D/agent.sh"
+(umask 077 && head -c 32 /dev/urandom | base64 > "$D/engine.key")
 T=$D/template
 mkdir -p "$T/.runner"
 printf '.runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n' > "$T/.gitignore"
@@ -68,18 +71,22 @@ run() {
 	mkdir -p "$W/marks"
 	cp -a "$T" "$W/repo"
 	git init -q --bare "$W/remote.git"
-	printf '[executor]\npreset = "command"\ncommand = ["%s"]\ntimeout = "10m"\n\n[loop]\nmax_iterations = 100\n\n[verify]\npreflight = false\n\n[[guard]]\nname = "noop"\nrun = "true"\n\n[engine]\naddress = "127.0.0.1:%s"\ntask_queue = "%s"\nremote = "%s"\nparallel = 8\n' \
-		"$D/agent.sh" "$PORT" "$1" "$W/remote.git" > "$W/repo/.runner/config.toml"
+	printf '[executor]\npreset = "command"\ncommand = ["%s"]\ntimeout = "10m"\n\n[loop]\nmax_iterations = 100\n\n[verify]\npreflight = false\n\n[[guard]]\nname = "noop"\nrun = "true"\n\n[engine]\naddress = "127.0.0.1:%s"\ntask_queue = "%s"\nremote = "%s"\nparallel = 8\nkey_file = "%s"\n' \
+		"$D/agent.sh" "$PORT" "$1" "$W/remote.git" "$D/engine.key" > "$W/repo/.runner/config.toml"
 	k=1
+	WORKERS=
 	while [ $k -le "$2" ]; do
 		BENCH_MARKS=$W/marks BENCH_SLEEP=$S RUNNER_SANDBOX_WRITABLE=$W/marks "$BIN/runner" --dir "$W/w$k" worker \
-			--address "127.0.0.1:$PORT" --task-queue "$1" --name "runner-bench-worker-$PORT-$k" > "$W/w$k.log" 2>&1 &
+			--address "127.0.0.1:$PORT" --task-queue "$1" --name "w$k" --key-file "$D/engine.key" > "$W/w$k.log" 2>&1 &
+		WORKERS="$WORKERS $!"
 		k=$((k + 1))
 	done
 	t0=$(date +%s%N)
 	(cd "$W/repo" && "$BIN/runner" run > "$W/out" 2>&1) || { echo "runner run failed:"; cat "$W/out"; exit 1; }
 	t1=$(date +%s%N)
-	pkill -INT -f "runner-bench-worker-$PORT" || true
+	kill -INT $WORKERS 2>/dev/null
+	for pid in $WORKERS; do wait "$pid" 2>/dev/null; done
+	WORKERS=
 	echo $(((t1 - t0) / 1000000)) > "$W/wall"
 	done=$(git -C "$W/repo" ls-tree --name-only runner/job | grep -c '^t[0-9]*\.txt$' || true)
 	[ "$done" -eq $TASKS ] || { echo "$done of $TASKS tasks on the run branch:"; cat "$W/out"; exit 1; }

@@ -223,7 +223,8 @@ heartbeat = "3s"
 		t.Fatal(err)
 	}
 	defer os.Remove(hold)
-	w1 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w1"), "w1")
+	// The config asks for no sandbox: the workers let it (their floor off).
+	w1 := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "w1"), "w1", nil, "--sandbox", "off")
 	coord := startCoordinator(t, r)
 	awaitCond(t, 90*time.Second, "the guard running on w1", coord, func() bool { return fileExists(inGuard) })
 	w1.kill()
@@ -233,7 +234,7 @@ heartbeat = "3s"
 		return strings.Contains(r.runRunner(time.Minute, 0, nil, "status").out, "lost (its worker stopped answering) on worker w1; what came of it waits for a worker")
 	})
 	os.Remove(inGuard)
-	w2 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2")
+	w2 := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2", nil, "--sandbox", "off")
 	awaitCond(t, time.Minute, "iteration 1 recorded", coord, func() bool {
 		m, err := state.LoadMeta(r.p.RunDir(1))
 		return err == nil && m.Phase == state.PhaseRecorded

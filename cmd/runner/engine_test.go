@@ -260,7 +260,7 @@ func submitOrphan(t *testing.T, r *crashRepo, srv *devServer) string {
 	defer cancel()
 	c := srv.client(t)
 	in := engine.Input{Run: runIDOf(t, r), Iteration: 999, Node: "none", Timeout: time.Hour, Heartbeat: time.Minute}
-	run, err := engine.Submit(ctx, c, "no-worker", in)
+	run, err := engine.Submit(ctx, c, "no-worker", nil, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,6 +314,9 @@ func TestEngineRateLimit(t *testing.T) {
 		doctor = r.runRunner(time.Minute, 0, nil, "doctor")
 		return strings.Contains(doctor.out, "workers:  w (polled ")
 	})
+	if !strings.Contains(doctor.out, "s ago, same key)") {
+		t.Errorf("runner doctor does not say the worker holds the same key:\n%s", doctor.out)
+	}
 	if !strings.Contains(doctor.out, "engine:   temporal "+srv.address) || !strings.Contains(doctor.out, ": git reaches it") {
 		t.Errorf("runner doctor:\n%s", doctor.out)
 	}
@@ -370,6 +373,8 @@ func engineRepo(t *testing.T, treeJSON string, conf func(address, remote string)
 		t.Skip("git is not installed")
 	}
 	srv := startDevServer(t, temporalCLI(t), filepath.Join(t.TempDir(), "temporal.db"), 0)
+	// Coordinators and workers sign what they exchange with the same key.
+	t.Setenv(engine.KeyEnv, writeEngineKey(t, "the tests' engine key"))
 	remote := filepath.Join(t.TempDir(), "remote.git")
 	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare: %v\n%s", err, out)
@@ -381,6 +386,17 @@ func engineRepo(t *testing.T, treeJSON string, conf func(address, remote string)
 	r.git("add", "-A")
 	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
 	return srv, r, remote
+}
+
+// writeEngineKey writes an engine key file made of seed, readable by its
+// owner only, and returns its path.
+func writeEngineKey(t *testing.T, seed string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "engine.key")
+	if err := os.WriteFile(p, []byte(strings.Repeat(seed, 1+engine.MinKeyLen/len(seed))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // startedIn lists the files the crash agents of tasks whose ids begin

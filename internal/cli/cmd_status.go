@@ -202,6 +202,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if l.Unconfined != "" {
 			fmt.Fprintf(w, "sandbox:    its agent was NOT confined: %s\n", inert.Line(l.Unconfined))
 		}
+		if l.Refused != "" {
+			fmt.Fprintf(w, "refused:    %s\n", inert.Line(l.Refused))
+		}
 	} else {
 		fmt.Fprintln(w, "last:       no iteration yet")
 	}
@@ -265,6 +268,9 @@ func printExecutors(w io.Writer, rep *status.Report) {
 	}
 	if rep.Engine != "" {
 		fmt.Fprintf(w, "engine:     %s (the iterations run on `runner worker`s)\n", inert.Line(rep.Engine))
+		if rep.EngineUnprotected != "" {
+			fmt.Fprintf(w, "            NOT PROTECTED: %s\n", inert.Line(rep.EngineUnprotected))
+		}
 	}
 	for _, n := range rep.SetAside {
 		fmt.Fprintf(w, "set aside:  %s for the rest of the run: %s\n", inert.Line(n.Name), firstLine(n.Reason))

@@ -11,13 +11,16 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // workerOpts are the flags of `runner worker`.
 type workerOpts struct {
-	engine config.Engine
-	name   string
-	slots  int
+	engine      config.Engine
+	name        string
+	slots       int
+	sandbox     string
+	unprotected bool
 }
 
 func newWorkerCmd(g *globals) *cobra.Command {
@@ -33,11 +36,23 @@ and send back their results and the run folder's files. It needs only outbound
 connections (to the Temporal service and the git remote); the agent's
 credentials stay on this machine.
 
+It runs only iterations signed with the engine key (--key-file, or
+RUNNER_ENGINE_KEY_FILE: the same file as the coordinator's engine.key_file)
+and signs what it sends back; an iteration it cannot verify is refused before
+anything runs, in its log and to its coordinator. Without a key it refuses to
+start, unless --unprotected.
+
+--sandbox is its floor, which no iteration lowers: auto (the default) confines
+every iteration where this machine can, and refuses one whose config asks for
+sandbox.mode = "off"; required refuses to start where the machine cannot
+confine; off lets each iteration's [sandbox] decide.
+
 --dir is where the worker keeps its repository and the iterations under way
-(default: the user's cache directory, runner/worker); it is this worker's alone
-(a second worker there is refused: give each its own, or raise --slots). A
-worker started again in the same directory stops what a killed one left
-running there.
+(default: $XDG_STATE_HOME/runner/worker, or ~/.local/state/runner/worker); it
+must lie outside every directory the agents' rooms may write (~/.cache, say),
+and is this worker's alone (a second worker there is refused: give each its
+own, or raise --slots). A worker started again in the same directory stops
+what a killed one left running there.
 
 Ctrl-C (or SIGTERM) stops taking iterations; those under way get 10 seconds to
 finish, then they are cancelled: their processes stopped, what their agents had
@@ -57,17 +72,19 @@ them again). The worker exits once that is done, within 75 seconds more.`,
 	f.IntVar(&o.slots, "slots", 1, "iterations run at once on this machine")
 	f.BoolVar(&o.engine.TLS, "tls", false, "connect with TLS (Temporal Cloud)")
 	f.StringVar(&o.engine.APIKeyEnv, "api-key-env", "", "the environment variable holding a Temporal Cloud API key (turns TLS on)")
+	f.StringVar(&o.engine.KeyFile, "key-file", "", "the engine key file, the coordinator's engine.key_file ("+engine.KeyEnv+" wins over it)")
+	f.BoolVar(&o.unprotected, "unprotected", false, "run without an engine key: any program that reaches the Temporal service can have this worker run a command")
+	f.StringVar(&o.sandbox, "sandbox", engine.FloorAuto, "this worker's confinement floor: auto, required or off")
 	return cmd
 }
 
 func runWorker(cmd *cobra.Command, g *globals, o *workerOpts) error {
 	dir := g.Dir
 	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return fmt.Errorf("worker: no --dir given and no cache directory: %w", err)
+		var err error
+		if dir, err = engine.DefaultDir(); err != nil {
+			return fmt.Errorf("worker: %w", err)
 		}
-		dir = filepath.Join(cache, "runner", "worker")
 	}
 	if o.slots < 1 || o.slots > config.MaxParallel {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("--slots %d: want 1 to %d", o.slots, config.MaxParallel)}
@@ -78,6 +95,10 @@ func runWorker(cmd *cobra.Command, g *globals, o *workerOpts) error {
 		name = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	o.engine.Kind = config.EngineTemporal
+	key, err := workerKey(o, dir)
+	if err != nil {
+		return err
+	}
 	g.superviseChildren()
 	ctx := cmd.Context()
 	c, err := engine.Dial(ctx, o.engine, name)
@@ -85,6 +106,30 @@ func runWorker(cmd *cobra.Command, g *globals, o *workerOpts) error {
 		return err
 	}
 	defer c.Close()
-	w := &engine.Worker{Dir: dir, Name: name, Slots: o.slots, Log: g.streams.Out, Room: loop.RoomFor}
+	w := &engine.Worker{Dir: dir, Name: name, Slots: o.slots, Log: g.streams.Out, Room: loop.RoomFor,
+		Key: key, Unprotected: o.unprotected, Sandbox: o.sandbox}
 	return w.Run(ctx, c, o.engine.TaskQueue)
+}
+
+// workerKey reads the worker's engine key, nil when none is named; the
+// file may not lie where an agent's room may write, nor in the worker's
+// folder, and rooms are told to hide it.
+func workerKey(o *workerOpts, dir string) (engine.Key, error) {
+	path, err := engine.KeyPath(o.engine.KeyFile)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	writable := append(loop.RoomFor(&config.Config{}, "", "").Writable[2:], dir)
+	if err := engine.CheckKeyPlace(path, "", writable); err != nil {
+		return nil, err
+	}
+	key, err := engine.LoadKey(path)
+	if err != nil {
+		return nil, err
+	}
+	sandbox.Hide(path)
+	return key, nil
 }

@@ -90,6 +90,10 @@ type Engine struct {
 	// Cloud); TLS is turned on with it, or by TLS.
 	APIKeyEnv string `toml:"api_key_env"`
 	TLS       bool   `toml:"tls"`
+	// KeyFile is the file holding the secret the coordinator and the
+	// workers sign what they exchange with (SPEC §22), kept outside every
+	// room; RUNNER_ENGINE_KEY_FILE wins over it. Absolute, or "~/…".
+	KeyFile string `toml:"key_file"`
 }
 
 // EngineTemporal is the one engine kind.

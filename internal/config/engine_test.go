@@ -45,6 +45,8 @@ func TestEngineRemote(t *testing.T) {
 		"../shared/r.git":             false,
 		"./r.git":                     false,
 		"shared/dir:with-colon/r.git": false,
+		"ext::sh -c touch% /tmp/x":    false,
+		"fd::3":                       false,
 	} {
 		_, err := Parse("config.toml", []byte("[engine]\naddress = \"t.example:7233\"\nremote = \""+remote+"\"\n"))
 		if got := err == nil; got != ok {
@@ -52,6 +54,16 @@ func TestEngineRemote(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "engine.remote") {
 			t.Errorf("remote %q: %v does not name engine.remote", remote, err)
+		}
+	}
+}
+
+// The key file is a path of this machine's, absolute or in the home.
+func TestEngineKeyFile(t *testing.T) {
+	for key, ok := range map[string]bool{"~/.config/runner/engine.key": true, "/etc/runner/engine.key": true, "engine.key": false, "./k": false} {
+		_, err := Parse("config.toml", []byte("[engine]\naddress = \"t.example:7233\"\nremote = \"/r.git\"\nkey_file = \""+key+"\"\n"))
+		if got := err == nil; got != ok || err != nil && !strings.Contains(err.Error(), "engine.key_file") {
+			t.Errorf("key_file %q: error %v, want accepted %v", key, err, ok)
 		}
 	}
 }

@@ -295,6 +295,9 @@ func (r *report) validateEngine(e Engine) {
 	switch {
 	case strings.TrimSpace(e.Remote) == "":
 		r.addf("engine.remote", "the git remote the coordinator and the workers share, a URL or the path of a bare repository on a shared disk")
+	case transportOf(e.Remote) != "":
+		r.addf("engine.remote", "%q uses git's %s transport, which runs a program of the URL's choosing: the runner never uses it; give a URL (ssh://, https://, file://) or the absolute path of a bare repository",
+			e.Remote, transportOf(e.Remote))
 	case relativeRemote(e.Remote):
 		r.addf("engine.remote", "%q is a relative path, which each machine would look for in a folder of its own: give the absolute path "+
 			"of a bare repository on a disk every worker mounts at that place, or a URL", e.Remote)
@@ -303,6 +306,20 @@ func (r *report) validateEngine(e Engine) {
 		r.addf("engine.parallel", "want 1 to %d iterations in flight, got %d", MaxParallel, e.Parallel)
 	}
 	r.positive("engine.heartbeat", e.Heartbeat, `"30s"`)
+	if k := e.KeyFile; k != "" && !strings.HasPrefix(k, "/") && !strings.HasPrefix(k, "~/") {
+		r.addf("engine.key_file", "%q: want an absolute path, or one starting with \"~/\", outside the repository", k)
+	}
+}
+
+// transportOf names the program-running transport a git remote asks for
+// ("ext::", "fd::"), "" when it asks for none.
+func transportOf(remote string) string {
+	for _, t := range []string{"ext::", "fd::"} {
+		if strings.HasPrefix(strings.ToLower(remote), t) {
+			return t
+		}
+	}
+	return ""
 }
 
 // relativeRemote reports whether a git remote is a path relative to the

@@ -3,11 +3,14 @@ package doctor
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/engine"
 )
 
 const engineConfig = `
@@ -45,6 +48,17 @@ func TestDoctorEngine(t *testing.T) {
 				"  workers:  unknown\n"}},
 		{"no remote", Engine{RemoteError: "reach /shared/repo.git: fatal: not a git repository"},
 			[]string{"  remote:   /shared/repo.git: CANNOT BE REACHED: reach /shared/repo.git: fatal: not a git repository\n"}},
+		{"no key", Engine{},
+			[]string{"  key:      NOT SET (engine.key_file, or RUNNER_ENGINE_KEY_FILE): the engine is not protected"}},
+		{"a key, challenged", Engine{KeyFile: "/etc/runner/engine.key", HiddenWhy: "no mount namespace",
+			Workers: []EngineWorker{{Name: "w1", LastPoll: now.Add(-time.Second), Key: KeySame}, {Name: "w2", LastPoll: now.Add(-2 * time.Second), Key: KeyOther},
+				{Name: "w3", LastPoll: now.Add(-3 * time.Second), Key: KeyNoAnswer, KeyError: "it did not answer the challenge"}}},
+			[]string{"  key:      /etc/runner/engine.key: set; NOT HIDDEN from the agents: no mount namespace, so the engine is not protected from them\n",
+				"  workers:  w1 (polled 1s ago, same key), w2 (polled 2s ago, ANOTHER KEY: give it this machine's key file), w3 (polled 3s ago, did not prove its key: it did not answer the challenge)\n"}},
+		{"a key hidden", Engine{KeyFile: "/etc/runner/engine.key", Hidden: true},
+			[]string{"  key:      /etc/runner/engine.key: set, hidden from the agents' rooms\n"}},
+		{"a key unusable", Engine{KeyFile: "/k", KeyError: "the engine key file /k holds 3 bytes"},
+			[]string{"  key:      CANNOT BE USED: the engine key file /k holds 3 bytes\n"}},
 	} {
 		p := probes(0, nil)
 		p.Engine = func(_ context.Context, e config.Engine, _ string, _ time.Duration) *Engine {
@@ -72,5 +86,25 @@ func TestProbeEngineUnreachable(t *testing.T) {
 		t.TempDir(), 5*time.Second)
 	if !strings.Contains(e.Error, "127.0.0.1:1") || e.RemoteError == "" || len(e.Workers) > 0 {
 		t.Errorf("probe: %+v", e)
+	}
+}
+
+// The key doctor reads is this machine's: RUNNER_ENGINE_KEY_FILE wins
+// over engine.key_file, and an unusable one says why.
+func TestProbeEngineKey(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(engine.KeyEnv, short)
+	e := &Engine{}
+	if key := e.readKey(config.Engine{KeyFile: "/elsewhere"}, dir+"/repo"); key != nil || e.KeyFile != short || !strings.Contains(e.KeyError, "fewer than 32") {
+		t.Errorf("a short key: %+v", e)
+	}
+	t.Setenv(engine.KeyEnv, "")
+	e = &Engine{}
+	if key := e.readKey(config.Engine{}, dir); key != nil || e.KeyFile != "" || e.KeyError != "" {
+		t.Errorf("no key: %+v", e)
 	}
 }

@@ -82,8 +82,9 @@ func WriteText(w io.Writer, r *Report) error {
 		sub("work", inert.Line(c.Work.Says))
 		sub("parallel", c.Parallel.Says)
 		if e := c.Engine; e != nil {
-			service, workers, remote := engineLines(e, time.Now())
+			service, workers, remote, key := engineLines(e, time.Now())
 			sub("engine", service)
+			sub("key", key)
 			sub("workers", workers)
 			sub("remote", remote)
 		}

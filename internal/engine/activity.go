@@ -17,6 +17,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/sandbox"
@@ -51,10 +52,18 @@ type iterationRun struct {
 
 // runIteration is the activity: one iteration's agent, its work pushed
 // as a commit, then its guards and checks, as a local slot runs them.
-func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
+// Nothing of an input the worker's key does not verify runs; what it
+// sends back is signed for the iteration.
+func (w *Worker) runIteration(ctx context.Context, signed Signed) (*Signed, error) {
 	w.active.Add(1)
 	defer w.active.Done()
 	id := activity.GetInfo(ctx).WorkflowExecution.ID
+	in, err := w.Key.OpenInput(id, &signed)
+	if err != nil {
+		err = inputRefusal(err)
+		w.logf("workflow %s: REFUSED before anything ran: %v", inert.Line(id), err)
+		return nil, refusal(err)
+	}
 	it := &iterationRun{in: in}
 	var mu sync.Mutex
 	var phase string
@@ -94,6 +103,9 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 	case err != nil && ctx.Err() != nil:
 		w.logf("#%d %s: cancelled", in.Iteration, in.Node)
 		return nil, ctx.Err()
+	case isRefused(err):
+		w.logf("#%d %s: REFUSED before anything ran: %v", in.Iteration, in.Node, err)
+		return nil, refusal(err)
 	case err != nil:
 		w.logf("#%d %s: failed: %v", in.Iteration, in.Node, err)
 		kind := FailureType
@@ -103,7 +115,7 @@ func (w *Worker) runIteration(ctx context.Context, in Input) (*Output, error) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), kind, err)
 	}
 	w.logf("#%d %s: finished", in.Iteration, in.Node)
-	return out, nil
+	return w.Key.signOutput(id, in, out)
 }
 
 // beat records a heartbeat every third of the heartbeat timeout, every
@@ -133,14 +145,14 @@ func (w *Worker) beat(ctx context.Context, timeout time.Duration, progress func(
 // ctx.
 func (w *Worker) iterate(ctx context.Context, id string, it *iterationRun) (*Output, error) {
 	in := it.in
-	if in.Protocol != Protocol {
-		return nil, fmt.Errorf("the coordinator speaks the runner's engine protocol %d, this worker %d: run the same version of runner on both", in.Protocol, Protocol)
-	}
 	cfg, err := config.Parse("config.toml (sent by the coordinator)", in.Config)
 	if err != nil {
 		return nil, err
 	}
 	it.cfg = cfg
+	if err := w.admit(cfg); err != nil {
+		return nil, err
+	}
 	ex, ok := executorNamed(cfg, in.Executor)
 	if !ok {
 		return nil, fmt.Errorf("the config has no executor named %q", in.Executor)

@@ -57,9 +57,14 @@ func quietLogger() tlog.Logger {
 // id that already exists, running or closed, is not started again: its
 // run is returned (adopted). While the service cannot be reached it
 // keeps asking until ctx ends, as Await does: a start whose answer was
-// lost is then found as that workflow.
-func Submit(ctx context.Context, c client.Client, queue string, in Input) (client.WorkflowRun, error) {
+// lost is then found as that workflow. The input is signed with key
+// (nil: unsigned, which a worker with a key refuses).
+func Submit(ctx context.Context, c client.Client, queue string, key Key, in Input) (client.WorkflowRun, error) {
 	id := WorkflowID(in.Run, in.Iteration, in.Retry)
+	signed, err := key.SignInput(in)
+	if err != nil {
+		return nil, fmt.Errorf("submit %s: %w", id, err)
+	}
 	for {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID:                                       id,
@@ -67,7 +72,7 @@ func Submit(ctx context.Context, c client.Client, queue string, in Input) (clien
 			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 			WorkflowExecutionErrorWhenAlreadyStarted: true,
-		}, WorkflowName, in)
+		}, WorkflowName, signed)
 		var dup *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case errors.As(err, &dup):
@@ -124,17 +129,23 @@ func Describe(ctx context.Context, c client.Client, id string) (State, error) {
 // that could not be reached again.
 var askAgain = time.Second
 
-// Await waits for workflow id's result. While the service cannot be
-// reached (restarted, a network cut) it keeps asking until ctx ends; the
-// workflow's own failure (its activity failed, timed out on a lost
-// heartbeat, or was cancelled) is returned as an error that Lost
-// matches.
-func Await(ctx context.Context, c client.Client, id string) (*Output, error) {
+// Await waits for workflow id's result, the agent run of node on
+// attempt. While the service cannot be reached (restarted, a network
+// cut) it keeps asking until ctx ends; the workflow's own failure (its
+// activity failed, timed out on a lost heartbeat, or was cancelled) is
+// returned as an error that Lost matches, and so is a result that cannot
+// be verified with key (Unverified).
+func Await(ctx context.Context, c client.Client, id string, key Key, node string, attempt int) (*Output, error) {
 	for {
-		var out Output
-		err := c.GetWorkflow(ctx, id, "").Get(ctx, &out)
+		var signed Signed
+		err := c.GetWorkflow(ctx, id, "").Get(ctx, &signed)
 		if err == nil {
-			return &out, nil
+			out, err := key.OpenOutput(id, node, attempt, &signed)
+			var ue *unverifiedError
+			if errors.As(err, &ue) {
+				ue.worker = takenBy(ctx, c, id)
+			}
+			return out, err
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -173,7 +184,7 @@ func (e *lostError) Unwrap() error { return e.err }
 func Lost(err error) bool {
 	var le *lostError
 	var we *temporal.WorkflowExecutionError
-	return errors.As(err, &le) || errors.As(err, &we)
+	return errors.As(err, &le) || errors.As(err, &we) || Unverified(err)
 }
 
 // Cancel asks Temporal to cancel workflow id (its activity is cancelled
@@ -243,11 +254,16 @@ func Why(err error) string {
 	var ae *temporal.ApplicationError
 	var te *temporal.TimeoutError
 	var ce *temporal.CanceledError
+	var ue *unverifiedError
 	switch {
 	case errors.As(err, &ae) && ae.Type() == FailureType:
 		return "its worker failed: " + ae.Message()
 	case errors.As(err, &ae) && ae.Type() == SetupFailureType:
 		return "its worker failed before the agent started: " + ae.Message()
+	case errors.As(err, &ae) && ae.Type() == RefusedType:
+		return "its worker refused it: " + ae.Message()
+	case errors.As(err, &ue):
+		return "its result was refused: " + ue.err.Error() + " (forged by another program on the task queue, or sent by a worker with another key)"
 	case errors.As(err, &te):
 		return "its worker stopped answering (" + strings.ToLower(te.TimeoutType().String()) + " timeout): it was stopped or lost"
 	case errors.As(err, &ce):
@@ -268,7 +284,7 @@ func Unanswered(err error) bool {
 // the config): no agent worked, and the task spent no attempt.
 func BeforeAgent(err error) bool {
 	var ae *temporal.ApplicationError
-	return errors.As(err, &ae) && ae.Type() == SetupFailureType
+	return errors.As(err, &ae) && (ae.Type() == SetupFailureType || ae.Type() == RefusedType)
 }
 
 // transient is an error of a call to a service that is away (restarted,
@@ -284,10 +300,32 @@ func transient(err error) bool {
 // ended without a result ("": none had, or it is not known).
 func WorkerOf(err error) string {
 	var ae *temporal.ActivityError
-	if errors.As(err, &ae) {
+	var ue *unverifiedError
+	switch {
+	case errors.As(err, &ae):
 		return ae.Identity()
+	case errors.As(err, &ue):
+		return ue.worker
 	}
 	return ""
+}
+
+// takenBy is the identity of the poller that took workflow id's activity,
+// as its history says ("" when it cannot be read): who answered, by its
+// own account.
+func takenBy(ctx context.Context, c client.Client, id string) string {
+	who := ""
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return who
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+			who = a.GetIdentity()
+		}
+	}
+	return who
 }
 
 // Poller is a worker that polled a task queue lately.

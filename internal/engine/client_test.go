@@ -51,27 +51,27 @@ func TestSubmitWhileTheServiceIsAway(t *testing.T) {
 	away := serviceerror.NewUnavailable("connection refused")
 
 	c := &startingClient{errs: []error{away, away}}
-	run, err := Submit(context.Background(), c, "q", in)
+	run, err := Submit(context.Background(), c, "q", nil, in)
 	if err != nil || run.GetID() != "runner-r1-3" || c.starts != 3 {
 		t.Errorf("away twice: run %v, err %v after %d starts; want runner-r1-3 after 3", run, err, c.starts)
 	}
 
 	c = &startingClient{errs: []error{away, serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", "")}}
-	run, err = Submit(context.Background(), c, "q", in)
+	run, err = Submit(context.Background(), c, "q", nil, in)
 	if err != nil || c.adopted != "runner-r1-3" || run.GetID() != "runner-r1-3" {
 		t.Errorf("started by a lost ask: run %v, err %v, adopted %q", run, err, c.adopted)
 	}
 
 	bad := serviceerror.NewInvalidArgument("bad")
 	c = &startingClient{errs: []error{bad}}
-	if _, err := Submit(context.Background(), c, "q", in); !errors.Is(err, bad) || c.starts != 1 {
+	if _, err := Submit(context.Background(), c, "q", nil, in); !errors.Is(err, bad) || c.starts != 1 {
 		t.Errorf("invalid: err %v after %d starts, want %v after 1", err, c.starts, bad)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	c = &startingClient{errs: []error{away, away, away}}
-	if _, err := Submit(ctx, c, "q", in); err == nil || c.starts != 1 {
+	if _, err := Submit(ctx, c, "q", nil, in); err == nil || c.starts != 1 {
 		t.Errorf("interrupted: err %v after %d starts, want an error after 1", err, c.starts)
 	}
 }

@@ -20,6 +20,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,9 +35,9 @@ import (
 )
 
 // Protocol is the version of what the coordinator and the workers
-// exchange (Input, Output, the refs on the remote); it changes when a
-// runner of one version could not work with one of the other.
-const Protocol = 1
+// exchange (Signed, Input, Output, the refs on the remote); it changes
+// when a runner of one version could not work with one of the other.
+const Protocol = 2
 
 // The names the coordinator and the workers agree on.
 const (
@@ -45,10 +46,10 @@ const (
 )
 
 // Input is what a worker is given to run one iteration.
+//
+// It travels signed (Signed, SignInput): a worker runs nothing of an
+// input it cannot verify.
 type Input struct {
-	// Protocol is the coordinator's Protocol: a worker that speaks
-	// another refuses the iteration before its agent starts.
-	Protocol  int
 	Run       string // the run's id (state/engine.json)
 	Iteration int
 	Retry     int // 0, or the agent run after a rate limit
@@ -83,9 +84,14 @@ type Input struct {
 	Heartbeat time.Duration
 }
 
-// Output is what a worker sends back.
+// Output is what a worker sends back, signed with its key for the
+// iteration's workflow, task and attempt.
 type Output struct {
 	Worker string // its name (--name, default host:pid)
+	// Node and Attempt are the input's: the coordinator checks that the
+	// output answers for the task and attempt it awaits.
+	Node    string
+	Attempt int
 	// Unconfined says why the worker's agent ran unconfined ("": it was
 	// confined).
 	Unconfined string
@@ -154,15 +160,23 @@ func ResultRef(run string, n, retry int) string {
 // Workflow is one iteration: one activity on any worker of the task
 // queue, with no retry (the ledger counts attempts), its heartbeat the
 // lease. A cancelled workflow waits for the activity to stop, so that
-// nothing keeps running on the worker.
-func Workflow(ctx workflow.Context, in Input) (*Output, error) {
+// nothing keeps running on the worker. It passes the signed input and
+// output through as they are: the activity checks the one, the
+// coordinator the other.
+func Workflow(ctx workflow.Context, in Signed) (*Signed, error) {
+	// The bounds are read before the input is verified: they only bound
+	// the activity, which refuses an input it cannot verify at once.
+	var bounds struct{ Timeout, Heartbeat time.Duration }
+	if err := json.Unmarshal(in.Body, &bounds); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("the iteration's input does not decode: "+err.Error(), RefusedType, err)
+	}
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: in.Timeout,
-		HeartbeatTimeout:    in.Heartbeat,
+		StartToCloseTimeout: bounds.Timeout,
+		HeartbeatTimeout:    bounds.Heartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		WaitForCancellation: true,
 	})
-	var out Output
+	var out Signed
 	if err := workflow.ExecuteActivity(ctx, ActivityName, in).Get(ctx, &out); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func discardLogger() tlog.Logger {
 
 // newEnv is a test environment of the SDK with the workflow registered
 // and act as its activity.
-func newEnv(t *testing.T, act func(context.Context, Input) (*Output, error)) *testsuite.TestWorkflowEnvironment {
+func newEnv(t *testing.T, act func(context.Context, Signed) (*Signed, error)) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(discardLogger())
 	env := s.NewTestWorkflowEnvironment()
@@ -42,20 +42,37 @@ func newEnv(t *testing.T, act func(context.Context, Input) (*Output, error)) *te
 	return env
 }
 
-func input() Input {
-	return Input{Run: "r1", Iteration: 7, Node: "a", Timeout: time.Minute, Heartbeat: 10 * time.Second}
+func input() Signed {
+	s, err := testKey.SignInput(Input{Run: "r1", Iteration: 7, Node: "a", Timeout: time.Minute, Heartbeat: 10 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	return *s
 }
 
+// testKey is a key for the tests.
+var testKey = Key("0123456789abcdef0123456789abcdef-test")
+
+// The workflow hands the worker's signed output back as it is, and the
+// coordinator opens it with the key.
 func TestWorkflowReturnsTheWorkersOutput(t *testing.T) {
-	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
-		return &Output{Worker: "w1", Result: "abc", Agent: &executor.Result{Class: executor.ClassOK}}, nil
+	env := newEnv(t, func(ctx context.Context, s Signed) (*Signed, error) {
+		in, err := testKey.OpenInput("runner-r1-7", &s)
+		if err != nil {
+			return nil, err
+		}
+		return testKey.signOutput("runner-r1-7", in, &Output{Worker: "w1", Result: "abc", Agent: &executor.Result{Class: executor.ClassOK}})
 	})
 	env.ExecuteWorkflow(Workflow, input())
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
-	var out Output
-	if err := env.GetWorkflowResult(&out); err != nil {
+	var signed Signed
+	if err := env.GetWorkflowResult(&signed); err != nil {
+		t.Fatal(err)
+	}
+	out, err := testKey.OpenOutput("runner-r1-7", "a", 0, &signed)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if out.Worker != "w1" || out.Result != "abc" || out.Agent.Class != executor.ClassOK {
@@ -66,7 +83,7 @@ func TestWorkflowReturnsTheWorkersOutput(t *testing.T) {
 // A failed activity is not tried again: the ledger counts attempts.
 func TestWorkflowNeverRetries(t *testing.T) {
 	calls := 0
-	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
+	env := newEnv(t, func(ctx context.Context, in Signed) (*Signed, error) {
 		calls++
 		return nil, errors.New("the worker's disk is full")
 	})
@@ -87,7 +104,7 @@ func TestWorkflowNeverRetries(t *testing.T) {
 // times out, once.
 func TestWorkflowLostHeartbeat(t *testing.T) {
 	calls := 0
-	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
+	env := newEnv(t, func(ctx context.Context, in Signed) (*Signed, error) {
 		calls++
 		return nil, temporal.NewHeartbeatTimeoutError()
 	})
@@ -111,7 +128,7 @@ func TestWorkflowLostHeartbeat(t *testing.T) {
 // then cancelled on its worker, and its agent stopped, is
 // TestEngineWorkers' Ctrl-C, against a real service.)
 func TestWorkflowCancelled(t *testing.T) {
-	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
+	env := newEnv(t, func(ctx context.Context, in Signed) (*Signed, error) {
 		for {
 			activity.RecordHeartbeat(ctx, Progress{Phase: "agent"})
 			select {
@@ -178,7 +195,7 @@ func TestCollectFiles(t *testing.T) {
 
 // The worker's own failure says so, with its message.
 func TestWorkflowWorkerFailure(t *testing.T) {
-	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
+	env := newEnv(t, func(ctx context.Context, in Signed) (*Signed, error) {
 		return nil, temporal.NewNonRetryableApplicationError("git fetch: no such remote", FailureType, errors.New("exit 128"))
 	})
 	env.ExecuteWorkflow(Workflow, input())
@@ -191,7 +208,7 @@ func TestWorkflowWorkerFailure(t *testing.T) {
 // A worker's failure before its agent started says so: the task spent no
 // attempt on it.
 func TestWorkflowSetupFailure(t *testing.T) {
-	env := newEnv(t, func(ctx context.Context, in Input) (*Output, error) {
+	env := newEnv(t, func(ctx context.Context, in Signed) (*Signed, error) {
 		return nil, temporal.NewNonRetryableApplicationError("fetch from /r.git: exit 128", SetupFailureType, errors.New("exit 128"))
 	})
 	env.ExecuteWorkflow(Workflow, input())
@@ -327,10 +344,10 @@ events = ["blocked"]
 // A worker refuses the iteration of a coordinator that speaks another
 // protocol, before anything else.
 func TestProtocolMismatch(t *testing.T) {
-	w := &Worker{Dir: t.TempDir(), Name: "w"}
-	it := &iterationRun{in: Input{Protocol: Protocol + 1, Config: []byte("not toml [")}}
-	_, err := w.iterate(context.Background(), "wf", it)
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("protocol %d, this worker %d", Protocol+1, Protocol)) || it.agent {
-		t.Errorf("another protocol: %v (agent started: %v)", err, it.agent)
+	s := input()
+	s.Protocol = Protocol + 1
+	_, err := testKey.OpenInput("runner-r1-7", &s)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("protocol %d, this side %d", Protocol+1, Protocol)) {
+		t.Errorf("another protocol: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func (w *Worker) underwayFile(name string) string {
 // noteUnderway notes it as under way, once its worktree exists.
 func (w *Worker) noteUnderway(it *iterationRun) error {
 	in := it.in
-	note := Input{Protocol: in.Protocol, Run: in.Run, Iteration: in.Iteration, Retry: in.Retry, Node: in.Node,
+	note := Input{Run: in.Run, Iteration: in.Iteration, Retry: in.Retry, Node: in.Node,
 		Remote: in.Remote, Checkpoint: in.Checkpoint}
 	data, err := json.Marshal(note)
 	if err != nil {

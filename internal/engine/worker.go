@@ -36,8 +36,21 @@ type Worker struct {
 	// directory tmp under cfg: the rule a local slot is confined by
 	// (loop.RoomFor).
 	Room func(cfg *config.Config, work, tmp string) *sandbox.Room
+	// Key verifies the inputs and signs the outputs (nil: none, which
+	// Unprotected must allow).
+	Key Key
+	// Unprotected lets the worker run without a key: it then runs any
+	// input the task queue gives it, from whoever could submit one.
+	Unprotected bool
+	// Sandbox is the worker's own floor (--sandbox): "auto" confines every
+	// iteration where the machine can, "required" refuses to start where
+	// it cannot, "off" lets each iteration's [sandbox] decide. No input
+	// lowers it.
+	Sandbox string
 
 	repo   *git.Repo
+	queue  string
+	floor  bool           // every iteration is confined, whatever its input asks
 	gitMu  sync.Mutex     // one change to repo at a time
 	active sync.WaitGroup // the iterations under way (runIteration)
 	logMu  sync.Mutex
@@ -65,9 +78,12 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 	if err != nil {
 		return err
 	}
-	w.Dir = dir
+	w.Dir, w.queue = dir, queue
 	if w.Slots < 1 {
 		w.Slots = 1
+	}
+	if err := w.checkStart(); err != nil {
+		return err
 	}
 	release, err := lockDir(w.Dir)
 	if err != nil {
@@ -99,8 +115,15 @@ func (w *Worker) Run(ctx context.Context, c client.Client, queue string) error {
 	if err := wk.Start(); err != nil {
 		return fmt.Errorf("start the worker on task queue %s: %w", queue, err)
 	}
+	challenges := w.answerChallenges(c)
+	if err := challenges.Start(); err != nil {
+		wk.Stop()
+		return fmt.Errorf("start the worker on task queue %s: %w", ChallengeQueue(queue, w.Name), err)
+	}
 	w.logf("runner worker %s: polling task queue %s, %d at a time, in %s", w.Name, queue, w.Slots, w.Dir)
+	w.sayProtection()
 	<-ctx.Done()
+	challenges.Stop()
 	wk.Stop()
 	// Stop cancels what is still under way after StopGrace, and returns
 	// without waiting for it: each iteration still stops its processes,

@@ -55,6 +55,14 @@
 //     object from the promisor remote, running its uploadpack, ssh command
 //     or credential helper (GIT_NO_LAZY_FETCH=1, protocol.allow=never, and
 //     never for each protocol.<name>.allow configured); the call fails.
+//   - The calls that talk to the engine's remote (SPEC §22: Push, Fetch,
+//     Reach, RemoteRef) run from a git directory of the package's own,
+//     linked to the repository's refs and objects (remote.go): the
+//     repository's configuration does not apply to them, so no
+//     url.<base>.insteadOf or pushInsteadOf sends them elsewhere, and no
+//     core.sshCommand, credential helper or core.gitProxy of it runs.
+//     Only the file, git, ssh, http and https transports are allowed;
+//     ext:: and fd::, which run a program of the URL's, never are.
 //   - No system configuration (GIT_CONFIG_NOSYSTEM=1) nor system
 //     attributes (GIT_ATTR_NOSYSTEM=1). The global configuration (the
 //     person's ~/.gitconfig, XDG file, or GIT_CONFIG_GLOBAL) is read: the

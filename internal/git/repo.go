@@ -69,6 +69,12 @@ type Repo struct {
 
 	driversMu sync.Mutex
 	drivers   *driverCache // the overrides of the configuration's drivers
+
+	// The repository format extensions a transport directory copies
+	// (remote.go), read once.
+	extOnce sync.Once
+	ext     []override
+	extErr  error
 }
 
 // Top is the absolute top-level folder of the working tree.

@@ -13,7 +13,7 @@ import (
 // journal appends a record durably, which also makes durable every
 // record journalLazy appended before it.
 func (l *Ledger) journal(rec state.Record) error {
-	if err := state.AppendJournal(l.p.Journal(), rec); err != nil {
+	if err := l.appendJournal(rec, fsutil.Durable); err != nil {
 		return err
 	}
 	l.journalDirty = false
@@ -24,7 +24,7 @@ func (l *Ledger) journal(rec state.Record) error {
 // the next durable record (the next iteration's started record), Flush,
 // or the kernel's writeback.
 func (l *Ledger) journalLazy(rec state.Record) error {
-	if err := state.AppendJournalAs(l.p.Journal(), rec, fsutil.NotSynced); err != nil {
+	if err := l.appendJournal(rec, fsutil.NotSynced); err != nil {
 		return err
 	}
 	l.journalDirty = true
@@ -99,6 +99,16 @@ func (l *Ledger) rotateJournal() error {
 	if l.keepRuns <= 0 {
 		return nil
 	}
+	l.journalMu.Lock()
+	defer l.journalMu.Unlock()
+	if l.watch.on {
+		// The lines of the file about to be put aside are checked first.
+		foreign, err := l.takeForeign()
+		if err != nil {
+			return err
+		}
+		l.watch.pending = append(l.watch.pending, foreign...)
+	}
 	limit := max(int64(l.keepRuns)*journalBytesPerRun, minJournalRotate)
 	st, err := os.Stat(l.p.Journal())
 	if err != nil || st.Size() <= limit {
@@ -114,6 +124,7 @@ func (l *Ledger) rotateJournal() error {
 	if err := ensureDurableFile(l.p.Journal()); err != nil {
 		return fmt.Errorf("loop.keep_runs: rotate the journal: %w", err)
 	}
+	l.watch.rotated()
 	l.log.Info("rotated the journal (loop.keep_runs)", "old", l.p.Rel(l.p.OldJournal()), "bytes", st.Size())
 	return nil
 }

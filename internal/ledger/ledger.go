@@ -58,6 +58,10 @@ type Ledger struct {
 	stateDirty bool
 	// journalDirty says the journal has records appended without an fsync.
 	journalDirty bool
+	// journalMu orders the ledger's appends to the journal (one runs in
+	// the background, Begin) with the watch's reading of it (watch.go).
+	journalMu sync.Mutex
+	watch     journalWatch
 	// stateOnDisk says run_state.json exists (checkIntact looks for it).
 	stateOnDisk bool
 	// written is the run state as last written to run_state.json, which

@@ -34,7 +34,7 @@ func (l *Ledger) Begin(n int, node string, attempts, slot int) (startedAt time.T
 	l.stateDirty = true
 	rec := state.Record{Time: start, Iteration: n, Node: node, Event: state.EventStarted, Attempts: attempts, RunnerPID: os.Getpid(), Executor: l.rs.Executor, Slot: slot}
 	done := make(chan error, 1)
-	go func() { done <- state.AppendJournal(l.p.Journal(), rec) }()
+	go func() { done <- l.appendJournal(rec, fsutil.Durable) }()
 	return start, func() error {
 		if err := <-done; err != nil {
 			l.rs.EndFlight(n)

@@ -63,14 +63,16 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 	if j.Tamper, err = r.withRunBranch(ctx, meta.Iteration, j.Tamper); err != nil {
 		return j, err
 	}
-	if len(j.Tamper) > 0 {
-		// The guards ran the agent's code, which changed its judges.
-		j.Verdict = state.GuardFail
+	if before := len(meta.Tamper); len(j.Tamper) > 0 || r.slotForgery() {
+		// The guards ran the agent's code, which may have changed its judges.
 		if err := r.noteTamper(meta, j.Tamper); err != nil {
 			return j, err
 		}
-		j.Results = append(j.Results, state.GuardMeta{Name: tamperGuard, ExitCode: 1, Status: state.GuardFail,
-			Error: fmt.Sprintf("%d protected path(s) changed while the guards ran", len(j.Tamper))})
+		if changed := len(meta.Tamper) - before; changed > 0 {
+			j.Verdict = state.GuardFail
+			j.Results = append(j.Results, state.GuardMeta{Name: tamperGuard, ExitCode: 1, Status: state.GuardFail,
+				Error: fmt.Sprintf("%d protected path(s) changed while the guards ran", changed)})
+		}
 	}
 	r.noteUnreadReports(j)
 	return j, saveFound(logDir, j.Found)

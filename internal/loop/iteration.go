@@ -78,6 +78,9 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 	if r.slot > 0 {
 		r.ck.begun = n
 	}
+	if err := r.watchForgery(); err != nil {
+		return nil, err
+	}
 	start, started := r.ledger.Begin(n, node.ID, node.Attempts, r.slot)
 	if r.judged().RunnerDir != "" {
 		r.ledger.JudgesRunnerFiles(n)

@@ -108,17 +108,22 @@ func (r *worker) noteTamper(meta *state.Meta, tamper []state.TamperMeta) error {
 
 // forgedRunState finds whether run_state.json changed since the ledger
 // wrote it; a changed one (the ledger keeps its own) is kept under dir
-// and named with prefix.
+// and named with prefix. In unconfined slots, so are the journal lines
+// and tree.json statuses another program forged (forgedInSlots).
 func (r *worker) forgedRunState(dir, prefix string) ([]state.TamperMeta, error) {
+	inSlots, err := r.forgedInSlots(dir, prefix)
+	if err != nil {
+		return nil, err
+	}
 	forged, err := r.ledger.RunStateChanged()
 	if err != nil || forged == nil {
-		return nil, err
+		return inSlots, err
 	}
 	rel := r.p.Rel(r.p.RunState())
 	if err := fsutil.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755); err == nil {
 		fsutil.WriteFileAtomic(filepath.Join(dir, rel), forged, 0o644)
 	}
-	return []state.TamperMeta{{Path: rel, Change: verify.Modified, Kept: prefix + rel}}, nil
+	return append(inSlots, state.TamperMeta{Path: rel, Change: verify.Modified, Kept: prefix + rel}), nil
 }
 
 // programSpec is the run of an iteration's program (its agent, or with

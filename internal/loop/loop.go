@@ -130,6 +130,9 @@ type Runner struct {
 	// engine runs the iterations on workers (remote.go), nil without
 	// [engine].
 	engine *remote
+	// forged is what unconfined slots' programs forged in the runner's
+	// files, not yet noted on an iteration (forgedslots.go).
+	forged forgery
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -191,6 +194,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	if err := r.decideConfinement(); err != nil {
+		return nil, err
+	}
+	if err := r.noteEngineProtection(); err != nil {
 		return nil, err
 	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)

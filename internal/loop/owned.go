@@ -31,6 +31,9 @@ func (r *Runner) enforceOwned(t *tree.Tree) bool {
 	if r.ledger == nil {
 		return false // a tree settled outside a run (tests)
 	}
+	if err := r.sweepForgery(); err != nil {
+		r.log.Warn("could not look for forged journal lines and tree.json statuses", "err", err)
+	}
 	owned := r.ledger.Owned()
 	ix := tree.NewIndex(t)
 	if owned == nil {

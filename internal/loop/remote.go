@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -34,17 +33,16 @@ import (
 // record, the integration with the guards run again on the integrated
 // result, the run branch.
 
-// remote is the run's engine: its client and the run's id.
+// remote is the run's engine: its client, the run's id, and the key it
+// signs the inputs and verifies the outputs with (nil: none).
 type remote struct {
 	c   client.Client
 	run string
+	key engine.Key
 	// setupFailures counts the iterations in a row whose worker failed
 	// before their agent started (workersFailing).
 	setupFailures int
 }
-
-// engineFile holds the run's id, which names its workflows.
-const engineFile = "engine.json"
 
 // openEngine connects to the Temporal service of [engine], when set.
 func (r *Runner) openEngine(ctx context.Context) error {
@@ -59,6 +57,10 @@ func (r *Runner) openEngine(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	key, err := r.engineKey()
+	if err != nil {
+		return fmt.Errorf("%s [engine] key_file: %w", r.p.Rel(r.p.Config()), err)
+	}
 	if err := r.main.repo.Reach(ctx, e.Remote, engine.RunRefs(run)); err != nil {
 		return fmt.Errorf("%s [engine] remote = %q: %w; give a URL or a path that this machine and every worker can reach "+
 			"(a bare repository on a shared disk counts: git init --bare PATH)", r.p.Rel(r.p.Config()), e.Remote, err)
@@ -68,7 +70,7 @@ func (r *Runner) openEngine(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s [engine]: %w", r.p.Rel(r.p.Config()), err)
 	}
-	r.engine = &remote{c: c, run: run}
+	r.engine = &remote{c: c, run: run, key: key}
 	fmt.Fprintf(r.opts.Notices, "runner: iterations run on the workers of task queue %s at %s (run %s)\n", inert.Line(e.TaskQueue), inert.Line(e.Address), run)
 	return nil
 }
@@ -83,19 +85,16 @@ func (r *Runner) closeEngine() {
 // runID is the run's id, made once and kept in the state folder: a new
 // ledger is a new run, whose iteration numbers start again.
 func (r *Runner) runID() (string, error) {
-	p := filepath.Join(r.p.StateDir(), engineFile)
-	var have struct {
-		Run string `json:"run"`
-	}
-	if data, err := os.ReadFile(p); err == nil && json.Unmarshal(data, &have) == nil && have.Run != "" {
+	have, err := state.LoadEngine(r.p)
+	if err == nil && have.Run != "" {
 		return have.Run, nil
 	}
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	have.Run = hex.EncodeToString(b[:])
-	if err := fsutil.ReplaceJSON(p, have, fsutil.Durable); err != nil {
+	have = state.Engine{Run: hex.EncodeToString(b[:])}
+	if err := state.SaveEngine(r.p, have); err != nil {
 		return "", err
 	}
 	return have.Run, nil
@@ -179,12 +178,12 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int, start st
 			werr = fmt.Errorf("%s [engine] remote: %w", r.p.Rel(r.p.Config()), err)
 			return
 		}
-		run, err := engine.Submit(ctx, r.engine.c, queue, in)
+		run, err := engine.Submit(ctx, r.engine.c, queue, r.engine.key, in)
 		if err != nil {
 			werr = err
 			return
 		}
-		out, werr = r.awaitWorker(ctx, run.GetID(), queue, it.meta)
+		out, werr = r.awaitWorker(ctx, run.GetID(), queue, it.meta, it.node.ID, it.meta.Attempt)
 	})
 	if werr != nil && ctx.Err() == nil && !engine.Lost(werr) {
 		return nil, r.failedBeforeAgent(it.meta, werr)
@@ -218,7 +217,7 @@ func (r *worker) engineInput(it *underway, retry int, start string) (engine.Inpu
 		timeout += iteration.CheckOf(c).Guard.Timeout.Duration
 	}
 	return engine.Input{
-		Protocol: engine.Protocol, Run: run, Iteration: n, Retry: retry, Node: it.node.ID, Attempt: it.meta.Attempt,
+		Run: run, Iteration: n, Retry: retry, Node: it.node.ID, Attempt: it.meta.Attempt,
 		Remote: r.cfg.Engine.Remote, Checkpoint: start,
 		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
 		Config: cfgText, Executor: it.link.name(), Prompt: it.req.Prompt, Schema: schema,

@@ -19,13 +19,29 @@ import (
 // without a result (err): whether an attempt was spent, why, which worker
 // had it; and keeps the work that worker pushed, if any.
 func (r *worker) noteLost(ctx context.Context, meta *state.Meta, err error, retry int) {
-	meta.NoAttempt = ctx.Err() == nil && engine.BeforeAgent(err)
+	meta.NoAttempt = ctx.Err() == nil && (engine.BeforeAgent(err) || engine.Unverified(err))
 	meta.Note = strings.TrimSpace(meta.Note + " " + r.lostWhy(ctx, err, meta.Iteration, retry))
 	if meta.Worker == "" {
 		meta.Worker = engine.WorkerOf(err)
 	}
+	if engine.Unverified(err) {
+		r.noteRefused(meta, err)
+		return // nothing of what came back is believed, the work it names included
+	}
 	if ctx.Err() == nil && !engine.BeforeAgent(err) {
 		r.keepPushedWork(ctx, meta, retry)
+	}
+}
+
+// noteRefused notes a result that could not be verified: in meta, the
+// journal (EventRefused), a notice and the log. It runs under the run's
+// lock.
+func (r *worker) noteRefused(meta *state.Meta, err error) {
+	meta.Refused = firstLine(engine.Why(err))
+	r.log.Warn("refused a worker's result that could not be verified with the engine key", "iteration", meta.Iteration, "node", meta.Node, "err", err)
+	fmt.Fprintf(r.opts.Notices, "runner: iteration %d: %s; the iteration is lost, and costs the task no attempt\n", meta.Iteration, inert.Line(meta.Refused))
+	if jerr := r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: state.EventRefused, Error: meta.Refused}); jerr != nil {
+		r.log.Warn("could not journal the refused result", "iteration", meta.Iteration, "err", jerr)
 	}
 }
 
@@ -40,6 +56,8 @@ func (r *worker) lostWhy(ctx context.Context, err error, n, retry int) string {
 	why := "iteration on a worker: " + firstLine(engine.Why(err))
 	leftover := engine.LeftoverRef(r.engine.run, n, retry)
 	switch {
+	case engine.Unverified(err):
+		why += ". Nothing it said is believed: the task is tried again"
 	case engine.Unanswered(err):
 		why += fmt.Sprintf(". Started again in its --dir, the worker pushes what the agent had written to %s on %s", leftover, r.cfg.Engine.Remote)
 	case !engine.BeforeAgent(err):
@@ -60,6 +78,8 @@ func (r *worker) remoteLost(ctx context.Context, meta *state.Meta, cause error) 
 	switch {
 	case cause != nil:
 		why = "the run was interrupted while the iteration ran on a worker"
+	case meta.Refused != "":
+		why = "what came back from its worker could not be verified with the engine key"
 	case meta.NoAttempt:
 		why = "its worker failed before the agent started"
 	}
@@ -81,8 +101,13 @@ func (r *worker) workersFailing(meta *state.Meta) error {
 	if limit <= 0 || r.engine.setupFailures < limit {
 		return nil
 	}
+	if meta.Refused != "" {
+		return fmt.Errorf("stopping: %d iterations in a row ended without an attempt (loop.max_consecutive_errors = %d); the last one (%d) brought back a result that could not be verified: %s. "+
+			"Another program answers on task queue %s (an agent that reaches the Temporal service, or a worker with another key file): `runner doctor` challenges each worker's key. No task spent an attempt on this",
+			r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Refused), inert.Line(r.cfg.Engine.TaskQueue))
+	}
 	return fmt.Errorf("stopping: %d iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = %d); "+
-		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
+		"the last one (%d, on %s): %s. Look at the workers' output: is the agent's program installed there? Do they hold this run's engine key (`runner doctor` checks)? Does their git reach engine.remote (%s)? Is their --dir writable, with room? "+
 		"No task spent an attempt on this", r.engine.setupFailures, limit, meta.Iteration, inert.Line(meta.Worker), inert.Line(meta.Note), inert.Line(r.cfg.Engine.Remote))
 }
 

@@ -43,7 +43,7 @@ func (r *worker) resumeOnWorker(ctx context.Context, in *state.InFlight, meta *s
 	}
 	var out *engine.Output
 	queue := r.cfg.Engine.TaskQueue
-	r.outside(func() { out, err = r.awaitWorker(ctx, id, queue, meta) })
+	r.outside(func() { out, err = r.awaitWorker(ctx, id, queue, meta, in.Node, meta.Attempt) })
 	switch {
 	case err != nil && ctx.Err() == nil && !engine.Lost(err):
 		return true, err

@@ -14,16 +14,16 @@ import (
 	"github.com/runner-cli/runner/internal/state"
 )
 
-// awaitWorker waits for workflow id's result, saying which worker took
-// it once Temporal knows. Interrupted, it cancels the workflow and
-// waits for it to stop on its worker.
-func (r *worker) awaitWorker(ctx context.Context, id, queue string, meta *state.Meta) (*engine.Output, error) {
+// awaitWorker waits for workflow id's result, the agent run of node on
+// attempt, saying which worker took it once Temporal knows. Interrupted,
+// it cancels the workflow and waits for it to stop on its worker.
+func (r *worker) awaitWorker(ctx context.Context, id, queue string, meta *state.Meta, node string, attempt int) (*engine.Output, error) {
 	finished, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
 		r.watchWorker(ctx, id, queue, meta, finished)
 	}()
-	out, err := engine.Await(ctx, r.engine.c, id)
+	out, err := engine.Await(ctx, r.engine.c, id, r.engine.key, node, attempt)
 	close(finished)
 	<-watched
 	if ctx.Err() != nil {

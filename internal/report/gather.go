@@ -19,6 +19,9 @@ type gatherer struct {
 	paths   map[string]string // node id → path in the tree
 	titles  map[string]string
 	running int // the iteration a live runner works on, 0 if none
+	// engineUnprotected says why the engine is not protected ("": it is,
+	// or there is none).
+	engineUnprotected string
 
 	// blockedBy is the iteration of the window that blocked each node,
 	// and the questions its agent asked.
@@ -53,6 +56,7 @@ func newGatherer(p state.Paths, st *status.Report, rep *Report) *gatherer {
 	if st.Running != nil && st.Running.Alive {
 		g.running = st.Running.Iteration
 	}
+	g.engineUnprotected = st.EngineUnprotected
 	return g
 }
 
@@ -152,7 +156,7 @@ func (g *gatherer) outcome(m *state.Meta) {
 		g.rep.Decomposed = append(g.rep.Decomposed, s)
 	case state.OutcomeInterrupted:
 		g.rep.Interrupted = append(g.rep.Interrupted, Interruption{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath,
-			Kind: Interrupted, Reason: interruptReason(m.Summary), AttemptSpent: !m.NoAttempt})
+			Kind: Interrupted, Reason: interruptReason(m.Summary), AttemptSpent: !m.NoAttempt, Worker: m.Worker})
 	}
 	if m.NodeStatus == "blocked" {
 		at := blockedAt{iteration: m.Iteration}
@@ -247,6 +251,13 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		g.anomalies[AnomalyUnconfined] = true
 		add(AnomalyUnconfined, "from this iteration on, the agent was not confined to its worktree: "+m.Unconfined+"; its changes to the runner's files and .git were checked after each run", nil)
 	}
+	if m.Refused != "" {
+		add(AnomalyRefused, m.Refused+"; the iteration was lost, and cost the task no attempt", nil)
+	}
+	if g.engineUnprotected != "" && !g.anomalies[AnomalyEngineUnprotected] {
+		g.anomalies[AnomalyEngineUnprotected] = true
+		add(AnomalyEngineUnprotected, "the iterations ran on workers while the engine was not protected: "+g.engineUnprotected, nil)
+	}
 	emptyFailed := len(m.Guards) == 1 && m.Guards[0].Name == state.EmptyDoneGuard
 	switch {
 	case m.NoChange && (m.Outcome == state.OutcomeDone || emptyFailed):
@@ -281,7 +292,8 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 // records that meta.json did not already account for (its run folder
 // pruned, say).
 func (g *gatherer) journalAnomalies(m *state.Meta, recs []state.Record) {
-	kinds := map[string]string{state.EventTamper: AnomalyTamper, state.EventRejected: AnomalyReviewRejected, state.EventConflict: AnomalyConflict}
+	kinds := map[string]string{state.EventTamper: AnomalyTamper, state.EventRejected: AnomalyReviewRejected, state.EventConflict: AnomalyConflict,
+		state.EventRefused: AnomalyRefused}
 	for _, r := range recs {
 		kind, ok := kinds[r.Event]
 		if !ok || g.anomalies[fmt.Sprintf("%s/%d", kind, r.Iteration)] {
@@ -290,7 +302,8 @@ func (g *gatherer) journalAnomalies(m *state.Meta, recs []state.Record) {
 		g.anomalies[fmt.Sprintf("%s/%d", kind, r.Iteration)] = true
 		at := r.Time
 		detail := map[string]string{AnomalyTamper: "the agent changed files it may not change",
-			AnomalyReviewRejected: "no reason given", AnomalyConflict: "its commit did not integrate onto the run branch"}[kind]
+			AnomalyReviewRejected: "no reason given", AnomalyConflict: "its commit did not integrate onto the run branch",
+			AnomalyRefused: "a worker's result that could not be verified with the engine key was refused"}[kind]
 		if len(r.Paths) > 0 {
 			detail = map[string]string{AnomalyTamper: "the agent changed ", AnomalyConflict: "its commit did not integrate onto the run branch: "}[kind] +
 				strings.Join(r.Paths, ", ")

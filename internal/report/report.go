@@ -153,6 +153,8 @@ type Interruption struct {
 	Kind         string `json:"kind"`
 	Reason       string `json:"reason"`
 	AttemptSpent bool   `json:"attempt_spent"`
+	// Worker is the `runner worker` it ran on, with [engine] (SPEC §22).
+	Worker string `json:"worker,omitempty"`
 }
 
 // Split is a task the agent decomposed.
@@ -173,6 +175,12 @@ const (
 	AnomalyVacuousCheck   = "vacuous_check"   // a task's check passed before any work: it proves nothing
 	AnomalyUnconfined     = "unconfined"      // the agent ran without the kernel's confinement (said once)
 	AnomalyEmptyDone      = "empty_done"      // the agent said done and changed nothing
+	// AnomalyRefused: a worker's result that could not be verified with
+	// the engine key was refused (SPEC §22); the iteration was lost.
+	AnomalyRefused = "refused_result"
+	// AnomalyEngineUnprotected: iterations ran on workers while the
+	// engine was not protected (said once).
+	AnomalyEngineUnprotected = "engine_unprotected"
 )
 
 // Anomaly is something a person should look at.

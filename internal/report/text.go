@@ -186,7 +186,10 @@ func (t *textWriter) interrupted(r *Report) {
 	for _, in := range r.Interrupted {
 		what := map[string]string{Interrupted: "interrupted, an attempt spent", SetAside: "set aside, no attempt spent",
 			Unfinished: "unfinished"}[in.Kind]
-		if in.Kind == Interrupted && !in.AttemptSpent {
+		switch {
+		case in.Kind == Interrupted && !in.AttemptSpent && in.Worker != "":
+			what = "interrupted on worker " + inert.Line(in.Worker) + ", no attempt spent"
+		case in.Kind == Interrupted && !in.AttemptSpent:
 			what = "interrupted by the runner's death, no attempt spent"
 		}
 		t.printf("- #%d **%s**: %s: %s\n", in.Iteration, inert.Line(in.Path), what, inert.Line(in.Reason))

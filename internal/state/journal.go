@@ -53,6 +53,11 @@ const (
 	// EventRunStarted: a `runner run` began, once its inputs loaded
 	// (RunnerPID). `runner report` reports a run from it to the next.
 	EventRunStarted = "run_started"
+	// EventRefused: the coordinator refused a worker's result it could
+	// not verify with the engine key (SPEC §22): forged, or signed with
+	// another key. The iteration is lost, no attempt spent; Error says
+	// why.
+	EventRefused = "refused"
 	// EventPlan: `runner plan` ran the agent to plan the tree, or to
 	// decompose one task, outside the loop's iterations (SPEC §16); the
 	// record's outcome is one of the OutcomePlan values.
@@ -103,14 +108,24 @@ func AppendJournal(path string, r Record) error {
 // fsutil.NotSynced: such a record reaches the disk with the next record
 // that is fsynced (see fsutil.AppendLineAs).
 func AppendJournalAs(path string, r Record, d fsutil.Durability) error {
+	line, err := JournalLine(r)
+	if err != nil {
+		return err
+	}
+	return fsutil.AppendLineAs(path, line, d)
+}
+
+// JournalLine is r's line in the journal, its newline included, as
+// AppendJournalAs writes it: with the current time when r has none.
+func JournalLine(r Record) ([]byte, error) {
 	if r.Time.IsZero() {
 		r.Time = time.Now().UTC()
 	}
 	line, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("encode journal record: %w", err)
+		return nil, fmt.Errorf("encode journal record: %w", err)
 	}
-	return fsutil.AppendLineAs(path, append(line, '\n'), d)
+	return append(line, '\n'), nil
 }
 
 // ReadJournal reads every complete record. A last line without its

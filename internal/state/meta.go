@@ -57,7 +57,11 @@ type Meta struct {
 	Slot int `json:"slot,omitempty"`
 	// Worker is the `runner worker` the iteration ran on, with [engine]
 	// (SPEC §22).
-	Worker      string      `json:"worker,omitempty"`
+	Worker string `json:"worker,omitempty"`
+	// Refused says why the coordinator refused what came back from a
+	// worker: a result it could not verify with the engine key (SPEC
+	// §22). The iteration is lost, neither done nor charged.
+	Refused     string      `json:"refused,omitempty"`
 	StartedAt   time.Time   `json:"started_at"`
 	FinishedAt  *time.Time  `json:"finished_at,omitempty"`
 	DurationMS  int64       `json:"duration_ms"`

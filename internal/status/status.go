@@ -45,9 +45,12 @@ type Report struct {
 	Reviewer string `json:"reviewer,omitempty"` // the [review] executor's name, when there is one
 	// Engine says where the iterations run with [engine] (SPEC §22):
 	// "temporal ADDRESS, task queue Q"; "" on this machine.
-	Engine   string               `json:"engine,omitempty"`
-	SetAside []state.ExecutorNote `json:"executors_set_aside,omitempty"`
-	Limited  []state.ExecutorNote `json:"executors_limited,omitempty"`
+	Engine string `json:"engine,omitempty"`
+	// EngineUnprotected says why the engine is not protected (SPEC §22):
+	// an agent could submit iterations to the workers or answer for one.
+	EngineUnprotected string               `json:"engine_unprotected,omitempty"`
+	SetAside          []state.ExecutorNote `json:"executors_set_aside,omitempty"`
+	Limited           []state.ExecutorNote `json:"executors_limited,omitempty"`
 	// UsageByExecutor splits Usage by executor name (the reviewer's under
 	// state.ReviewLabel of its own); the caps apply to the total.
 	UsageByExecutor map[string]state.Usage `json:"usage_by_executor,omitempty"`
@@ -93,6 +96,9 @@ type Last struct {
 	Summary     string `json:"summary"`
 	// Unconfined says why its agent was not confined (SPEC §19).
 	Unconfined string `json:"unconfined,omitempty"`
+	// Refused says why what came back from its worker was refused: it
+	// could not be verified with the engine key (SPEC §22).
+	Refused string `json:"refused,omitempty"`
 	// Landing says why its task did not land although its guards
 	// passed: "conflict", or "guards" (they failed on the run branch).
 	Landing string `json:"landing,omitempty"`
@@ -238,6 +244,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		rep.Last = &Last{Iteration: rec.Iteration, Node: rec.Node, AgentStatus: rec.AgentStatus, Guard: rec.Guard, Summary: rec.Summary}
 		if m, err := state.LoadMeta(p.RunDir(rec.Iteration)); err == nil {
 			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
+			rep.Last.Refused = m.Refused
 			if m.Conflict != nil {
 				rep.Last.Landing = m.Conflict.Kind
 			}
@@ -250,6 +257,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		rep.Last = &Last{Iteration: last, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
 			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
+			rep.Last.Refused = m.Refused
 			if m.Conflict != nil {
 				rep.Last.Landing = m.Conflict.Kind
 			}
@@ -264,6 +272,9 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	}
 	if e := cfg.Engine; e.On() {
 		rep.Engine = fmt.Sprintf("%s %s, task queue %s", e.Kind, e.Address, e.TaskQueue)
+		if es, err := state.LoadEngine(p); err == nil {
+			rep.EngineUnprotected = es.Unprotected
+		}
 	}
 	now := time.Now()
 	for _, l := range rs.Limited {
