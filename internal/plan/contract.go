@@ -14,7 +14,7 @@ You are planning work for ` + "`runner`" + `, a program that drives a coding age
 - Do not change any file. Read the documents below (when there are any) and the repository, to see what already exists; the runner writes the tree from your answer, after checking it.
 `
 
-const contractWhole = `- Your answer is the whole task tree under the root, replacing the Current Tree's tasks (when there is one): the root itself stays as the Current Tree shows it (with no Current Tree, the runner names the root after the first document).
+const contractWhole = `- Your answer is the whole task tree under the root, replacing the Current Tree's tasks (when there is one): the root itself stays as the Current Tree shows it (with no Current Tree, or when its root is the example ` + "`runner init`" + ` wrote, the runner names the root after the first document: its title and its first paragraph).
 `
 
 const contractNode = `- Your answer is the decomposition of the Task to Decompose below: its subtasks, added under it. The rest of the tree stays as the Current Tree shows it.
