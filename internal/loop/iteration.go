@@ -192,6 +192,9 @@ func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 		}
 		res := run.Result
 		executor.NoteRun(meta, res)
+		if res.Class == executor.ClassUnavailable && ctx.Err() == nil && len(meta.Tamper) == 0 {
+			return nil, r.startFailed(ctx, it, executor.Unavailable(it.link.name(), it.link.exec.Preset, res))
+		}
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			if res.Class != executor.ClassInterrupted {
 				it.link.ran(noted)
@@ -309,7 +312,11 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 // flight; the run folder keeps the prompt and a meta.json saying why.
 func (r *worker) abort(meta *state.Meta, cause error) error {
 	r.iterationEnded(meta.Iteration)
-	if err := r.ledger.SetAside(meta, "the agent could not be started: "+cause.Error(), cause); err != nil {
+	note := "the agent could not be started: " + cause.Error()
+	if _, ok := errors.AsType[*executor.UnavailableError](cause); ok {
+		note = cause.Error() + "; no attempt was spent"
+	}
+	if err := r.ledger.SetAside(meta, note, cause); err != nil {
 		return errors.Join(cause, err)
 	}
 	return cause
