@@ -163,6 +163,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newSuperviseCmd(),
 		newConfineCmd(),
 	)
+	withBashFallback(root)
 	return root
 }
 

@@ -65,6 +65,10 @@ func (r *worker) work(ctx context.Context, it *underway) error {
 	r.probeChecks(ctx, it.node, it.meta)
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
+		if it.meta.Phase == state.PhaseAborted {
+			// Set aside: nothing of it runs again, its temporary folder goes.
+			r.removeTempDir(it.n)
+		}
 		return err // set aside without an attempt, or a failure of the runner's own
 	}
 	return r.agentFinished(ctx, it.meta, res)
@@ -332,6 +336,8 @@ func (r *worker) failedBeforeAgent(meta *state.Meta, cause error) error {
 	cause = fmt.Errorf("prepare iteration %d: %w", meta.Iteration, cause)
 	if err := r.ledger.SetAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
 		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)
+	} else {
+		r.removeTempDir(meta.Iteration)
 	}
 	return cause
 }
