@@ -178,6 +178,7 @@ func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 		// back before anything is written (the Exited hook), what it
 		// changed of its judges kept and put back (judges.go).
 		spec := r.programSpec(opts, it.req, filepath.Join(r.p.RunDir(it.n), "tamper"), "tamper/")
+		r.ledger.KeepBeforeAgent()
 		run, err := iteration.RunProgram(ctx, spec)
 		var before *iteration.BeforeStartError
 		if errors.As(err, &before) {
