@@ -34,7 +34,8 @@ type Answer struct {
 	// "review").
 	Executor string `json:"executor"`
 	UsedBy   string `json:"used_by"`
-	// OK: it answered with a valid final message.
+	// OK: it answered with a valid final message, or it is reachable and
+	// rate limited now (a run waits that out).
 	OK bool `json:"ok"`
 	// Class is how its run was classified (executor.Class*); "" when it
 	// could not be started.
@@ -143,8 +144,8 @@ func ask(ctx context.Context, a asked) Answer {
 		ans.Detail = res.Evidence
 		ans.Hint = executor.UnavailableHint(executor.UnavailableKind(res), o.Preset)
 	case res.Class == executor.ClassRateLimited:
-		ans.Detail = "it is reachable, and rate limited now: " + res.Evidence
-		ans.Hint = "a run waits such limits out without spending attempts"
+		// Its credentials were taken: a run waits the limit out.
+		ans.OK, ans.Detail = true, "reachable, but rate limited now (a run waits such limits out, no attempt spent): "+res.Evidence
 	case res.Class == executor.ClassTimeout || res.Class == executor.ClassIdle:
 		ans.Detail = fmt.Sprintf("no answer within %s: %s", o.Timeout, res.Error)
 		ans.Hint = "check the network and the agent's endpoint; a run would stop it the same way"

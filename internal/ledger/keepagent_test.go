@@ -59,3 +59,46 @@ func TestKeepBeforeAgent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKeepBeforeAgent measures what an agent run now costs before it
+// starts: bringing the keep up to date after an iteration appended its
+// records and notes (a 1 MiB journal, a run folder to link).
+func BenchmarkKeepBeforeAgent(b *testing.B) {
+	p := scratchPaths(b)
+	if err := os.Mkdir(filepath.Join(p.Root, ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	k, err := state.OpenKeep(p)
+	if err != nil || k == nil {
+		b.Fatalf("OpenKeep = %v, %v", k, err)
+	}
+	line := []byte(`{"time":"2026-11-29T08:30:01.851276984Z","iteration":2,"node":"a","event":"recorded","agent_status":"done","guard":"pass","outcome":"done","summary":"did it"}` + "\n")
+	big := make([]byte, 0, 1<<20)
+	for len(big) < 1<<20 {
+		big = append(big, line...)
+	}
+	for _, f := range []string{p.Journal(), p.Assumptions(), p.Questions(), p.Tree(), p.Config()} {
+		if err := os.WriteFile(f, big[:4096], 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(p.Journal(), big, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	l := &Ledger{p: p, log: log.New(io.Discard), keep: k, rs: &state.RunState{}}
+	l.KeepBeforeAgent()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		n := i + 1
+		os.MkdirAll(p.RunDir(n), 0o755)
+		os.WriteFile(filepath.Join(p.RunDir(n), "meta.json"), line, 0o644)
+		f, _ := os.OpenFile(p.Journal(), os.O_APPEND|os.O_WRONLY, 0o644)
+		f.Write(line)
+		f.Write(line)
+		f.Close()
+		l.rs.Iteration = n
+		b.StartTimer()
+		l.KeepBeforeAgent()
+	}
+}

@@ -203,3 +203,41 @@ func FuzzUnittest(f *testing.F) {
 		checkInvariants(t, Unittest, rep)
 	})
 }
+
+// BenchmarkParseUnittest10k parses the -v output of 10,000 tests in 10
+// modules, every 100th failing with a traceback.
+func BenchmarkParseUnittest10k(b *testing.B) {
+	var sb strings.Builder
+	var failures strings.Builder
+	for m := 0; m < 10; m++ {
+		for i := 0; i < 1000; i++ {
+			id := "tests.test_mod" + string(rune('a'+m)) + ".ModTest.test_case_" + strings.Repeat("x", i%7) + itoa(i)
+			res := "ok"
+			if i%100 == 0 {
+				res = "FAIL"
+				failures.WriteString("======================================================================\nFAIL: test_case (" + id + ")\n" +
+					"----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"tests/x.py\", line 9, in test_case\n    self.assertEqual(1, 2)\nAssertionError: 1 != 2\n\n")
+			}
+			sb.WriteString("test_case (" + id + ") ... " + res + "\n")
+		}
+	}
+	sb.WriteString("\n" + failures.String() + "----------------------------------------------------------------------\nRan 10000 tests in 1.234s\n\nFAILED (failures=100)\n")
+	data := sb.String()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep, err := ParseUnittest(strings.NewReader(data))
+		if err != nil || len(rep.Tests) != 10000 {
+			b.Fatalf("%v, %d tests", err, len(rep.Tests))
+		}
+	}
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}
