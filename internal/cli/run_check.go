@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/doctor"
@@ -32,22 +33,7 @@ func checkAgents(ctx context.Context, g *globals, p state.Paths) error {
 				names = append(names, a.Executor)
 			}
 		}
-		return fmt.Errorf("run --check: %s did not answer (above: what it said, and what to do); no task ran and no attempt was spent", joinNames(names))
+		return fmt.Errorf("run --check: %s did not answer (above: what it said, and what to do); no task ran and no attempt was spent", strings.Join(names, ", "))
 	}
 	return nil
-}
-
-// joinNames writes "a", "a and b", "a, b and c".
-func joinNames(names []string) string {
-	switch len(names) {
-	case 0:
-		return ""
-	case 1:
-		return names[0]
-	}
-	out := names[0]
-	for _, n := range names[1 : len(names)-1] {
-		out += ", " + n
-	}
-	return out + " and " + names[len(names)-1]
 }
