@@ -25,12 +25,19 @@ the example built into runner: a commented config.toml, a small example
 tree.json and a .gitignore. Existing files are never overwritten unless --force.
 
 The guard in config.toml and the example tree fit the kind of project found at
-the repository's root, the first of: Go (go.mod: go test -json ./...), Python
-(pyproject.toml, setup.py, setup.cfg, requirements.txt or tests/test_*.py:
-pytest with a JUnit report when the project mentions pytest, else unittest),
-Node (package.json with a test script: npm test, or node --test with a TAP
-report), Rust (Cargo.toml: cargo test) and Make (a Makefile with a test
-target: make test). With none of them, the generic example (a Go greeter).`,
+the repository's root, the first of: Go (go.mod: go test -json ./... with a
+go-json report), Python (pyproject.toml, setup.py, setup.cfg, requirements.txt
+or tests/test_*.py: pytest with a JUnit report when the project mentions
+pytest, else python3 -m unittest discover -v with a unittest report), Node
+(package.json with a test script: npm test, or node --test with a TAP report),
+Rust (Cargo.toml: cargo test) and Make (a Makefile with a test target: make
+test). With a report, a suite that already fails when a run starts is that
+run's baseline; without one (npm test, cargo test, make test) it stops the run
+before any agent works, which init says. With none of these kinds, a neutral
+example without a guard, and a note saying which guard to write.
+
+.runner/.gitignore keeps context/, runs/, state/, lock and the tree backups of
+"runner plan" out of git; commit config.toml and tree.json.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runInit(g, opts)

@@ -20,6 +20,7 @@ type runOptions struct {
 	Watch         bool
 	NoPreflight   bool
 	Parallel      int
+	Check         bool
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -47,6 +48,13 @@ with exit 1, naming it, before any agent is paid. A passing preflight is not
 run again on the same commit with the same guards. --no-preflight or
 verify.preflight = false skips it.
 
+An agent that cannot work at all (its key refused, not logged in, a model it
+does not have, its own setup broken) spends no attempt: the run stops at its
+first answer with exit 1, quoting it and saying what to do (with [[fallback]]
+executors, the next one takes over). --check asks every configured agent a
+trivial question before anything runs, as "runner doctor" does, and starts only
+when each answers.
+
 With --watch the runner does not exit when the tree is complete or stuck: it
 says so on stderr and waits for tree.json or config.toml to change, then goes
 on. It ends on "runner stop" (exit 0) or Ctrl-C (exit 130).
@@ -54,7 +62,9 @@ on. It ends on "runner stop" (exit 0) or Ctrl-C (exit 130).
 EXIT STATUS
   0    the tree is complete, or a stop was requested (--once: one iteration ran)
   1    error: bad config or tree at start, lock held by another runner, I/O
-       failure, agent program missing, a guard failing in the preflight,
+       failure, an agent that cannot work (program missing, not logged in, key
+       refused, unknown model; no attempt spent), an agent not answering
+       --check, a guard failing in the preflight,
        loop.max_consecutive_errors reached, a rate limit outlasting
        loop.max_wait (a bad edit made once the run is going is waited out
        instead)
@@ -70,6 +80,7 @@ EXIT STATUS
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "run one iteration and exit")
 	cmd.Flags().BoolVar(&opts.NoPreflight, "no-preflight", false, "do not run the guards on the starting checkpoint before the first agent (verify.preflight)")
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", 0, "tasks worked on at once, each in a worktree of its own (default: loop.parallel; needs git checkpoints)")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "first run each configured agent once with a trivial prompt, and start only when every one answers")
 	cmd.Flags().BoolVar(&opts.Watch, "watch", false, "when the tree is complete or stuck, wait for .runner/tree.json or config.toml to change instead of exiting")
 	return cmd
 }
@@ -84,6 +95,11 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 	p, err := g.paths()
 	if err != nil {
 		return err
+	}
+	if opts.Check {
+		if err := checkAgents(ctx, g, p); err != nil {
+			return err
+		}
 	}
 	tuneGCForRun()
 	g.superviseChildren()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/prompt"
@@ -159,7 +160,7 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		fmt.Fprintf(w, "executor: %s\n", inert.Line(m.Executor))
 	}
 	if a := m.Agent; a != nil {
-		fmt.Fprintf(w, "agent:    %s, exit %d, %.1fs", inert.Line(a.Class), a.ExitCode, float64(a.DurationMS)/1000)
+		fmt.Fprintf(w, "agent:    %s", agentEnd(a))
 		if a.MessageSource != "" {
 			fmt.Fprintf(w, ", message from %s", inert.Line(a.MessageSource))
 		}
@@ -380,4 +381,17 @@ func judgeDetail(g state.GuardMeta) string {
 		return ""
 	}
 	return "; " + strings.Join(parts, "; ")
+}
+
+// agentEnd says how an agent's run ended: its class, exit status and
+// length; an interrupted one, how long it ran, when known.
+func agentEnd(a *state.AgentMeta) string {
+	took := fmt.Sprintf("%.1fs", float64(a.DurationMS)/1000)
+	if a.Class != executor.ClassInterrupted {
+		return fmt.Sprintf("%s, exit %d, %s", inert.Line(a.Class), a.ExitCode, took)
+	}
+	if a.DurationMS <= 0 {
+		return "interrupted (how long it ran is not known)"
+	}
+	return "interrupted after " + took
 }

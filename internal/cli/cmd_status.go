@@ -219,6 +219,7 @@ func printStatus(w io.Writer, rep *status.Report) {
 	if rep.Next != "" {
 		fmt.Fprintf(w, "next:       %s\n", inert.Line(rep.Next))
 	}
+	printNeedsYou(w, rep)
 	fmt.Fprintln(w)
 	lines := 0
 	var pr func(n *status.TreeNode, depth int) bool

@@ -9,11 +9,9 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
-	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/review"
-	"github.com/runner-cli/runner/internal/scaffold"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -33,18 +31,8 @@ EXIT STATUS
 			return runValidate(g, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"valid", "problems", "warnings", "tasks", "done", "checks"} as JSON on stdout`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok", "tasks", "problems": [{"file", "line", "column", "node", "key", "message"}], "warnings", "done", "checks"} as JSON on stdout`)
 	return cmd
-}
-
-// validateJSON is what `runner validate --json` prints.
-type validateJSON struct {
-	Valid    bool     `json:"valid"`
-	Problems []string `json:"problems"`
-	Warnings []string `json:"warnings"`
-	Tasks    int      `json:"tasks"`
-	Done     int      `json:"done"`
-	Checks   int      `json:"checks"`
 }
 
 func runValidate(g *globals, asJSON bool) error {
@@ -53,7 +41,7 @@ func runValidate(g *globals, asJSON bool) error {
 		return err
 	}
 	out, errw := g.streams.Out, g.streams.Err
-	res := validateJSON{Problems: []string{}, Warnings: []string{}}
+	res := validateJSON{Problems: []validateProblem{}, Warnings: []string{}}
 	// warn says a warning: on stderr, or with --json in "warnings".
 	warn := func(format string, args ...any) {
 		if asJSON {
@@ -81,16 +69,16 @@ func runValidate(g *globals, asJSON bool) error {
 	}
 	if cfg != nil {
 		if need := prompt.MinBudget(cfg.Verify.Protect); int(cfg.Prompt.Budget) < need {
-			problems = append(problems, fmt.Errorf("%s: prompt.budget %d is smaller than the fixed prompt text (%d bytes); raise it (default 40KiB)",
-				rel(p, p.Config()), cfg.Prompt.Budget, need))
+			problems = append(problems, &config.Error{Problems: []config.Problem{{File: rel(p, p.Config()), Key: "prompt.budget",
+				Msg: fmt.Sprintf("%d is smaller than the fixed prompt text (%d bytes); raise it (default 40KiB)", cfg.Prompt.Budget, need)}}})
 		}
 		if len(cfg.Guards) == 0 && (t == nil || !anyChecks(t)) {
 			warn("%s has no [[guard]] and no task has checks: an agent's \"done\" will be trusted without checks", rel(p, p.Config()))
 		}
 		if cfg.Review.Enabled {
 			if int(cfg.Prompt.Budget) < review.MinBudget() {
-				problems = append(problems, fmt.Errorf("%s: prompt.budget %d is smaller than the fixed text of the review prompt (%d bytes); raise it (default 40KiB)",
-					rel(p, p.Config()), cfg.Prompt.Budget, review.MinBudget()))
+				problems = append(problems, &config.Error{Problems: []config.Problem{{File: rel(p, p.Config()), Key: "prompt.budget",
+					Msg: fmt.Sprintf("%d is smaller than the fixed text of the review prompt (%d bytes); raise it (default 40KiB)", cfg.Prompt.Budget, review.MinBudget())}}})
 			}
 			if cfg.Review.Preset != config.PresetCommand && cfg.Review.Preset == cfg.Executor.Preset && cfg.Review.Bin == cfg.Executor.Bin {
 				warn("%s: [review] runs %s, as [executor] does: a second opinion is worth most from another model (another preset, or a model flag in review.args)",
@@ -104,16 +92,15 @@ func runValidate(g *globals, asJSON bool) error {
 	if len(problems) > 0 {
 		for _, e := range problems {
 			if asJSON {
-				res.Problems = append(res.Problems, e.Error())
+				res.Problems = append(res.Problems, problemsOf(e)...)
 				continue
 			}
 			fmt.Fprintln(errw, inert.Text(e.Error()))
 		}
+		res.Tasks = countTasks(p.Tree())
 		return &ExitError{Code: ExitFailure, Err: errors.New("validation failed")}
 	}
-	if data, err := fsutil.ReadLimited(p.Tree(), tree.MaxFileSize, true); err == nil && scaffold.IsExampleTree(data) {
-		warn("%s is still the example `runner init` wrote: replace it with your project's tasks (or write the documents and run `runner plan`)", rel(p, p.Tree()))
-	}
+	warnExample(warn, p, t)
 	ix := tree.NewIndex(t)
 	sel := tree.Select(t, ix, cfg.Loop.MaxAttempts)
 	checks := 0
@@ -122,7 +109,7 @@ func runValidate(g *globals, asJSON bool) error {
 	if checks > 0 {
 		withChecks = ", " + plural(checks, "check")
 	}
-	res.Valid, res.Tasks, res.Done, res.Checks = true, sel.TotalLeaves, sel.DoneLeaves, checks
+	res.OK, res.Valid, res.Tasks, res.Done, res.Checks = true, true, sel.TotalLeaves, sel.DoneLeaves, checks
 	if !asJSON {
 		fmt.Fprintf(out, "ok: %s and %s are valid (%s, %d done%s)\n", rel(p, p.Config()), rel(p, p.Tree()), plural(sel.TotalLeaves, "task"), sel.DoneLeaves, withChecks)
 	}

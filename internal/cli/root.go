@@ -76,30 +76,44 @@ func Main() int {
 
 // Execute runs the command line with the given arguments and streams.
 func Execute(ctx context.Context, args []string, s Streams) int {
+	// With --json, what the command printed is counted (jsonError); the
+	// stream is left as it is otherwise, for the commands that look for a
+	// terminal.
+	var out *countingWriter
+	if jsonArg(args) {
+		out = &countingWriter{w: s.Out}
+		s.Out = out
+	}
 	g := &globals{streams: s}
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	for _, dir := range g.confined {
 		fsutil.Release(dir)
 	}
 	if err == nil {
 		return ExitOK
 	}
-	// Errors quote what they were given: a title, a file's content, what
-	// the agent printed.
+	code, msg := ExitFailure, err.Error()
 	var ee *ExitError
 	if errors.As(err, &ee) {
+		code, msg = ee.Code, ""
 		if ee.Err != nil {
-			fmt.Fprintf(s.Err, "runner: %s\n", inert.Text(ee.Err.Error()))
+			msg = ee.Err.Error()
 		}
-		return ee.Code
 	}
-	fmt.Fprintf(s.Err, "runner: %s\n", inert.Text(err.Error()))
-	return ExitFailure
+	// Errors quote what they were given: a title, a file's content, what
+	// the agent printed.
+	if msg != "" {
+		fmt.Fprintf(s.Err, "runner: %s\n", inert.Text(msg))
+	}
+	if out != nil && out.n == 0 && wantsJSON(cmd) {
+		printJSONError(s.Out, code, msg)
+	}
+	return code
 }
 
 func newRootCmd(g *globals) *cobra.Command {
@@ -149,6 +163,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newSuperviseCmd(),
 		newConfineCmd(),
 	)
+	withBashFallback(root)
 	return root
 }
 

@@ -177,7 +177,7 @@ type Guard struct {
 	Timeout     Duration `toml:"timeout" json:"timeout,omitzero"`
 	OutputLimit Size     `toml:"output_limit" json:"output_limit,omitzero"`
 	// Report names the test report the command produces (SPEC §18):
-	// "go-json", "tap" or "junit:PATH"; "" judges by the exit status alone.
+	// "go-json", "tap", "unittest" or "junit:PATH"; "" judges by the exit status alone.
 	Report string `toml:"report" json:"report,omitempty"`
 }
 

@@ -37,6 +37,9 @@ type Report struct {
 	Agents []Tool `json:"agents"`
 	CPUs   int    `json:"cpus"`
 	Config Config `json:"config"`
+	// Answers say whether each configured agent answered a trivial
+	// prompt (AskExecutors); absent when not asked.
+	Answers []Answer `json:"answers,omitempty"`
 }
 
 // Cgroup says whether the runner can put each command it starts in a

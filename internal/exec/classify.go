@@ -119,6 +119,12 @@ func classify(o Options, pr proc.Result, f found, cx codexStream, stderrLines []
 		return v
 	}
 
+	if cl, kind, ok := matchUnavailable(c, clues); ok {
+		v.class, v.evidence = ClassUnavailable, cl.String()
+		v.reason = unavailablePrefix[kind] + ": " + excerptString(cl.text, 300)
+		return v
+	}
+
 	exit := ""
 	switch {
 	case pr.Signal != "":

@@ -290,7 +290,9 @@ func TestFakeClaudeRefusesSkipPermissionsAsRoot(t *testing.T) {
 	o, r := setupCLI(t, PresetClaude, `{"default": {"message": {"status": "done", "summary": "s"}}}`)
 	o.Args = []string{"--dangerously-skip-permissions"}
 	res := runBounded(t, context.Background(), o, r)
-	if res.Class != ClassAgentError || res.ExitCode != 1 ||
+	// The same refusal every time: the agent cannot work (setup), and the
+	// run spends no attempt on it.
+	if res.Class != ClassUnavailable || res.ExitCode != 1 || UnavailableKind(res) != UnavailableSetup ||
 		res.Evidence != "stderr: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons" {
 		t.Fatalf("class %s exit %d evidence %q", res.Class, res.ExitCode, res.Evidence)
 	}
@@ -375,12 +377,49 @@ func TestClassifyRealOutput(t *testing.T) {
 	o.Preset = PresetClaude
 	f := findMessage(nil, claudeOut)
 	v = classify(o, proc.Result{ExitCode: 1}, f, scanCodex(claudeOut), nil)
-	if v.class != ClassAgentError || !v.failed ||
+	if v.class != ClassUnavailable || !v.failed ||
 		v.evidence != `claude result (subtype "success", is_error true): Not logged in · Please run /login` {
 		t.Errorf("claude not logged in: class %s failed %v evidence %q", v.class, v.failed, v.evidence)
 	}
 	if u := usageOf(f.claude, codexStream{}, state.Prices{}); u == nil || u.CostSource != state.CostReported || u.CostUSD != 0 {
 		t.Errorf("claude not logged in: usage %+v", u)
+	}
+}
+
+// TestClassifyUnavailable classifies what the real CLIs print when their
+// API refuses the key (401, 403) or the model (404), captured through
+// the mock model (testdata/real): the agent cannot work, by kind; a 500
+// stays an agent error.
+func TestClassifyUnavailable(t *testing.T) {
+	for _, tt := range []struct {
+		file, preset, class, kind, evidence string
+	}{
+		{"codex-0.169.0-401.stdout", PresetCodex, ClassUnavailable, UnavailableAuth, "codex turn.failed: unexpected status 401 Unauthorized: Incorrect API key provided"},
+		{"codex-0.169.0-unknown-model.stdout", PresetCodex, ClassUnavailable, UnavailableModel, "codex turn.failed: The model `gpt-9` does not exist"},
+		{"claude-2.1.328-401.stdout", PresetClaude, ClassUnavailable, UnavailableAuth, `claude result (subtype "success", is_error true, api_error_status 401): Invalid API key · Fix external API key`},
+		{"claude-2.1.328-403.stdout", PresetClaude, ClassUnavailable, UnavailableAuth, `claude result (subtype "success", is_error true, api_error_status 403): Failed to authenticate. API Error: 403`},
+		{"claude-2.1.328-unknown-model.stdout", PresetClaude, ClassUnavailable, UnavailableModel, `claude result (subtype "success", is_error true, api_error_status 404): There's an issue with the selected model`},
+		{"claude-2.1.328-500.stdout", PresetClaude, ClassAgentError, "", `claude result (subtype "success", is_error true, api_error_status 500)`},
+	} {
+		out, err := os.ReadFile(filepath.Join("testdata", "real", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Preset: tt.preset, RateLimitPatterns: defaultPatterns(t), Timeout: time.Minute}
+		v := classify(o, proc.Result{ExitCode: 1}, findMessage(nil, out), scanCodex(out), nil)
+		if v.class != tt.class || !strings.HasPrefix(v.evidence, tt.evidence) {
+			t.Errorf("%s: class %s evidence %q; want %s, %q", tt.file, v.class, v.evidence, tt.class, tt.evidence)
+		}
+		res := &Result{Class: v.class, Error: v.reason}
+		if got := UnavailableKind(res); got != tt.kind {
+			t.Errorf("%s: kind %q, want %q (%s)", tt.file, got, tt.kind, v.reason)
+		}
+	}
+	// A failing test inside a run that went well is not the agent's
+	// credentials: only a failed run is looked at.
+	v := classify(Options{Preset: PresetCommand}, proc.Result{}, found{}, codexStream{}, []string{"GET /api 401 Unauthorized"})
+	if v.class == ClassUnavailable {
+		t.Errorf("a run that did not fail was classed unavailable")
 	}
 }
 

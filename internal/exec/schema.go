@@ -78,7 +78,7 @@ const messageSchemaText = `{{define "task" -}}
         "properties": {
           "name": {"type": "string"},
           "run": {"type": "string", "description": "A shell command, for example \"go test -run TestSlug ./...\" or \"python3 -m pytest tests/test_slug.py -q\""},
-          "report": {"type": ["string", "null"], "description": "The test report it produces: \"go-json\" (stdout of go test -json), \"tap\", \"junit:PATH\", or null"}
+          "report": {"type": ["string", "null"], "description": "The test report it produces: \"go-json\" (stdout of go test -json), \"tap\", \"unittest\" (python3 -m unittest -v), \"junit:PATH\", or null"}
         }
       }
     },

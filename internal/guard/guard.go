@@ -133,6 +133,7 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 		Timeout:   g.Timeout.Duration,
 		Grace:     grace,
 		Stdout:    rep.stdout(),
+		Stderr:    rep.stderr(),
 		Confine:   room,
 	})
 	res.Report, res.ReportErr = rep.finish()

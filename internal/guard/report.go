@@ -19,6 +19,9 @@ type reading struct {
 	root    string
 	started time.Time
 	w       *io.PipeWriter
+	lines   *testreport.LineMerger // stdout and stderr line by line (FromStderr)
+	out     io.Writer
+	errs    io.Writer
 	done    chan struct{}
 	report  *testreport.Report
 	readErr error
@@ -34,6 +37,10 @@ func startReport(g Spec, root string) *reading {
 	}
 	r, w := io.Pipe()
 	rd.w, rd.done = w, make(chan struct{})
+	if rd.format.FromStderr() {
+		rd.lines = testreport.NewLineMerger(w)
+		rd.out, rd.errs = rd.lines.Stream(), rd.lines.Stream()
+	}
 	go func() {
 		defer close(rd.done)
 		rd.report, rd.readErr = testreport.Parse(rd.format, r)
@@ -47,10 +54,22 @@ func startReport(g Spec, root string) *reading {
 // stdout is the writer the guard's stdout is copied to; nil when the
 // report is not read from it.
 func (rd *reading) stdout() io.Writer {
-	if rd.w == nil {
+	switch {
+	case rd.w == nil:
 		return nil
+	case rd.lines != nil:
+		return rd.out
 	}
 	return rd.w
+}
+
+// stderr is the writer the guard's stderr is copied to; nil when the
+// report is not read from it.
+func (rd *reading) stderr() io.Writer {
+	if rd.lines == nil {
+		return nil
+	}
+	return rd.errs
 }
 
 // finish returns the report once the guard ended: nil, nil without one.
@@ -61,6 +80,9 @@ func (rd *reading) finish() (*testreport.Report, error) {
 	case rd.format.Kind == "":
 		return nil, nil
 	case rd.w != nil:
+		if rd.lines != nil {
+			rd.lines.Flush()
+		}
 		rd.w.Close()
 		<-rd.done
 		return rd.report, rd.readErr

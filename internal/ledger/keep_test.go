@@ -75,7 +75,7 @@ func TestKeepLinksNoFolderInFlight(t *testing.T) {
 
 // scratchPaths is a .runner folder with its state/ and runs/ in a new
 // temporary folder, a repository only when the test makes it one.
-func scratchPaths(t *testing.T) state.Paths {
+func scratchPaths(t testing.TB) state.Paths {
 	t.Helper()
 	root := t.TempDir()
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(root))

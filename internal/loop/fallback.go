@@ -242,16 +242,23 @@ func (r *Runner) noneLeft(last error) error {
 }
 
 // startFailed ends an iteration whose executor could not be started
-// (executor.StartError), without spending an attempt: the executor is
+// (executor.StartError), or whose agent cannot work at all
+// (executor.UnavailableError: its key refused, not logged in, an
+// unknown model), without spending an attempt: the executor is
 // set aside and, when another is left, the next iteration runs on it
 // (errNoIteration). Any other failure, or one of the last executor, ends
 // the run as before the chain existed.
 func (r *worker) startFailed(ctx context.Context, it *underway, cause error) error {
 	var se *executor.StartError
-	if !errors.As(cause, &se) || ctx.Err() != nil || len(r.chain.links) < 2 {
+	ue, unavailable := errors.AsType[*executor.UnavailableError](cause)
+	if !errors.As(cause, &se) && !unavailable || ctx.Err() != nil || len(r.chain.links) < 2 {
 		return r.abort(it.meta, cause)
 	}
-	if err := r.setAside(it.link, "it cannot be started: "+cause.Error()); err != nil {
+	why := "it cannot be started: " + cause.Error()
+	if unavailable {
+		why = "it cannot work: " + ue.Evidence
+	}
+	if err := r.setAside(it.link, why); err != nil {
 		return errors.Join(cause, err)
 	}
 	if r.chain.left() == 0 {
@@ -259,6 +266,10 @@ func (r *worker) startFailed(ctx context.Context, it *underway, cause error) err
 	}
 	note := fmt.Sprintf("executor %s could not be started (%s): it is set aside for the rest of the run and the next iteration runs on another; no attempt was spent",
 		it.link.name(), firstLineOf(cause.Error()))
+	if unavailable {
+		note = fmt.Sprintf("executor %s cannot work (%s): it is set aside for the rest of the run and the next iteration runs on another; no attempt was spent",
+			it.link.name(), firstLineOf(ue.Evidence))
+	}
 	if err := r.ledger.SetAside(it.meta, note, cause); err != nil {
 		return errors.Join(cause, err)
 	}

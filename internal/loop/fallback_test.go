@@ -43,7 +43,7 @@ func chainRepo(t *testing.T, primary, backup, loopConf string) state.Paths {
 // the run (those failures spent attempts: the agent ran), and the run
 // goes on with the next one instead of stopping.
 func TestFailingExecutorIsSetAside(t *testing.T) {
-	p := chainRepo(t, countingAgent(`*) echo "Error: Not logged in." >&2; exit 1;;`),
+	p := chainRepo(t, countingAgent(`*) echo "Error: the model server closed the stream." >&2; exit 1;;`),
 		countingAgent(`*) `+doneMessage+`;;`), "max_attempts = 5\nmax_consecutive_errors = 2\n")
 	var progress syncBuffer
 	res, err := runBounded(t, context.Background(), p, &progress)

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -34,6 +35,9 @@ type runCache struct {
 	// The guards and checks whose test report could not be read, said
 	// once a run.
 	unreadReports map[string]bool
+	// The iterations whose working tree was said to have changed after
+	// the work was judged (judgednoise.go), said once each.
+	judgedWarned sync.Map
 
 	// Where process ids stood when the agent of agentIteration started.
 	agentIteration int

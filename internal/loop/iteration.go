@@ -65,6 +65,10 @@ func (r *worker) work(ctx context.Context, it *underway) error {
 	r.probeChecks(ctx, it.node, it.meta)
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
+		if it.meta.Phase == state.PhaseAborted {
+			// Set aside: nothing of it runs again, its temporary folder goes.
+			r.removeTempDir(it.n)
+		}
 		return err // set aside without an attempt, or a failure of the runner's own
 	}
 	return r.agentFinished(ctx, it.meta, res)
@@ -177,6 +181,7 @@ func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 		// back before anything is written (the Exited hook), what it
 		// changed of its judges kept and put back (judges.go).
 		spec := r.programSpec(opts, it.req, filepath.Join(r.p.RunDir(it.n), "tamper"), "tamper/")
+		r.ledger.KeepBeforeAgent()
 		run, err := iteration.RunProgram(ctx, spec)
 		var before *iteration.BeforeStartError
 		if errors.As(err, &before) {
@@ -195,6 +200,9 @@ func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 		}
 		res := run.Result
 		executor.NoteRun(meta, res)
+		if res.Class == executor.ClassUnavailable && ctx.Err() == nil && len(meta.Tamper) == 0 {
+			return nil, r.startFailed(ctx, it, executor.Unavailable(it.link.name(), it.link.exec.Preset, res))
+		}
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			if res.Class != executor.ClassInterrupted {
 				it.link.ran(noted)
@@ -312,7 +320,11 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 // flight; the run folder keeps the prompt and a meta.json saying why.
 func (r *worker) abort(meta *state.Meta, cause error) error {
 	r.iterationEnded(meta.Iteration)
-	if err := r.ledger.SetAside(meta, "the agent could not be started: "+cause.Error(), cause); err != nil {
+	note := "the agent could not be started: " + cause.Error()
+	if _, ok := errors.AsType[*executor.UnavailableError](cause); ok {
+		note = cause.Error() + "; no attempt was spent"
+	}
+	if err := r.ledger.SetAside(meta, note, cause); err != nil {
 		return errors.Join(cause, err)
 	}
 	return cause
@@ -328,6 +340,8 @@ func (r *worker) failedBeforeAgent(meta *state.Meta, cause error) error {
 	cause = fmt.Errorf("prepare iteration %d: %w", meta.Iteration, cause)
 	if err := r.ledger.SetAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
 		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)
+	} else {
+		r.removeTempDir(meta.Iteration)
 	}
 	return cause
 }

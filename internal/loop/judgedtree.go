@@ -162,7 +162,9 @@ func (r *worker) judgedSnapshot(ctx context.Context, meta *state.Meta) (git.Snap
 	if meta.JudgedTree == "" || err == nil && snap.Tree == meta.JudgedTree || err != nil && !timedOut {
 		return snap, err
 	}
+	var changed []string
 	if !timedOut {
+		changed, _ = ck.repo.ChangedPaths(ctx, meta.JudgedTree, snap.Tree)
 		m := git.Message{Subject: fmt.Sprintf("what the judges of iteration %d left in the working tree", meta.Iteration),
 			Body: "Task " + meta.Node + "'s commit is the tree its guards judged; this is the working tree after them."}
 		if k, err := ck.repo.Keep(ctx, fmt.Sprintf("guards-%d", meta.Iteration), snap.Tree, ck.head, m); err == nil {
@@ -183,6 +185,6 @@ func (r *worker) judgedSnapshot(ctx context.Context, meta *state.Meta) (git.Snap
 	if err != nil {
 		return git.Snapshot{}, fmt.Errorf("put %s back at the judged tree of iteration %d: %w", ck.repo.Top(), meta.Iteration, err)
 	}
-	r.log.Warn("the working tree changed after the work was judged; what was judged lands", "iteration", meta.Iteration, "node", meta.Node)
+	r.warnChangedAfterJudged(meta, changed)
 	return ck.repo.Snapshot(ctx, ck.head, ck.runtime)
 }

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
@@ -354,16 +353,7 @@ func (r *Runner) verdict(sel tree.Selection, ix *tree.Index) *Result {
 		return &Result{Reason: Complete, Message: fmt.Sprintf("tree complete: %d of %d tasks done", sel.DoneLeaves, sel.TotalLeaves)}
 	}
 	if len(sel.Blocked) > 0 && (r.cfg.Loop.OnBlocked == "stop" || sel.State == tree.Stuck) {
-		var names []string
-		for _, n := range sel.Blocked {
-			reason := inert.Line(n.BlockedReason) // printed as a one-line field
-			if reason == "" {
-				reason = "no reason given"
-			}
-			names = append(names, fmt.Sprintf("%s (%s)", ix.Path(n.ID), reason))
-		}
-		return &Result{Reason: Stuck, Message: fmt.Sprintf("stuck: blocked: %s; fix the cause, then `runner reset %s` to reopen it",
-			strings.Join(names, "; "), sel.Blocked[0].ID)}
+		return &Result{Reason: Stuck, Message: stuckMessage(sel.Blocked, ix)}
 	}
 	if sel.State == tree.Stuck {
 		return &Result{Reason: Stuck, Message: "stuck: no task is selectable (see `runner next`)"}

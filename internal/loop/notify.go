@@ -153,11 +153,15 @@ func (r *Runner) notifyBlocked(meta *state.Meta, node *tree.Node, msg *executor.
 		r.notify(notify.Blocked, b.String())
 		return
 	}
-	fmt.Fprintf(&b, "task %s asks a question (iteration %d): %s", meta.NodePath, meta.Iteration, clip(node.BlockedReason, 1200))
-	if msg != nil && meta.Outcome == state.OutcomeBlocked {
+	if msg != nil && meta.Outcome == state.OutcomeBlocked && len(msg.Questions) > 0 {
+		// The questions are its blocked reason: said once, after what the
+		// agent said of its work.
+		fmt.Fprintf(&b, "task %s asks (iteration %d): %s", meta.NodePath, meta.Iteration, clip(msg.Summary, 600))
 		for _, q := range msg.Questions {
 			fmt.Fprintf(&b, "\n- %s", textfmt.OneLine(q, 400))
 		}
+	} else {
+		fmt.Fprintf(&b, "task %s asks a question (iteration %d): %s", meta.NodePath, meta.Iteration, clip(node.BlockedReason, 1200))
 	}
 	fmt.Fprintf(&b, "\nTo go on: `runner answer %s \"your answer\"` (it reopens the task, the answer in its prompt); or `runner skip %s` to count it done without running it.",
 		meta.Node, meta.Node)

@@ -89,8 +89,8 @@ func TestNotifiesBlockedAndStuck(t *testing.T) {
 	}
 	repo := p.Root[strings.LastIndexByte(p.Root, '/')+1:]
 	text := all.text("blocked")
-	for _, want := range []string{repo + ": task app/b asks a question (iteration 2): Which database, Postgres or SQLite?",
-		"[REDACTED:", "`runner answer b \"your answer\"`", "`runner skip b`"} {
+	for _, want := range []string{repo + ": task app/b asks (iteration 2): Which database, Postgres or SQLite?",
+		"\n- May I push with [REDACTED:", "`runner answer b \"your answer\"`", "`runner skip b`"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the blocked notification does not say %q:\n%s", want, text)
 		}
@@ -98,7 +98,8 @@ func TestNotifiesBlockedAndStuck(t *testing.T) {
 	if strings.Contains(text, token) {
 		t.Errorf("the blocked notification carries the agent's secret:\n%s", text)
 	}
-	if s := all.text("stuck"); !strings.Contains(s, repo+": stuck: blocked: app/b") || !strings.Contains(s, "runner report") {
+	if s := all.text("stuck"); !strings.Contains(s, repo+": stuck: blocked: app/b (May I push with [REDACTED:") ||
+		!strings.Contains(s, "answer it with `runner answer b \"your answer\"`") || !strings.Contains(s, "runner report") {
 		t.Errorf("the stuck notification: %s", s)
 	}
 }

@@ -296,13 +296,13 @@ func TestRateLimitWaitEnds(t *testing.T) {
 }
 
 func TestConsecutiveErrorsStopTheRun(t *testing.T) {
-	p := agentRepo(t, countingAgent(`*) echo "Error: Not logged in. Please run codex login." >&2; exit 1;;`), "max_attempts = 2\non_blocked = \"continue\"\n")
+	p := agentRepo(t, countingAgent(`*) echo "Error: stream disconnected before completion." >&2; exit 1;;`), "max_attempts = 2\non_blocked = \"continue\"\n")
 	_, err := runBounded(t, context.Background(), p, &syncBuffer{})
 	if err == nil {
 		t.Fatal("the run did not stop")
 	}
 	for _, want := range []string{"the agent failed 3 times in a row (loop.max_consecutive_errors = 3), across tasks",
-		"agent exited with status 1", `the agent printed: "stderr: Error: Not logged in. Please run codex login."`} {
+		"agent exited with status 1", `the agent printed: "stderr: Error: stream disconnected before completion."`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}

@@ -145,13 +145,13 @@ func (r *worker) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 			*msg = nil
 		}
 	}
-	summary := ""
+	reason := ""
 	if *msg != nil {
-		summary = (*msg).Summary
+		reason = outcome.BlockedReason((*msg).Summary, (*msg).Questions)
 	}
 	f := outcome.FieldsOf(node)
 	if !(meta.Outcome == state.OutcomeInterrupted && meta.NoAttempt) {
-		f = outcome.Apply(f, meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), summary)
+		f = outcome.Apply(f, meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), reason)
 	}
 	f = r.afterRejection(meta, f)
 	f.Set(node)

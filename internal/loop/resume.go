@@ -208,7 +208,7 @@ func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	}
 	r.log.Warn("the previous runner was interrupted while the agent worked; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
 	if meta.Agent == nil {
-		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted, LogTail: executor.LogTail(r.optionsNamed(meta.Executor), runDir)}
+		meta.Agent = interruptedAgent(r.optionsNamed(meta.Executor), runDir, meta.StartedAt)
 	}
 	meta.NoAttempt = !r.ledger.Death(in.RunnerPID, in.Node)
 	if len(meta.Tamper) > 0 {

@@ -114,15 +114,15 @@ func (f Fields) Set(n *tree.Node) {
 // number attempt (1-based) ended with outcome, the node allowing limit
 // attempts. Attempts are written as the absolute attempt number, so that
 // applying the same iteration twice (after a crash while it was being
-// recorded) gives the same fields. A blocked outcome records why (the
-// agent's summary, on one line); used-up attempts block the node with
-// ReasonExhausted.
-func Apply(f Fields, outcome string, attempt, limit int, summary string) Fields {
+// recorded) gives the same fields. A blocked outcome records why (reason:
+// its BlockedReason, the agent's questions or summary); used-up attempts
+// block the node with ReasonExhausted.
+func Apply(f Fields, outcome string, attempt, limit int, reason string) Fields {
 	switch outcome {
 	case state.OutcomeDone:
 		f.Status, f.BlockedReason = tree.StatusDone, ""
 	case state.OutcomeBlocked:
-		f.Status, f.BlockedReason = tree.StatusBlocked, textfmt.OneLine(summary, 500)
+		f.Status, f.BlockedReason = tree.StatusBlocked, textfmt.OneLine(reason, 500)
 	}
 	if CountsAsAttempt(outcome) {
 		f.Attempts = attempt
@@ -131,6 +131,32 @@ func Apply(f Fields, outcome string, attempt, limit int, summary string) Fields 
 		}
 	}
 	return f
+}
+
+// BlockedReason is the blocked_reason of a task its agent blocked: the
+// questions it asked a person, on one line, or its summary when it asked
+// none. A person answers the question (`runner answer`), so the question
+// is what status, the report and the dashboard show.
+func BlockedReason(summary string, questions []string) string {
+	var b strings.Builder
+	for _, q := range questions {
+		q = textfmt.OneLine(q, 500)
+		if q == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			if s := b.String(); strings.HasSuffix(s, "?") || strings.HasSuffix(s, ".") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(q)
+	}
+	if b.Len() == 0 {
+		return textfmt.OneLine(summary, 500)
+	}
+	return textfmt.OneLine(b.String(), 500)
 }
 
 // Rejected returns a node's fields, as Apply left them after a

@@ -14,7 +14,7 @@ You are planning work for ` + "`runner`" + `, a program that drives a coding age
 - Do not change any file. Read the documents below (when there are any) and the repository, to see what already exists; the runner writes the tree from your answer, after checking it.
 `
 
-const contractWhole = `- Your answer is the whole task tree under the root, replacing the Current Tree's tasks (when there is one): the root itself stays as the Current Tree shows it (with no Current Tree, the runner names the root after the first document).
+const contractWhole = `- Your answer is the whole task tree under the root, replacing the Current Tree's tasks (when there is one): the root itself stays as the Current Tree shows it (with no Current Tree, or when its root is the example ` + "`runner init`" + ` wrote, the runner names the root after the first document: its title and its first paragraph).
 `
 
 const contractNode = `- Your answer is the decomposition of the Task to Decompose below: its subtasks, added under it. The rest of the tree stays as the Current Tree shows it.
@@ -46,7 +46,7 @@ const outputNode = `- children: the subtasks of the Task to Decompose, in the or
 `
 
 const outputTail = `- Every task has id, title (short), goal (what to build, precise enough to work from without the documents), acceptance (a list of checks) and, optionally, depends_on (ids of tasks to finish first), checks and children (its own subtasks, each with the same fields).
-- checks: commands that judge this task alone and must pass once it is done, run in the repository root: the tests of the part it makes (for example "go test -run TestSlug ./..." or "python3 -m pytest tests/test_slug.py -q"), with report "go-json" (stdout of go test -json), "tap" or "junit:PATH" when the command produces one, else null. A check must fail before the task is done: one that already passes proves nothing. A task with children may have checks too: they run with its last open subtask. null when the project's guards are enough.
+- checks: commands that judge this task alone and must pass once it is done, run in the repository root: the tests of the part it makes (for example "go test -run TestSlug ./..." or "python3 -m pytest tests/test_slug.py -q"), with report "go-json" (stdout of go test -json), "tap", "unittest" (python3 -m unittest -v) or "junit:PATH" when the command produces one, else null. A check must fail before the task is done: one that already passes proves nothing. A task with children may have checks too: they run with its last open subtask. null when the project's guards are enough.
 
 If the environment variable RUNNER_OUTPUT_FILE is set, you may also write the same JSON object to the file it names.
 `

@@ -206,7 +206,7 @@ func (r *run) begin() error {
 	if err != nil {
 		return err
 	}
-	r.pack, err = BuildPrompt(PromptInput{Documents: r.o.Documents, Tree: r.cur.t, Index: r.cur.ix, Node: r.node,
+	r.pack, err = BuildPrompt(PromptInput{Documents: r.o.Documents, Tree: shownTree(r.cur, r.node), Index: r.cur.ix, Node: r.node,
 		DefaultMaxAttempts: r.cfg.Loop.MaxAttempts, Budget: int(r.cfg.Prompt.Budget), Redactor: scrubber})
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)

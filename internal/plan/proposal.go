@@ -10,7 +10,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/runner-cli/runner/internal/scaffold"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -73,14 +75,31 @@ func WholeTree(root *tree.Node, children []*tree.Node, label string) (*tree.Tree
 }
 
 // PlanRoot is the root a whole plan keeps: the current tree's, without
-// its tasks and progress, or, with no tree, one named after the first
-// document: its first Markdown heading for a title, its file name for an
-// id.
+// its tasks and progress; with no tree, or when its root is still the
+// example `runner init` wrote (scaffold.IsExampleRoot), the root named
+// after the documents (DocumentRoot).
 func PlanRoot(cur *tree.Tree, docs []Document) *tree.Node {
-	if cur != nil && cur.Root != nil {
+	if cur != nil && cur.Root != nil && !scaffold.IsExampleRoot(cur.Root) {
 		r := cur.Root
 		return &tree.Node{ID: r.ID, Title: r.Title, Goal: r.Goal, Acceptance: r.Acceptance}
 	}
+	return DocumentRoot(docs)
+}
+
+// shownTree is the tree a planning prompt shows as its Current Tree: the
+// current one, except for a whole plan replacing the example `runner
+// init` wrote, whose tasks are nobody's (scaffold.IsExample).
+func shownTree(cur *current, node *tree.Node) *tree.Tree {
+	if node == nil && scaffold.IsExample(cur.t) {
+		return nil
+	}
+	return cur.t
+}
+
+// DocumentRoot is a root named after the first document: its id from the
+// file name, its title from its first Markdown heading (else the file
+// name), its goal from its first paragraph of prose.
+func DocumentRoot(docs []Document) *tree.Node {
 	root := &tree.Node{ID: "plan", Title: "Plan"}
 	if len(docs) == 0 {
 		return root
@@ -90,13 +109,50 @@ func PlanRoot(cur *tree.Tree, docs []Document) *tree.Node {
 	if id := idFrom(base); id != "" {
 		root.ID, root.Title = id, base
 	}
-	for _, line := range strings.SplitN(d.Text, "\n", 200) {
+	lines := strings.SplitN(d.Text, "\n", 400)
+	for _, line := range lines {
 		if title, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok && strings.TrimSpace(title) != "" {
-			root.Title = strings.TrimSpace(title)
+			root.Title = textfmt.OneLine(strings.TrimSpace(title), 200)
 			break
 		}
 	}
+	root.Goal = firstParagraph(lines)
 	return root
+}
+
+// firstParagraph is the first paragraph of prose in a Markdown text's
+// lines, on one line: headings, code blocks, tables, rules and front
+// matter are passed over; "" when there is none.
+func firstParagraph(lines []string) string {
+	var para []string
+	fence := false
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fence = !fence
+			continue
+		case fence:
+			continue
+		case i == 0 && t == "---":
+			// Front matter: up to its closing line.
+			for j := 1; j < len(lines); j++ {
+				if strings.TrimSpace(lines[j]) == "---" {
+					return firstParagraph(append(make([]string, j+1), lines[j+1:]...))
+				}
+			}
+		}
+		skip := t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "|") || strings.HasPrefix(t, "<!--") ||
+			strings.Trim(t, "-=*_ ") == ""
+		if skip {
+			if len(para) > 0 {
+				break
+			}
+			continue
+		}
+		para = append(para, t)
+	}
+	return textfmt.OneLine(strings.Join(para, " "), 500)
 }
 
 // idFrom makes a task id of s: its letters and digits, lowercased, other

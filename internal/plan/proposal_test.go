@@ -3,12 +3,14 @@ package plan
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
 	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/scaffold"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -99,6 +101,50 @@ func TestPlanRoot(t *testing.T) {
 		r := PlanRoot(nil, tt.docs)
 		if r.ID != tt.id || r.Title != tt.title || !tree.ValidID(r.ID) {
 			t.Errorf("PlanRoot(nil, %v) = %q %q, want %q %q", tt.docs, r.ID, r.Title, tt.id, tt.title)
+		}
+	}
+}
+
+// TestPlanRootReplacesExample: init's example root gives way to one
+// named after the documents, title and goal, whether the tree is still
+// the example or only its root is.
+func TestPlanRootReplacesExample(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := scaffold.Init(scaffold.Options{Root: dir, Project: &scaffold.Project{}}); err != nil {
+		t.Fatal(err)
+	}
+	example, err := tree.Load(filepath.Join(dir, ".runner", "tree.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prd := []Document{{Name: "docs/prd.md", Text: "---\nowner: me\n---\n# Money\n\n<!-- draft -->\nA small library for money\narithmetic in cents.\n\n## Tasks\n- add\n"}}
+	for name, cur := range map[string]*tree.Tree{
+		"the example": example,
+		"its root only": {Version: tree.Version, Root: &tree.Node{ID: example.Root.ID, Title: example.Root.Title, Goal: example.Root.Goal,
+			Children: []*tree.Node{{ID: "mine", Title: "Mine"}}}},
+	} {
+		r := PlanRoot(cur, prd)
+		if r.ID != "prd" || r.Title != "Money" || r.Goal != "A small library for money arithmetic in cents." {
+			t.Errorf("%s: root %q %q %q", name, r.ID, r.Title, r.Goal)
+		}
+	}
+	if shownTree(&current{t: example}, nil) != nil {
+		t.Error("the planning prompt shows the example's tasks")
+	}
+	if shownTree(&current{t: example}, example.Root.Children[0]) == nil {
+		t.Error("a decomposition's prompt lost the tree")
+	}
+}
+
+func TestFirstParagraph(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"# T\n\n```\ncode\n```\n\n| a | b |\n\nThe goal,\n  on two lines.\n\nMore.", "The goal, on two lines."},
+		{"just text", "just text"},
+		{"# Only a title\n## And a section\n", ""},
+		{"---\n", ""},
+	} {
+		if got := firstParagraph(strings.Split(tt.in, "\n")); got != tt.want {
+			t.Errorf("firstParagraph(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

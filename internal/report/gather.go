@@ -34,6 +34,7 @@ type gatherer struct {
 type blockedAt struct {
 	iteration int
 	questions []string
+	summary   string
 }
 
 func newGatherer(p state.Paths, st *status.Report, rep *Report) *gatherer {
@@ -161,7 +162,7 @@ func (g *gatherer) outcome(m *state.Meta) {
 	if m.NodeStatus == "blocked" {
 		at := blockedAt{iteration: m.Iteration}
 		if m.Outcome == state.OutcomeBlocked {
-			at.questions = msg.Questions
+			at.questions, at.summary = msg.Questions, m.Summary
 		}
 		g.blockedBy[m.Node] = at
 	}
@@ -181,6 +182,9 @@ func (g *gatherer) blocked() {
 			if at, ok := g.blockedBy[n.ID]; ok {
 				b.Iteration = at.iteration
 				b.Questions = append(b.Questions, at.questions...)
+				if len(at.questions) > 0 {
+					b.Summary = oneLine(at.summary)
+				}
 			}
 			g.rep.Blocked = append(g.rep.Blocked, b)
 		}

@@ -128,8 +128,10 @@ type Blocked struct {
 	// the runner blocked it ("attempts exhausted").
 	Reason string `json:"reason"`
 	// Questions are those of the agent's message that blocked it, when
-	// that iteration is in the window.
+	// that iteration is in the window; Summary is that message's summary
+	// (what the agent says of its work and why it asks).
 	Questions []string `json:"questions"`
+	Summary   string   `json:"summary,omitempty"`
 	// Iteration is the iteration that blocked it, when in the window.
 	Iteration int `json:"iteration,omitempty"`
 	// Commands are the exact commands to go on: answer its question (or,

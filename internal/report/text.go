@@ -126,7 +126,7 @@ func (t *textWriter) blocked(r *Report) {
 		if b.Iteration > 0 {
 			t.printf(" (iteration %d)", b.Iteration)
 		}
-		t.printf(": %s\n", orNone(inert.Line(oneLine(b.Reason)), "no reason given"))
+		t.printf(": %s\n", orNone(inert.Line(oneLine(blockedHead(b))), "no reason given"))
 		for _, q := range b.Questions {
 			t.printf("  - %s\n", inert.Line(oneLine(q)))
 		}
@@ -138,6 +138,16 @@ func (t *textWriter) blocked(r *Report) {
 		t.printf("  - to go on: `%s` (it reopens the task, the answer in its prompt); or `%s` to count it done without running it\n",
 			inert.Line(b.Commands[0]), inert.Line(b.Commands[1]))
 	}
+}
+
+// blockedHead is the line that introduces a blocked task: its reason,
+// or, when its questions follow (they are its reason), what the agent
+// said of its work.
+func blockedHead(b Blocked) string {
+	if len(b.Questions) > 0 && b.Summary != "" {
+		return b.Summary
+	}
+	return b.Reason
 }
 
 func (t *textWriter) done(r *Report) {

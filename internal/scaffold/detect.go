@@ -111,7 +111,7 @@ func (p Project) Flavour() string {
 // used`.
 func (p Project) Recognised() string {
 	if len(p.Found) == 0 {
-		return "no Go, Python, Node, Rust or Make project at the root: wrote the generic example (a Go greeter)"
+		return "no Go, Python, Node, Rust or Make project at the root: wrote a neutral example, without a guard"
 	}
 	f := p.Found[0]
 	var b strings.Builder
@@ -144,14 +144,15 @@ func article(name string) string {
 // GuardLine says in one line the guard written, e.g. `guard "test" runs
 // go test -json ./..., report go-json`.
 func (p Project) GuardLine() string {
-	s := "guard " + quoteName(p.Guard.Name) + " runs " + p.Guard.Run
-	switch {
-	case p.Guard.Report != "":
-		return s + ", report " + p.Guard.Report
-	case p.Kind() == "":
-		return s + ", no report"
+	if p.Kind() == "" {
+		return "no guard: write one in " + Dir + "/config.toml (see the note below)"
 	}
-	return s + ", no report (its comment in " + Dir + "/config.toml says how to get one)"
+	s := "guard " + quoteName(p.Guard.Name) + " runs " + p.Guard.Run
+	if p.Guard.Report != "" {
+		return s + ", report " + p.Guard.Report
+	}
+	return s + ", no report: a suite that fails when a run starts stops that run before any agent works " +
+		"(its comment in " + Dir + "/config.toml says how to get a report)"
 }
 
 func quoteName(s string) string { return `"` + s + `"` }
@@ -163,7 +164,8 @@ const maxMarkerSize = 1 << 20
 //
 //   - Go: go.mod.
 //   - Python: pyproject.toml, setup.py, setup.cfg, requirements.txt,
-//     pytest.ini, tox.ini or a tests/ folder with test_*.py files; tested
+//     pytest.ini, tox.ini, test_*.py files at the root or a tests/ folder
+//     with test_*.py files; tested
 //     with pytest when pytest.ini or a conftest.py exists or when
 //     pyproject.toml, setup.cfg, setup.py, tox.ini or a requirements file
 //     mentions pytest, else with unittest.
@@ -253,6 +255,9 @@ func (d detector) python(p *Project) (Found, bool) {
 	if len(tests) > 0 {
 		f.Evidence = append(f.Evidence, "tests/test_*.py")
 	}
+	if len(d.glob("test_*.py")) > 0 {
+		f.Evidence = append(f.Evidence, "test_*.py")
+	}
 	if len(f.Evidence) == 0 {
 		return Found{}, false
 	}
@@ -338,17 +343,26 @@ func (d detector) make() (Found, bool) {
 // report a guard writes must not be committed with a task, and Init does
 // not touch the repository's own .gitignore.
 func (d detector) notes(p Project) []string {
+	if p.Kind() == "" {
+		return []string{neutralNote}
+	}
+	var notes []string
+	if p.Flavour() == FlavourPytest && !pytestInstalled(d.root) {
+		notes = append(notes, "pytest is not installed for python3 here (python3 -m pytest fails): install it "+
+			"(python3 -m pip install pytest, or name your virtualenv's interpreter in the guard) before `runner run`, "+
+			"or its preflight stops the run")
+	}
 	if !strings.HasPrefix(p.Guard.Report, "junit:") {
-		return nil
+		return notes
 	}
 	if ignored(d.read(".gitignore"), ReportDir+"/junit.xml") {
-		return nil
+		return notes
 	}
 	top := strings.SplitN(ReportDir, "/", 2)[0]
 	if d.isFile(".gitignore") {
-		return []string{"add " + top + "/ to .gitignore: the guard writes its report to " + ReportDir + "/, which would otherwise be committed with each task"}
+		return append(notes, "add "+top+"/ to .gitignore: the guard writes its report to "+ReportDir+"/, which would otherwise be committed with each task")
 	}
-	return []string{"create a .gitignore with the line " + top + "/: the guard writes its report to " + ReportDir + "/, which would otherwise be committed with each task"}
+	return append(notes, "create a .gitignore with the line "+top+"/: the guard writes its report to "+ReportDir+"/, which would otherwise be committed with each task")
 }
 
 // ignored reports whether the patterns of a .gitignore ignore rel (a file

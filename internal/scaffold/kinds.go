@@ -24,9 +24,6 @@ const ReportDir = "build/test-reports"
 // The guard's name in every kind, as in the example.
 const guardName = "test"
 
-// genericGuard is the guard of the embedded example config.toml.
-var genericGuard = Guard{Name: guardName, Run: "go test ./..."}
-
 // guardFor chooses the guard of p's kind.
 func guardFor(p Project) Guard {
 	g := Guard{Name: guardName}
@@ -38,7 +35,7 @@ func guardFor(p Project) Guard {
 			g.Run = "python3 -m pytest -q --junitxml=" + ReportDir + "/junit.xml"
 			g.Report = "junit:" + ReportDir + "/junit.xml"
 		} else {
-			g.Run = "python3 -m unittest discover -v"
+			g.Run, g.Report = "python3 -m unittest discover -v", "unittest"
 			if p.unittestStart != "" {
 				g.Run += " -s " + p.unittestStart
 			}
@@ -54,7 +51,7 @@ func guardFor(p Project) Guard {
 	case KindMake:
 		g.Run = "make test"
 	default:
-		return genericGuard
+		return Guard{} // nothing recognised: no guard (see neutralGuard)
 	}
 	return g
 }
@@ -69,85 +66,16 @@ func variant(p Project) string {
 	return p.Kind()
 }
 
-// variants are every variant with an example of its own.
-var variants = []string{KindGo, FlavourPytest, FlavourUnittest, FlavourNodeTest, FlavourNPM, KindRust, KindMake}
-
-// A regression, in every comment: what a report adds to an exit status.
-const perTest = "one result per test, so a failure names its tests and a test that " +
-	"passed on the checkpoint and fails now is named as a regression."
-
-// guardComments are the comments written above the guard's run line, per
-// variant, without their "# ": prose is wrapped (see wrap), lines that
-// begin with two spaces are kept as they are.
-var guardComments = map[string]string{
-	KindGo: `Recognised a Go module (go.mod). go test -json prints one JSON event
-per test on stdout, which report = "go-json" reads: ` + perTest,
-
-	FlavourPytest: `Recognised a Python project tested with pytest. --junitxml writes a
-JUnit XML report, which report = "junit:PATH" reads: ` + perTest + `
-The report goes to ` + ReportDir + `/, outside .runner/ (which the agent
-may not write to): keep build/ in the repository's .gitignore so that
-no report is committed with a task. In a virtualenv, name its interpreter
-(".venv/bin/python -m pytest ...") or the tool that runs it
-("uv run pytest ...", "poetry run pytest ...").`,
-
-	FlavourUnittest: `Recognised a Python project tested with unittest (nothing mentions
-pytest). unittest prints no report a guard can read: the exit status
-alone judges, and a failure cannot name its tests. A report makes
-regressions nameable per test (a test that passed on the checkpoint and
-fails now), for example with pytest, which runs unittest tests too:
-  run = "python3 -m pytest -q --junitxml=` + ReportDir + `/junit.xml"
-  report = "junit:` + ReportDir + `/junit.xml"
-or with unittest-xml-reporting (pip install unittest-xml-reporting):
-  run = "mkdir -p ` + ReportDir + ` && python3 -m xmlrunner discover --output-file ` + ReportDir + `/junit.xml"
-  report = "junit:` + ReportDir + `/junit.xml"
-and build/ in the repository's .gitignore, so that no report is
-committed with a task. In a virtualenv, name its interpreter
-(".venv/bin/python -m unittest ...").`,
-
-	FlavourNodeTest: `Recognised a Node project whose test script runs node's own test
-runner (node --test). --test-reporter=tap prints TAP on stdout, which
-report = "tap" reads: ` + perTest + `
-The script is run directly: npm test would print its own lines on
-stdout among the TAP.`,
-
-	FlavourNPM: `Recognised a Node project (package.json has a test script). npm test
-prints what the test runner prints, no report a guard can read: the
-exit status alone judges, and a failure cannot name its tests. A report
-makes regressions nameable per test, for example with node's own
-runner (node --test):
-  run = "node --test --test-reporter=tap"
-  report = "tap"
-or with jest and jest-junit (npm install --save-dev jest-junit):
-  run = "JEST_JUNIT_OUTPUT_DIR=` + ReportDir + ` npx jest --ci --reporters=default --reporters=jest-junit"
-  report = "junit:` + ReportDir + `/junit.xml"
-(vitest: --reporter=junit with --outputFile), with build/ in the
-repository's .gitignore so that no report is committed with a task.`,
-
-	KindRust: `Recognised a Rust project (Cargo.toml). cargo test prints no report a
-guard can read: the exit status alone judges, and a failure cannot name
-its tests. cargo-nextest writes JUnit XML, which makes regressions
-nameable per test: with
-  [profile.ci.junit]
-  path = "junit.xml"
-in .config/nextest.toml, write
-  run = "cargo nextest run --profile ci"
-  report = "junit:target/nextest/ci/junit.xml"`,
-
-	KindMake: `Recognised a Makefile with a test target. make test prints what its
-commands print, no report a guard can read: the exit status alone
-judges, and a failure cannot name its tests. If the target runs a tool
-that can write one (go test -json, pytest --junitxml, node --test
---test-reporter=tap, cargo nextest), run that tool here instead, with
-report = "go-json", "tap" or "junit:PATH".`,
-}
+// variants are every variant with an example of its own; "" is the
+// neutral example of a repository whose kind was not recognised.
+var variants = []string{KindGo, FlavourPytest, FlavourUnittest, FlavourNodeTest, FlavourNPM, KindRust, KindMake, ""}
 
 // exampleChecks are the checks of the example tree's checked leaf, per
 // variant: the kind's test command on one placeholder file or package.
 var exampleChecks = map[string]exampleCheck{
 	KindGo:          {Name: "unit", Run: "go test -json ./path/to/your/package/", Report: "go-json"},
 	FlavourPytest:   {Name: "unit", Run: "python3 -m pytest -q --junitxml=" + ReportDir + "/unit.xml tests/test_your_module.py", Report: "junit:" + ReportDir + "/unit.xml"},
-	FlavourUnittest: {Name: "unit", Run: "python3 -m unittest -v tests/test_your_module.py"},
+	FlavourUnittest: {Name: "unit", Run: "python3 -m unittest -v tests/test_your_module.py", Report: "unittest"},
 	FlavourNodeTest: {Name: "unit", Run: "node --test --test-reporter=tap test/your-module.test.js", Report: "tap"},
 	FlavourNPM:      {Name: "unit", Run: "npm test -- test/your-module.test.js"},
 	KindRust:        {Name: "unit", Run: "cargo test your_module::"},
@@ -195,9 +123,15 @@ const ExampleTitle = "Example project (replace this tree with your own)"
 
 // exampleTree writes the example tree.json of a variant: a root saying
 // how to write a tree, a first leaf, and a leaf judged by a check of its
-// own that runs the kind's test command on a placeholder path.
+// own that runs the kind's test command on a placeholder path. The
+// neutral variant ("") names no command: its second leaf says what a
+// check is, without one.
 func exampleTree(v string) []byte {
 	check, cmd := exampleChecks[v], testCommands[v]
+	passes := cmd + " passes"
+	if cmd == "" {
+		passes = "the project's tests pass"
+	}
 	root := &exampleNode{
 		ID:    "project",
 		Title: ExampleTitle,
@@ -213,7 +147,7 @@ func exampleTree(v string) []byte {
 					"where it lives, what must keep working.",
 				Acceptance: []string{
 					"one line per fact that shows the work is done",
-					cmd + " passes",
+					passes,
 				},
 			},
 			{
@@ -224,13 +158,19 @@ func exampleTree(v string) []byte {
 					"and the next attempt is told which.",
 				Acceptance: []string{
 					"the new behaviour has tests of its own",
-					cmd + " passes",
+					passes,
 				},
 				DependsOn:   []string{"first-task"},
 				MaxAttempts: 5,
 				Checks:      []exampleCheck{check},
 			},
 		},
+	}
+	if cmd == "" {
+		checked := root.Children[1]
+		checked.Title = "A task judged by checks of its own (an example: write your own)"
+		checked.Goal = neutralCheckedGoal
+		checked.Checks = nil
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -281,12 +221,9 @@ func normalise(data []byte) []byte {
 	return bytes.TrimRight(bytes.Join(lines, []byte("\n")), "\n")
 }
 
-// treeFor is the tree.json Init writes for p: the embedded example when
-// nothing was recognised, else the kind's.
-func treeFor(example []byte, p Project) []byte {
-	if p.Kind() == "" {
-		return example
-	}
+// treeFor is the tree.json Init writes for p: the kind's example, or the
+// neutral one when nothing was recognised.
+func treeFor(p Project) []byte {
 	return exampleTree(variant(p))
 }
 
@@ -295,14 +232,18 @@ var errNoGuard = errors.New("init: the embedded example config.toml lacks a [[gu
 // configForProject rewrites the example config.toml's first [[guard]] for
 // p: its run line becomes p's command, preceded by a comment on the kind
 // and its report, and followed by report = ... when there is one; then
-// ConfigFor sets the preset. Nothing recognised leaves the guard as it
-// is. The result is checked with config.Parse.
+// ConfigFor sets the preset. Nothing recognised comments the guard out,
+// saying which to write (withoutGuard). The result is checked with
+// config.Parse.
 func configForProject(example []byte, preset string, p Project) ([]byte, error) {
+	var err error
 	if p.Kind() != "" {
-		var err error
-		if example, err = withGuard(example, p); err != nil {
-			return nil, err
-		}
+		example, err = withGuard(example, p)
+	} else {
+		example, err = withoutGuard(example)
+	}
+	if err != nil {
+		return nil, err
 	}
 	out, err := ConfigFor(example, preset)
 	if err != nil {
@@ -311,6 +252,12 @@ func configForProject(example []byte, preset string, p Project) ([]byte, error) 
 	cfg, err := config.Parse(path.Join(runner.ExampleDir, "config.toml"), out)
 	if err != nil {
 		return nil, fmt.Errorf("init: the example config.toml for a %s project does not load: %w", kindName(p.Kind()), err)
+	}
+	if p.Kind() == "" {
+		if len(cfg.Guards) != 0 {
+			return nil, errors.New("init: the neutral example config.toml still has a [[guard]]")
+		}
+		return out, nil
 	}
 	if len(cfg.Guards) == 0 {
 		return nil, errNoGuard

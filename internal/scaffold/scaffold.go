@@ -265,7 +265,7 @@ func exampleFiles(preset string, proj Project) ([]file, error) {
 				return err
 			}
 		case "tree.json":
-			data = treeFor(data, proj)
+			data = treeFor(proj)
 		}
 		files = append(files, file{rel: filepath.Join(Dir, filepath.FromSlash(rel)), data: data})
 		return nil

@@ -58,6 +58,22 @@ func snapshot(t *testing.T, root string) map[string]string {
 	return out
 }
 
+// neutral is the file Init writes where nothing is recognised.
+func neutral(t *testing.T, name string) []byte {
+	t.Helper()
+	switch name {
+	case "config.toml":
+		data, err := configForProject(example(t, name), "", Project{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	case "tree.json":
+		return exampleTree("")
+	}
+	return example(t, name)
+}
+
 func TestInitEmptyDir(t *testing.T) {
 	root := t.TempDir()
 	res, err := Init(Options{Root: root})
@@ -71,9 +87,11 @@ func TestInitEmptyDir(t *testing.T) {
 	if !reflect.DeepEqual(res, want) {
 		t.Fatalf("Init result = %+v, want %+v", res, want)
 	}
+	// Nothing recognised in an empty folder: the example's .gitignore,
+	// its config.toml without a guard, the neutral tree.
 	for _, name := range exampleNames {
-		if got := readFile(t, filepath.Join(root, ".runner", name)); string(got) != string(example(t, name)) {
-			t.Errorf("%s differs from the embedded example", name)
+		if got := readFile(t, filepath.Join(root, ".runner", name)); string(got) != string(neutral(t, name)) {
+			t.Errorf("%s differs from the neutral example", name)
 		}
 	}
 	for _, d := range Dirs {
@@ -170,7 +188,7 @@ func TestInitForce(t *testing.T) {
 	if !reflect.DeepEqual(res, want) {
 		t.Fatalf("Init result = %+v, want %+v", res, want)
 	}
-	if got := readFile(t, cfgPath); string(got) != string(example(t, "config.toml")) {
+	if got := readFile(t, cfgPath); string(got) != string(neutral(t, "config.toml")) {
 		t.Fatalf("config.toml was not restored from the example")
 	}
 }

@@ -135,12 +135,12 @@ var (
 // generatedValue reports whether v (quotes stripped) can be the value of a
 // key, a token or a secret that a service generated: 10 characters or more
 // (the shortest value gitleaks' generic rule takes), neither elided nor
-// counting (see madeUp), and neither a file path, an identifier nor an
-// integer constant.
+// counting (see madeUp), and neither a file path, an identifier, an
+// integer constant nor a plain number (MAX_TOKENS=4096000000).
 func generatedValue(v string) bool {
 	v = strings.Trim(v, "\"'`")
 	return len(v) >= 10 && !madeUp(v) && !pathValueRE.MatchString(v) && !identValueRE.MatchString(v) &&
-		!intLiteralRE.MatchString(v)
+		!intLiteralRE.MatchString(v) && !plainNumber(v)
 }
 
 // madeUp reports whether v, a value where a generated secret is expected,

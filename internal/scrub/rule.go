@@ -42,6 +42,9 @@ type rule struct {
 	// check, when set, vets a secret: it may narrow the span, and reports
 	// false when the match is not a secret.
 	check func(h hit) (int, int, bool)
+	// user marks a rule of [[scrub.rules]]: what it matches is redacted
+	// as it is, digests included (readable.go).
+	user bool
 
 	shapeOnce sync.Once
 	sh        shape
@@ -386,6 +389,9 @@ func (r *rule) accept(text string, loc []int, from int, out []found) []found {
 		if start, end, ok = r.check(hit{text, from, loc, start, end}); !ok || start >= end {
 			return out
 		}
+	}
+	if !r.user && inDigest(text, start, end) {
+		return out // a content digest is no secret (readable.go)
 	}
 	return append(out, found{start, end, mStart, mEnd})
 }

@@ -173,7 +173,7 @@ func compileUserRule(i int, u UserRule) (*rule, error) {
 	if re.MatchString("") {
 		return nil, fmt.Errorf("scrub rule %q: regex %q matches the empty string", u.Name, u.Regex)
 	}
-	r := &rule{name: u.Name, pattern: u.Regex}
+	r := &rule{name: u.Name, pattern: u.Regex, user: true}
 	if g := re.SubexpIndex("secret"); g > 0 {
 		r.group = g
 	}
@@ -205,6 +205,11 @@ func envSecrets(environ []string) []envSecret {
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || len(value) < MinEnvValueLen || !envNameRE.MatchString(name) || !SecretEnvName(name) {
+			continue
+		}
+		if plainNumber(value) && !isPasswordName(strings.ToUpper(name)) {
+			// MAX_TOKENS=4096000000: a limit, not a secret, and redacting
+			// it would redact the number wherever it appears.
 			continue
 		}
 		list = append(list, envSecret{name, value})

@@ -70,8 +70,13 @@ func sessionValue(token string) string {
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
+// allowed are the methods the dashboard answers: HEAD is GET without
+// the body (an event stream's headers only), as curl -I and link
+// checkers ask.
+const allowed = "GET, HEAD"
+
 // guard wraps the dashboard's handler with what every request goes
-// through: the security headers, GET only, the Host check that keeps a
+// through: the security headers, GET and HEAD only, the Host check that keeps a
 // page of another site from reading a token-less dashboard through DNS
 // rebinding, and the token.
 func (s *Server) guard(next http.Handler) http.Handler {
@@ -79,9 +84,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		for k, v := range securityHeaders {
 			w.Header().Set(k, v)
 		}
-		if r.Method != http.MethodGet {
-			w.Header().Set("Allow", http.MethodGet)
-			http.Error(w, "the dashboard is read-only: only GET requests", http.StatusMethodNotAllowed)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", allowed)
+			http.Error(w, "the dashboard is read-only: only GET (and HEAD) requests", http.StatusMethodNotAllowed)
 			return
 		}
 		if s.token == "" {

@@ -126,14 +126,30 @@ func TestLoopbackOnlyWithoutToken(t *testing.T) {
 
 func TestReadOnly(t *testing.T) {
 	_, ts := server(t, repo(t), "", 0)
-	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodHead, http.MethodOptions} {
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
 		for _, path := range []string{"/", "/api/status", "/api/iterations/2", "/events"} {
 			resp := get(t, method, ts.URL+path)
 			body(t, resp)
-			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
-				t.Errorf("%s %s: %d, Allow %q; want 405, Allow GET", method, path, resp.StatusCode, resp.Header.Get("Allow"))
+			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow GET, HEAD", method, path, resp.StatusCode, resp.Header.Get("Allow"))
 			}
 		}
+	}
+}
+
+// TestHead: HEAD is answered as GET is, without a body (curl -I); the
+// event stream gives its headers and ends.
+func TestHead(t *testing.T) {
+	_, ts := server(t, repo(t), "", 0)
+	for path, ctype := range map[string]string{"/": "text/html", "/api/status": "application/json", "/events": "text/event-stream", "/assets/app.js": "javascript"} {
+		resp := get(t, http.MethodHead, ts.URL+path)
+		if b := body(t, resp); resp.StatusCode != http.StatusOK || b != "" || !strings.Contains(resp.Header.Get("Content-Type"), ctype) ||
+			resp.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("HEAD %s: %d, %q, Content-Type %q", path, resp.StatusCode, b, resp.Header.Get("Content-Type"))
+		}
+	}
+	if resp := get(t, http.MethodHead, ts.URL+"/api/iterations/999"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("HEAD of a missing iteration: %d", resp.StatusCode)
 	}
 }
 

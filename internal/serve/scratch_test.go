@@ -98,7 +98,7 @@ on_blocked = "continue"
    "message": {"status": "done", "summary": "Fixed the cart after the guard failed.", "assumptions": ["prices in euros"]}},
   {"node": "payments", "sleep": "80ms",
    "usage": {"input_tokens": 22000, "cached_input_tokens": 15000, "output_tokens": 700, "cost_usd": 0.0514},
-   "message": {"status": "blocked", "summary": "` + question + ` <script>window.pwned=1</script>", "questions": ["Stripe or Adyen?"]}}
+   "message": {"status": "blocked", "summary": "The payment provider is not named anywhere.", "questions": ["` + question + ` <script>window.pwned=1</script>"]}}
 ]}
 `
 )

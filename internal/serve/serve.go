@@ -107,6 +107,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/iterations/{n}", s.handleIteration)
 	mux.HandleFunc("GET /api/notes", s.handleNotes)
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			// The stream's headers, without a stream that never ends.
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Cache-Control", "no-store")
+			return
+		}
 		s.watchOnce.Do(func() { go s.watch(s.ctx) })
 		s.handleEvents(w, r)
 	})

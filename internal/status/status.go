@@ -61,6 +61,9 @@ type Report struct {
 	// Slots are the iterations under way in parallel slots (SPEC §14),
 	// earliest first; Running is the first of them.
 	Slots []Running `json:"slots,omitempty"`
+	// NeedsYou are the tasks blocked now, each with its question and
+	// the command to go on.
+	NeedsYou []NeedsYou `json:"needs_you,omitempty"`
 }
 
 // Progress counts tasks (leaves).
@@ -264,6 +267,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 	}
 	rep.Tree = convert(tasks.Tree.Root, cfg.Loop.MaxAttempts)
+	rep.NeedsYou = needsYou(rep.Tree)
 	rep.Usage = rs.Usage
 	rep.UsageByExecutor = rs.UsageByExecutor
 	rep.Executor, rep.SetAside = rs.Executor, rs.SetAside

@@ -35,15 +35,20 @@ func (f Format) String() string {
 
 // FromStdout reports whether the report is read from the command's
 // stdout (rather than from files it writes).
-func (f Format) FromStdout() bool { return f.Kind == GoJSON || f.Kind == TAP }
+func (f Format) FromStdout() bool { return f.Kind == GoJSON || f.Kind == TAP || f.Kind == Unittest }
 
-// ParseFormat reads a `report` value: "go-json", "tap" or "junit:PATH".
+// FromStderr reports whether the report is read from the command's
+// stderr too, line by line with its stdout (unittest prints on stderr).
+func (f Format) FromStderr() bool { return f.Kind == Unittest }
+
+// ParseFormat reads a `report` value: "go-json", "tap", "unittest" or
+// "junit:PATH".
 // "" is no report (the zero Format, ok).
 func ParseFormat(s string) (Format, error) {
 	switch {
 	case s == "":
 		return Format{}, nil
-	case s == GoJSON || s == TAP:
+	case s == GoJSON || s == TAP || s == Unittest:
 		return Format{Kind: s}, nil
 	case strings.HasPrefix(s, JUnit+":"):
 		p := strings.TrimSpace(strings.TrimPrefix(s, JUnit+":"))
@@ -52,5 +57,5 @@ func ParseFormat(s string) (Format, error) {
 		}
 		return Format{Kind: JUnit, Path: p}, nil
 	}
-	return Format{}, fmt.Errorf(`report %q: want "go-json" (stdout of go test -json), "tap" (stdout in TAP) or "junit:PATH" (JUnit XML files the command writes, for example "junit:reports/*.xml")`, s)
+	return Format{}, fmt.Errorf(`report %q: want "go-json" (stdout of go test -json), "tap" (stdout in TAP), "unittest" (python3 -m unittest -v) or "junit:PATH" (JUnit XML files the command writes, for example "junit:reports/*.xml")`, s)
 }

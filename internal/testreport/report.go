@@ -312,6 +312,8 @@ func Parse(f Format, r io.Reader) (*Report, error) {
 		return ParseTAP(r)
 	case JUnit:
 		return ParseJUnit(r)
+	case Unittest:
+		return ParseUnittest(r)
 	}
 	return nil, fmt.Errorf("testreport: no parser for report kind %q", f.Kind)
 }
