@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,18 +41,24 @@ func ParseJUnit(r io.Reader) (*Report, error) {
 	return rep, nil
 }
 
-// ReadJUnit reads every file that f.Path matches (filepath.Glob, relative
-// to workDir; "**" is not supported) and merges them in file name order
-// into one report, under Report's rules for a name seen twice. No file
-// matching is an error naming the pattern that wraps both ErrNoReport
-// and ErrMalformed; a file that is not XML, or files without a test case
-// between them, an error wrapping ErrMalformed.
+// ReadJUnit reads every file that f.Path matches (a glob as path.Match
+// reads it, relative to workDir; "**" is not supported) and merges them
+// in file name order into one report, under Report's rules for a name
+// seen twice. Files are found and read inside workDir only: a link that
+// leads out of it is not followed. No file matching is an error naming
+// the pattern that wraps both ErrNoReport and ErrMalformed; a file that
+// is not XML, or files without a test case between them, an error
+// wrapping ErrMalformed.
 func ReadJUnit(f Format, workDir string) (*Report, error) {
 	if f.Path == "" {
 		return nil, fmt.Errorf("testreport: report %q has no path", f.String())
 	}
-	pattern := filepath.Join(workDir, filepath.FromSlash(f.Path))
-	matches, err := filepath.Glob(pattern)
+	root, err := os.OpenRoot(workDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	matches, err := fs.Glob(root.FS(), path.Clean(f.Path))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, f.String(), err)
 	}
@@ -59,11 +66,11 @@ func ReadJUnit(f Format, workDir string) (*Report, error) {
 	rep := &Report{}
 	files := 0
 	for _, name := range matches {
-		if fi, err := os.Stat(name); err != nil || fi.IsDir() {
+		if fi, err := root.Stat(name); err != nil || fi.IsDir() {
 			continue
 		}
 		files++
-		if err := readJUnitFile(rep, name); err != nil {
+		if err := readJUnitFile(rep, root, name); err != nil {
 			return nil, err
 		}
 	}
@@ -87,8 +94,8 @@ func (e noFileError) Is(target error) bool {
 	return target == ErrNoReport || target == ErrMalformed
 }
 
-func readJUnitFile(rep *Report, name string) error {
-	file, err := os.Open(name)
+func readJUnitFile(rep *Report, root *os.Root, name string) error {
+	file, err := root.Open(name)
 	if err != nil {
 		return err
 	}

@@ -141,6 +141,10 @@ func TestReadJUnitErrors(t *testing.T) {
 		"e/empty.xml": "",
 		"n/none.xml":  `<testsuites/>`,
 	})
+	outside := writeFiles(t, map[string]string{"x.xml": `<testsuite name="X"><testcase name="one"/></testsuite>`})
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		path, says string
 		noFile     bool
@@ -148,7 +152,8 @@ func TestReadJUnitErrors(t *testing.T) {
 		{"out/*.xml", `no report file matches "out/*.xml"`, true},
 		{"r/c.xml", `no report file matches "r/c.xml"`, true},
 		{"r", `no report file matches "r"`, true}, // a directory
-		{"r/*.xml", filepath.Join(dir, "r/b.xml") + ": malformed test report: XML syntax error on line 1: unexpected EOF", false},
+		{"r/*.xml", "r/b.xml: malformed test report: XML syntax error on line 1: unexpected EOF", false},
+		{"out/x.xml", `no report file matches "out/x.xml"`, true}, // a link out of the working tree
 		{"e/*.xml", "empty.xml: malformed test report: no XML element", false},
 		{"n/*.xml", "malformed test report: no tests in the files matching n/*.xml", false},
 		{"r/[", "syntax error in pattern", false},
