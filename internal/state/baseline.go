@@ -50,10 +50,13 @@ type BaselineGuard struct {
 	Report      string `json:"report,omitempty"`
 	ReportError string `json:"report_error,omitempty"`
 	// Passing and Failing are the tests of a report that was read,
-	// sorted; Skipped counts the rest.
+	// sorted; Skipped counts the rest. Broken are the report's units
+	// whose tests could not run (a package that does not build, a module
+	// that could not be collected), sorted.
 	Passing []string `json:"passing,omitempty"`
 	Failing []string `json:"failing,omitempty"`
 	Skipped int      `json:"skipped,omitempty"`
+	Broken  []string `json:"broken,omitempty"`
 }
 
 // HasReport reports whether the guard's tests are known.
@@ -64,6 +67,18 @@ func (g *BaselineGuard) HasReport() bool {
 // PassedTest reports whether test passed on the baseline.
 func (g *BaselineGuard) PassedTest(test string) bool {
 	_, ok := slices.BinarySearch(g.Passing, test)
+	return ok
+}
+
+// FailedTest reports whether test failed on the baseline.
+func (g *BaselineGuard) FailedTest(test string) bool {
+	_, ok := slices.BinarySearch(g.Failing, test)
+	return ok
+}
+
+// BrokenUnit reports whether unit was broken on the baseline.
+func (g *BaselineGuard) BrokenUnit(unit string) bool {
+	_, ok := slices.BinarySearch(g.Broken, unit)
 	return ok
 }
 
@@ -86,6 +101,7 @@ func (b *Baseline) Sort() {
 	for i := range b.Results {
 		sort.Strings(b.Results[i].Passing)
 		sort.Strings(b.Results[i].Failing)
+		sort.Strings(b.Results[i].Broken)
 	}
 }
 

@@ -78,6 +78,11 @@ type Meta struct {
 	// before its agent started (SPEC §18): what the agent does to the
 	// tree meanwhile changes nothing of them.
 	CheckSpecs []CheckSpec `json:"check_specs,omitempty"`
+	// Removes are the tests the task's work may remove (the node's
+	// removes and its ancestors'), as the tree had them before its agent
+	// started: a test that passed on the baseline and vanished is a
+	// regression unless it is one of them (SPEC §18).
+	Removes []string `json:"removes,omitempty"`
 	// Vacuous names the task's checks that passed on the untouched
 	// checkpoint before its first attempt: they prove nothing.
 	Vacuous []string `json:"vacuous,omitempty"`
@@ -266,15 +271,31 @@ type GuardMeta struct {
 	Error      string `json:"error,omitempty"`
 	// Node is, for a check, the node that carries it.
 	Node string `json:"node,omitempty"`
-	// Report is the test report's format; Tests and Failed count its
-	// tests when it was read, ReportError says why it was not.
-	Report      string `json:"report,omitempty"`
-	Tests       int    `json:"tests,omitempty"`
-	Failed      int    `json:"failed,omitempty"`
-	ReportError string `json:"report_error,omitempty"`
-	// Regressed names tests that passed on the baseline and fail now (at
-	// most MaxRegressedNames; Failed and the run folder hold the rest).
-	Regressed []string `json:"regressed,omitempty"`
+	// Report is the test report's format; Tests, Failed and Skipped
+	// count its tests when it was read (the others passed), Broken names
+	// its units whose tests could not run ("example.com/x: build
+	// failed"); ReportError says why it was not read.
+	Report      string   `json:"report,omitempty"`
+	Tests       int      `json:"tests,omitempty"`
+	Failed      int      `json:"failed,omitempty"`
+	Skipped     int      `json:"skipped,omitempty"`
+	Broken      []string `json:"broken,omitempty"`
+	ReportError string   `json:"report_error,omitempty"`
+	// BaselinePassed counts the tests that passed on the baseline it was
+	// judged against; nil without one.
+	BaselinePassed *int `json:"baseline_passed,omitempty"`
+	// What fails the guard against its baseline (SPEC §18), each list at
+	// most MaxRegressedNames names (the run folder holds the rest):
+	// Regressed, tests that passed on the baseline and fail now;
+	// NewFailing, tests that fail and did not fail or pass there (new, or
+	// skipped there); Vanished, tests that passed there and are absent
+	// from the report or skipped now, and that the task does not remove;
+	// NewBroken, units whose tests could not run ("unit: reason") that
+	// were not broken there.
+	Regressed  []string `json:"regressed,omitempty"`
+	NewFailing []string `json:"new_failing,omitempty"`
+	Vanished   []string `json:"vanished,omitempty"`
+	NewBroken  []string `json:"new_broken,omitempty"`
 	// Note says how the verdict was reached when not by the exit status
 	// alone ("exit 1: 3 tests fail as before, none regressed").
 	Note string `json:"note,omitempty"`
