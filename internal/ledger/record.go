@@ -44,6 +44,18 @@ func (l *Ledger) Death(pid int, node string) (charged bool) {
 	return charged
 }
 
+// DeathOf notes again the runner's death that interrupted meta's
+// iteration, when it was one (meta.RunnerDied): a runner that died while
+// recording that iteration may not have saved the note, and the next one
+// records the iteration from meta.json (SPEC §8: every death is noted
+// once, whichever phase its iterations are resumed from). Noting the
+// same death again changes nothing.
+func (l *Ledger) DeathOf(meta *state.Meta) {
+	if meta.Outcome == state.OutcomeInterrupted && meta.RunnerDied > 0 {
+		l.Death(meta.RunnerDied, meta.Node)
+	}
+}
+
 // Owned returns the runner-owned fields of the tasks as the runner last
 // set them (nil before it first saw a tree); the map is the ledger's.
 func (l *Ledger) Owned() map[string]state.Owned { return l.rs.Owned }

@@ -97,6 +97,11 @@ type Meta struct {
 	// died while its agent worked, and the task was not also at work at
 	// the runner's previous death (RunState.Deaths).
 	NoAttempt bool `json:"no_attempt,omitempty"`
+	// RunnerDied is the pid of the runner that died while the agent of
+	// this interrupted iteration worked: a runner that resumes the
+	// iteration from its recorded meta.json notes that death again
+	// (RunState.Death), so that a death is never forgotten.
+	RunnerDied int `json:"runner_died,omitempty"`
 	// Usage sums what every agent run of the iteration reported (a run
 	// retried after a rate limit included); nil when nothing was reported.
 	Usage *Usage `json:"usage,omitempty"`
