@@ -102,23 +102,26 @@ func (r *Runner) preflight(ctx context.Context) error {
 }
 
 // sayBaseline says what the preflight found: passed, or for each guard
-// with failing tests, how many, the first names and the file holding
-// them all (state/preflight/failing.txt).
+// with failing tests or units whose tests could not run, how many, the
+// first names and the file holding them all (state/preflight/failing.txt).
 func (r *Runner) sayBaseline(on string, b *state.Baseline) {
 	var all strings.Builder
 	var lines []string
 	for _, g := range b.Results {
-		if len(g.Failing) == 0 {
+		if len(g.Failing) == 0 && len(g.Broken) == 0 {
 			continue
 		}
-		fmt.Fprintf(&all, "# guard %s: %d of %d tests fail on %s\n%s\n", g.Name, len(g.Failing), len(g.Failing)+len(g.Passing)+g.Skipped, on, strings.Join(g.Failing, "\n"))
-		names := g.Failing[:min(len(g.Failing), baselineNames)]
-		more := ""
-		if len(g.Failing) > len(names) {
-			more = fmt.Sprintf(", and %d more", len(g.Failing)-len(names))
+		total := len(g.Failing) + len(g.Passing) + g.Skipped
+		fmt.Fprintf(&all, "# guard %s: %d of %d tests fail on %s\n%s\n", g.Name, len(g.Failing), total, on, strings.Join(g.Failing, "\n"))
+		var parts []string
+		if len(g.Failing) > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d tests already fail (%s)", len(g.Failing), total, inert.Line(namesHead(g.Failing))))
 		}
-		lines = append(lines, fmt.Sprintf("guard %s: %d of %d tests already fail (%s%s)", inert.Line(g.Name), len(g.Failing),
-			len(g.Failing)+len(g.Passing)+g.Skipped, inert.Line(strings.Join(names, ", ")), more))
+		if len(g.Broken) > 0 {
+			fmt.Fprintf(&all, "# guard %s: %d part(s) whose tests cannot run on %s (a package that does not build, a module that cannot be collected)\n%s\n", g.Name, len(g.Broken), on, strings.Join(g.Broken, "\n"))
+			parts = append(parts, fmt.Sprintf("%d part(s) whose tests cannot run (%s)", len(g.Broken), inert.Line(namesHead(g.Broken))))
+		}
+		lines = append(lines, fmt.Sprintf("guard %s: %s", inert.Line(g.Name), strings.Join(parts, ", ")))
 	}
 	file := filepath.Join(r.p.PreflightDir(), "failing.txt")
 	if len(lines) == 0 {
@@ -127,8 +130,17 @@ func (r *Runner) sayBaseline(on string, b *state.Baseline) {
 		return
 	}
 	fsutil.ReplaceFile(file, []byte(all.String()), 0o644, fsutil.NotSynced)
-	fmt.Fprintf(r.opts.Notices, "runner: preflight: the baseline on %s: %s; all in %s. Tasks are judged by regression: a test that passes now must keep passing, these may keep failing until a task's checks make them pass\n",
+	fmt.Fprintf(r.opts.Notices, "runner: preflight: the baseline on %s: %s; all in %s. Tasks are judged by test: a test that passes now must keep running and passing, new tests must pass, these may keep failing until a task's checks make them pass\n",
 		on, strings.Join(lines, "; "), r.p.Rel(file))
+}
+
+// namesHead names the first baselineNames of names, and how many more.
+func namesHead(names []string) string {
+	head := strings.Join(names[:min(len(names), baselineNames)], ", ")
+	if len(names) > baselineNames {
+		head += fmt.Sprintf(", and %d more", len(names)-baselineNames)
+	}
+	return head
 }
 
 // stopAfterPreflight ends the run when `runner stop` was asked while the
