@@ -63,6 +63,7 @@ func (r *worker) work(ctx context.Context, it *underway) error {
 		return r.remoteWork(ctx, it)
 	}
 	r.probeChecks(ctx, it.node, it.meta)
+	r.startWork(it.meta)
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
 		return err // set aside without an attempt, or a failure of the runner's own

@@ -230,7 +230,7 @@ func (r *Runner) preflightFailure(on string, results []guard.Result) error {
 		k++
 	}
 	return fmt.Errorf("preflight: the guards fail on %s before any agent ran; every task would fail them too, so the run stops here (no agent ran, no attempt was spent):%s\n"+
-		"the whole output is in %s. If the tasks are meant to make these guards pass, either give each guard a test report (report = \"go-json\", \"tap\" or \"junit:PATH\" in its [[guard]]), so that tasks are judged by regression test by test, "+
+		"the whole output is in %s. If the tasks are meant to make these guards pass, either give each guard a test report (report = \"go-json\", \"tap\" or \"junit:PATH\" in its [[guard]]), so that tasks are judged test by test against what already fails, "+
 		"or move the command into the tasks' own checks in tree.json (\"checks\": [{\"name\": ..., \"run\": ...}]), so that each task is judged by its own tests; otherwise fix the code or the guards (.runner/config.toml) and run again",
 		on, b.String(), r.p.Rel(filepath.Join(dir, "guard.log")))
 }

@@ -116,6 +116,12 @@ type Meta struct {
 	// CommandsFailed says the agent said done and every command it ran
 	// failed (from the events its CLI streamed): an anomaly too.
 	CommandsFailed bool `json:"commands_failed,omitempty"`
+	// Hidden names what was outside the judged tree, made or changed
+	// while the task was worked on, and hidden from its guards (SPEC §18:
+	// an ignored file, a repository of its own), at most
+	// MaxRegressedNames of them; HiddenMore counts the rest.
+	Hidden     []string `json:"hidden,omitempty"`
+	HiddenMore int      `json:"hidden_more,omitempty"`
 	// JudgedTree is the git tree the agent's work was taken as before the
 	// guards judged it (SPEC §20): what lands when they pass, whatever
 	// the working tree holds after them.
