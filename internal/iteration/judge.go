@@ -156,9 +156,10 @@ func writeTamperedByGuards(failureLog string, tamper []state.TamperMeta) error {
 }
 
 // Probe runs checks on the untouched checkpoint, before any work, with
-// their logs in logDir, and returns the names of those that pass: they
-// cannot tell whether the work is done.
-func Probe(ctx context.Context, work string, checks []Check, grace time.Duration, env []string, room *sandbox.Room, logDir string, h Hooks) ([]string, error) {
+// their logs in logDir, and returns the names of those that pass (they
+// cannot tell whether the work is done) and the tally of their reports'
+// tests (nil without one).
+func Probe(ctx context.Context, work string, checks []Check, grace time.Duration, env []string, room *sandbox.Room, logDir string, h Hooks) ([]string, *state.TestTally, error) {
 	specs := make([]config.Guard, len(checks))
 	for i, c := range checks {
 		specs[i] = c.Guard
@@ -169,13 +170,15 @@ func Probe(ctx context.Context, work string, checks []Check, grace time.Duration
 		results, _, err = guard.RunJudged(ctx, work, specs, filepath.Join(logDir, "guard.log"), filepath.Join(logDir, "failure.log"), grace, env, nil, room)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var passing []string
-	for _, r := range results {
+	metas := make([]state.GuardMeta, len(results))
+	for i, r := range results {
 		if r.Status == guard.StatusPass {
 			passing = append(passing, r.Name)
 		}
+		metas[i] = metaOf(specs[i], r)
 	}
-	return passing, nil
+	return passing, state.Tally(metas), nil
 }

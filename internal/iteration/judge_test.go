@@ -106,7 +106,7 @@ func TestVerdictBothWays(t *testing.T) {
 	g := config.Guard{Name: "test", Run: "go test -json ./...", Report: "go-json"}
 	base := &state.BaselineGuard{Name: "test", Report: "go-json",
 		Passing: []string{"p/TestA", "p/TestB", "p/TestGone", "p/TestOld", "p/TestOld/sub"},
-		Failing: []string{"p/TestFails"}, Skipped: 1, Broken: []string{"q"}}
+		Failing: []string{"p/TestFails"}, Skipped: 1, Broken: []state.BrokenUnit{{Unit: "q", Reason: "build failed"}}}
 	for _, tt := range []struct {
 		name    string
 		exit    int
@@ -228,12 +228,12 @@ func TestJudgeRunsChecksAfterGuards(t *testing.T) {
 	if j, err = Judge(context.Background(), g, r.runDir, Hooks{}); err != nil || j.Verdict != state.GuardPass {
 		t.Fatalf("after the work: %+v, %v; want pass", j, err)
 	}
-	passing, err := Probe(context.Background(), r.work, g.Checks, time.Second, nil, nil, t.TempDir(), Hooks{})
+	passing, _, err := Probe(context.Background(), r.work, g.Checks, time.Second, nil, nil, t.TempDir(), Hooks{})
 	if err != nil || len(passing) != 2 {
 		t.Errorf("Probe = %v, %v; want both checks passing", passing, err)
 	}
 	os.Remove(filepath.Join(r.work, "done.txt"))
-	if passing, _ := Probe(context.Background(), r.work, g.Checks, time.Second, nil, nil, t.TempDir(), Hooks{}); len(passing) != 1 || passing[0] != "group" {
+	if passing, _, _ := Probe(context.Background(), r.work, g.Checks, time.Second, nil, nil, t.TempDir(), Hooks{}); len(passing) != 1 || passing[0] != "group" {
 		t.Errorf("Probe = %v; want only the check that passes without the work", passing)
 	}
 }

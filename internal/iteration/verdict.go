@@ -132,7 +132,7 @@ func judgeGuard(g config.Guard, res guard.Result, base *state.BaselineGuard, rem
 		m.Status, m.Error = guard.StatusPass, ""
 		m.Note = fmt.Sprintf("exit %d: %d test(s) fail as they did before; none that passed before fails", res.ExitCode, len(found.Failing))
 		if n := len(found.Broken); n > 0 {
-			m.Note += fmt.Sprintf("; %d unit(s) broken as before (%s)", n, listHead(found.Broken, 3))
+			m.Note += fmt.Sprintf("; %d unit(s) broken as before (%s)", n, listHead(found.BrokenNames(), 3))
 		}
 	}
 	return m, found, lines
@@ -216,7 +216,7 @@ func Found(g config.Guard, res guard.Result) state.BaselineGuard {
 		}
 	}
 	for _, b := range res.Report.Broken {
-		found.Broken = append(found.Broken, b.Unit)
+		found.Broken = append(found.Broken, state.BrokenUnit{Unit: b.Unit, Reason: b.Reason})
 	}
 	return found
 }

@@ -224,7 +224,8 @@ func (l *Ledger) Record(o Outcome) error {
 	}
 	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
 		Guard: meta.Guard, Outcome: meta.Outcome, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts, NoAttempt: meta.NoAttempt,
-		Summary: o.JournalSummary, Executor: meta.Executor}); err != nil {
+		Summary: o.JournalSummary, Executor: meta.Executor,
+		Tests: state.Tally(meta.Guards), Checks: state.Tally(ownChecks(meta)), ChecksBefore: meta.ChecksBefore}); err != nil {
 		return err
 	}
 	l.rs.EndFlight(meta.Iteration)
@@ -273,4 +274,16 @@ func (l *Ledger) notesOnce(path, heading string, meta *state.Meta, items []strin
 		}
 	}
 	return state.AppendNotes(path, heading, meta.Iteration, meta.Node, items)
+}
+
+// ownChecks are the results of the checks of meta's task itself (not of
+// a parent whose last open task it was).
+func ownChecks(meta *state.Meta) []state.GuardMeta {
+	var out []state.GuardMeta
+	for _, c := range meta.Checks {
+		if c.Node == meta.Node {
+			out = append(out, c)
+		}
+	}
+	return out
 }

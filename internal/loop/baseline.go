@@ -222,8 +222,12 @@ func (r *worker) probeChecks(ctx context.Context, node *tree.Node, meta *state.M
 	if err != nil {
 		return
 	}
-	passing, err := iteration.Probe(ctx, r.workDir, checks, r.cfg.Executor.KillGrace.Duration, r.guardEnv(meta), room, dir, iteration.Hooks{Outside: r.outside})
-	if err != nil || len(passing) == 0 {
+	passing, tally, err := iteration.Probe(ctx, r.workDir, checks, r.cfg.Executor.KillGrace.Duration, r.guardEnv(meta), room, dir, iteration.Hooks{Outside: r.outside})
+	if err != nil {
+		return
+	}
+	meta.ChecksBefore = tally
+	if len(passing) == 0 {
 		return
 	}
 	meta.Vacuous = passing

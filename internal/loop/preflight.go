@@ -92,7 +92,11 @@ func (r *Runner) preflight(ctx context.Context) error {
 		return fmt.Errorf("preflight: keep the baseline: %w", err)
 	}
 	if r.main != nil {
-		r.ledger.SetPreflight(&state.Preflight{Commit: r.main.head, Guards: digest, At: b.At})
+		pf := &state.Preflight{Commit: r.main.head, Guards: digest, At: b.At}
+		if t := state.TallyOf(b); t != nil {
+			pf.Passing = &t.Passing
+		}
+		r.ledger.SetPreflight(pf)
 	}
 	r.sayBaseline(on, b)
 	if _, err := os.Stat(r.p.StopRequest()); err == nil {
@@ -118,8 +122,8 @@ func (r *Runner) sayBaseline(on string, b *state.Baseline) {
 			parts = append(parts, fmt.Sprintf("%d of %d tests already fail (%s)", len(g.Failing), total, inert.Line(namesHead(g.Failing))))
 		}
 		if len(g.Broken) > 0 {
-			fmt.Fprintf(&all, "# guard %s: %d part(s) whose tests cannot run on %s (a package that does not build, a module that cannot be collected)\n%s\n", g.Name, len(g.Broken), on, strings.Join(g.Broken, "\n"))
-			parts = append(parts, fmt.Sprintf("%d part(s) whose tests cannot run (%s)", len(g.Broken), inert.Line(namesHead(g.Broken))))
+			fmt.Fprintf(&all, "# guard %s: %d part(s) whose tests cannot run on %s (a package that does not build, a module that cannot be collected)\n%s\n", g.Name, len(g.Broken), on, strings.Join(g.BrokenNames(), "\n"))
+			parts = append(parts, fmt.Sprintf("%d part(s) whose tests cannot run (%s)", len(g.Broken), inert.Line(namesHead(g.BrokenNames()))))
 		}
 		lines = append(lines, fmt.Sprintf("guard %s: %s", inert.Line(g.Name), strings.Join(parts, ", ")))
 	}

@@ -86,6 +86,10 @@ type Meta struct {
 	// Vacuous names the task's checks that passed on the untouched
 	// checkpoint before its first attempt: they prove nothing.
 	Vacuous []string `json:"vacuous,omitempty"`
+	// ChecksBefore tallies the tests of the task's own checks on the
+	// untouched checkpoint, before its first attempt; nil without a
+	// report (or after the first attempt).
+	ChecksBefore *TestTally `json:"checks_before,omitempty"`
 	// Baseline is the key of the baseline the guards were judged against
 	// ("" without one: judged by their exit status).
 	Baseline   string `json:"baseline,omitempty"`

@@ -84,7 +84,7 @@ func TallyOf(b *Baseline) *TestTally {
 		}
 		t.Passing += len(g.Passing)
 		t.Total += len(g.Passing) + len(g.Failing) + g.Skipped
-		t.Broken = append(t.Broken, g.Broken...)
+		t.Broken = append(t.Broken, g.BrokenNames()...)
 	}
 	return t
 }
