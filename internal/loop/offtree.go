@@ -163,7 +163,7 @@ func (r *worker) judgeOffTree(meta *state.Meta, hid offtree.Result, j *iteration
 	return fsutil.ReplaceFile(log, append([]byte(b.String()), old...), 0o644, fsutil.NotSynced)
 }
 
-// listHead names the first n paths, and how many more there are.
+// listHead names the first n of names, and how many more there are.
 func listHead(paths []string, n int) string {
 	if len(paths) <= n {
 		return strings.Join(paths, ", ")

@@ -119,11 +119,11 @@ func (r *Runner) sayBaseline(on string, b *state.Baseline) {
 		fmt.Fprintf(&all, "# guard %s: %d of %d tests fail on %s\n%s\n", g.Name, len(g.Failing), total, on, strings.Join(g.Failing, "\n"))
 		var parts []string
 		if len(g.Failing) > 0 {
-			parts = append(parts, fmt.Sprintf("%d of %d tests already fail (%s)", len(g.Failing), total, inert.Line(namesHead(g.Failing))))
+			parts = append(parts, fmt.Sprintf("%d of %d tests already fail (%s)", len(g.Failing), total, inert.Line(listHead(g.Failing, baselineNames))))
 		}
 		if len(g.Broken) > 0 {
 			fmt.Fprintf(&all, "# guard %s: %d part(s) whose tests cannot run on %s (a package that does not build, a module that cannot be collected)\n%s\n", g.Name, len(g.Broken), on, strings.Join(g.BrokenNames(), "\n"))
-			parts = append(parts, fmt.Sprintf("%d part(s) whose tests cannot run (%s)", len(g.Broken), inert.Line(namesHead(g.BrokenNames()))))
+			parts = append(parts, fmt.Sprintf("%d part(s) whose tests cannot run (%s)", len(g.Broken), inert.Line(listHead(g.BrokenNames(), baselineNames))))
 		}
 		lines = append(lines, fmt.Sprintf("guard %s: %s", inert.Line(g.Name), strings.Join(parts, ", ")))
 	}
@@ -136,15 +136,6 @@ func (r *Runner) sayBaseline(on string, b *state.Baseline) {
 	fsutil.ReplaceFile(file, []byte(all.String()), 0o644, fsutil.NotSynced)
 	fmt.Fprintf(r.opts.Notices, "runner: preflight: the baseline on %s: %s; all in %s. Tasks are judged by test: a test that passes now must keep running and passing, new tests must pass, these may keep failing until a task's checks make them pass\n",
 		on, strings.Join(lines, "; "), r.p.Rel(file))
-}
-
-// namesHead names the first baselineNames of names, and how many more.
-func namesHead(names []string) string {
-	head := strings.Join(names[:min(len(names), baselineNames)], ", ")
-	if len(names) > baselineNames {
-		head += fmt.Sprintf(", and %d more", len(names)-baselineNames)
-	}
-	return head
 }
 
 // stopAfterPreflight ends the run when `runner stop` was asked while the

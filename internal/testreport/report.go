@@ -1,8 +1,6 @@
 package testreport
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -301,43 +299,6 @@ func validUTF8(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// head gathers the start of a message: it keeps the first MaxMessage
-// bytes written and counts the rest.
-type head struct {
-	b []byte
-}
-
-func (h *head) add(s string) {
-	if h == nil {
-		return
-	}
-	if room := MaxMessage + utf8.UTFMax - len(h.b); room > 0 {
-		if len(s) > room {
-			s = s[:room]
-		}
-		h.b = append(h.b, s...)
-	}
-}
-
-func (h *head) addBytes(s []byte) {
-	if h == nil {
-		return
-	}
-	if room := MaxMessage + utf8.UTFMax - len(h.b); room > 0 {
-		if len(s) > room {
-			s = s[:room]
-		}
-		h.b = append(h.b, s...)
-	}
-}
-
-func (h *head) String() string {
-	if h == nil {
-		return ""
-	}
-	return string(h.b)
-}
-
 // malformed is an error wrapping ErrMalformed.
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
@@ -349,53 +310,6 @@ var errNoTests = malformed("no tests in the report")
 
 // empty reports whether r holds neither a test nor a broken unit.
 func (r *Report) empty() bool { return len(r.Tests) == 0 && len(r.Broken) == 0 }
-
-// lines reads a stream line by line, without the line ends, skipping
-// lines longer than MaxLine.
-type lines struct {
-	r    *bufio.Reader
-	n    int // number of the line last returned, from 1
-	long []byte
-}
-
-func newLines(r io.Reader) *lines {
-	return &lines{r: bufio.NewReaderSize(r, 64<<10)}
-}
-
-// next returns the next line, valid until the following call, or io.EOF
-// after the last one, or the reader's error.
-func (l *lines) next() ([]byte, error) {
-	for {
-		line, err := l.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A line longer than the buffer: gather it up to MaxLine.
-			l.long = append(l.long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = l.r.ReadSlice('\n')
-				if len(l.long) <= MaxLine {
-					l.long = append(l.long, line...)
-				}
-			}
-			line = l.long
-		}
-		if len(line) == 0 && err != nil {
-			return nil, err
-		}
-		if err != nil && err != io.EOF {
-			return nil, err
-		}
-		l.n++
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(line) > MaxLine {
-			if cap(l.long) > 64<<10 {
-				l.long = nil
-			}
-			continue
-		}
-		return line, nil
-	}
-}
 
 // Parse reads a report of kind f.Kind from r, streaming: memory grows
 // with the number of distinct tests (their names and bounded messages),
