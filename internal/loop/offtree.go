@@ -123,6 +123,16 @@ func (r *worker) restoreOffTree(meta *state.Meta) error {
 	return nil
 }
 
+// restoreLeftHidden puts back what a runner that died while its guards
+// ran left hidden in ck's working tree (the next guard run there would
+// too, first).
+func (r *Runner) restoreLeftHidden(ck *checkpoints) {
+	dropped, err := offtree.Restore(ck.repo.Top(), filepath.Join(ck.repo.GitDir(), hiddenDir))
+	if err != nil || len(dropped) > 0 {
+		r.log.Warn("put back what a runner that stopped left hidden from its guards", "dropped", inert.Line(listHead(dropped, 5)), "err", err)
+	}
+}
+
 // judgeOffTree notes, in the judgement j of meta's guards, what was
 // hidden from them and what could not be: what could not fails the
 // attempt by name; what was hidden is named at the top of failure.log
