@@ -220,7 +220,14 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 		fmt.Fprintf(w, "sandbox:  NOT confined: %s\n", inert.Line(m.Unconfined))
 	}
 	if m.Baseline != "" {
-		fmt.Fprintf(w, "baseline: the guards were judged by regression against %s\n", inert.Line(shortID(m.Baseline)))
+		fmt.Fprintf(w, "baseline: the guards were judged by test against %s\n", inert.Line(shortID(m.Baseline)))
+	}
+	if len(m.Hidden) > 0 {
+		more := ""
+		if m.HiddenMore > 0 {
+			more = fmt.Sprintf(" and %d more", m.HiddenMore)
+		}
+		fmt.Fprintf(w, "hidden:   %s%s: made by the work outside what lands, not seen by the guards\n", inert.Line(strings.Join(m.Hidden, ", ")), more)
 	}
 	printReview(w, p, runDir, m.Review)
 	if m.Plan != nil {
@@ -365,11 +372,16 @@ func printCheckpoint(w io.Writer, m *state.Meta) {
 // add to its line: its tests, the regressed ones, how it was judged.
 func judgeDetail(g state.GuardMeta) string {
 	var parts []string
-	if g.Tests > 0 {
-		parts = append(parts, fmt.Sprintf("%d tests, %d failing", g.Tests, g.Failed))
+	if t := state.Tally([]state.GuardMeta{g}); t != nil {
+		parts = append(parts, inert.Line(t.String()))
 	}
-	if len(g.Regressed) > 0 {
-		parts = append(parts, "regressed: "+strings.Join(inert.Lines(g.Regressed), ", "))
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"regressed", g.Regressed}, {"new failing", g.NewFailing}, {"vanished", g.Vanished}, {"broken now", g.NewBroken}} {
+		if len(l.names) > 0 {
+			parts = append(parts, l.what+": "+strings.Join(inert.Lines(l.names), ", "))
+		}
 	}
 	if g.Note != "" {
 		parts = append(parts, inert.Line(g.Note))

@@ -149,6 +149,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		fmt.Fprintf(w, ", %d blocked", rep.Progress.Blocked)
 	}
 	fmt.Fprintln(w)
+	if rep.Tests != nil {
+		fmt.Fprintf(w, "%-11s %s\n", "tests:", inert.Line(strings.TrimPrefix(rep.Tests.String(), "tests: ")))
+	}
 	for _, s := range rep.Slots {
 		verb := "running:"
 		if !s.Alive {
@@ -242,6 +245,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		}
 		if len(n.Checks) > 0 {
 			extra += " (checks: " + inert.Line(strings.Join(n.Checks, ", ")) + ")"
+		}
+		if n.Tests != nil {
+			extra += " — " + inert.Line(n.Tests.String())
 		}
 		if n.BlockedReason != "" {
 			extra += " — blocked: " + inert.Line(n.BlockedReason)

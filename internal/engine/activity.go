@@ -296,7 +296,7 @@ func (it *iterationRun) judged() verify.Judged {
 func (it *iterationRun) guards(dir string) iteration.Guards {
 	in := it.in
 	env := append([]string{"RUNNER_ITERATION=" + strconv.Itoa(in.Iteration), "RUNNER_NODE_ID=" + in.Node}, it.env(dir)...)
-	g := iteration.Guards{Work: it.work, Guards: it.cfg.Guards, Grace: it.cfg.Executor.KillGrace.Duration, Env: env, Baseline: in.Baseline, Room: it.room}
+	g := iteration.Guards{Work: it.work, Guards: it.cfg.Guards, Grace: it.cfg.Executor.KillGrace.Duration, Env: env, Baseline: in.Baseline, Removes: in.Removes, Room: it.room}
 	for _, c := range in.Checks {
 		g.Checks = append(g.Checks, iteration.CheckOf(c))
 	}

@@ -77,6 +77,8 @@ type Input struct {
 	// the checkpoint (nil: judged by exit status).
 	Checks   []state.CheckSpec
 	Baseline *state.Baseline
+	// Removes are the tests the task's work may remove (its removes).
+	Removes []string
 
 	// Timeout bounds the whole activity; Heartbeat how long the worker
 	// may be silent.

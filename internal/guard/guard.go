@@ -122,7 +122,18 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 	if len(env) > 0 {
 		environ = append(os.Environ(), env...)
 	}
-	rep := startReport(g, root)
+	rep, rerr := startReport(g, root)
+	if rerr != nil {
+		// The old report could not be removed: what the guard would
+		// leave there could be anybody's.
+		res.Status, res.Error = StatusFail, rerr.Error()
+		footer := fmt.Sprintf("=== guard %s: %s, exit %d, not run: %s ===\n", g.Name, res.Status, res.ExitCode, res.Error)
+		if _, err := appendText(guardLog, footer); err != nil {
+			return res, 0, 0, err
+		}
+		end, err = fileSize(guardLog)
+		return res, start, end, err
+	}
 	pr := proc.Run(ctx, proc.Spec{
 		Argv:      []string{"sh", "-c", g.Run},
 		Dir:       root,
@@ -155,6 +166,15 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 		res.Status, res.Error = StatusFail, fmt.Sprintf("exited with status %d", pr.ExitCode)
 	default:
 		res.Status = StatusPass
+	}
+	if errors.Is(res.ReportErr, ErrNoReportWritten) && res.Status != StatusTimeout {
+		// Its report is its verdict: without one, it did not show that
+		// its tests pass.
+		why := res.ReportErr.Error()
+		if res.Error != "" {
+			why = res.Error + "; " + why
+		}
+		res.Status, res.Error = StatusFail, why
 	}
 	footer := fmt.Sprintf("=== guard %s: %s, exit %d, %s", g.Name, res.Status, res.ExitCode, pr.Duration.Round(time.Millisecond))
 	if res.Error != "" {

@@ -216,3 +216,61 @@ func TestRunPassesEnv(t *testing.T) {
 		t.Errorf("guard.log = %q, want the given RUNNER_ITERATION and the inherited variable", out)
 	}
 }
+
+const junitPass = `<testsuite name="s"><testcase classname="s" name="a"/></testsuite>`
+
+// A JUnit report counts only when the guard wrote it during its run: the
+// files matching its path are removed before it starts, so that one the
+// agent left (dated in the future, say) is never read as the guard's;
+// without one the guard fails, whatever its exit status.
+func TestJUnitReportWrittenByTheGuard(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "build", "test-reports")
+	os.MkdirAll(dir, 0o755)
+	stale := filepath.Join(dir, "junit.xml")
+	os.WriteFile(stale, []byte(junitPass), 0o644)
+	future := time.Now().Add(24 * time.Hour)
+	os.Chtimes(stale, future, future)
+	os.Mkdir(filepath.Join(dir, "folder.xml"), 0o755) // a folder matching is left alone
+	guards := []Spec{
+		{Name: "crashes", Run: "exit 0", Report: "junit:build/test-reports/*.xml"},
+		{Name: "writes", Run: `printf '<testsuite name="s"><testcase classname="s" name="b"><failure message="x"/></testcase></testsuite>' > build/test-reports/junit.xml`, Report: "junit:build/test-reports/*.xml"},
+	}
+	out, _, _ := runBounded(t, context.Background(), root, guards)
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	crashed := out.results[0]
+	if crashed.Status != StatusFail || !strings.Contains(crashed.Error, "no report written") || crashed.Report != nil || !errors.Is(crashed.ReportErr, ErrNoReportWritten) {
+		t.Errorf("a guard that wrote no report: %+v", crashed)
+	}
+	if data, _ := os.ReadFile(stale); strings.Contains(string(data), `name="a"`) {
+		t.Error("the stale report is still there")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "folder.xml")); err != nil {
+		t.Error("a folder matching the pattern was removed")
+	}
+	wrote := out.results[1]
+	if wrote.Report == nil || len(wrote.Report.Tests) != 1 || wrote.Report.Tests[0].Name != "s.b" {
+		t.Errorf("the guard's own report: %+v, %v", wrote.Report, wrote.ReportErr)
+	}
+}
+
+// The removal never follows a link out of the working tree.
+func TestJUnitRemovalStaysInside(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	keep := filepath.Join(outside, "junit.xml")
+	os.WriteFile(keep, []byte(junitPass), 0o644)
+	os.Symlink(outside, filepath.Join(root, "reports"))
+	guards := []Spec{{Name: "g", Run: "true", Report: "junit:reports/*.xml"}}
+	out, _, _ := runBounded(t, context.Background(), root, guards)
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("a file outside the working tree was removed: %v", err)
+	}
+	if r := out.results[0]; r.Status != StatusFail {
+		t.Errorf("result %+v: want a failure (the old report could not be removed, or none was written)", r)
+	}
+}

@@ -1,11 +1,13 @@
 package guard
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
-	"time"
+	"path"
+	"sort"
 
 	"github.com/runner-cli/runner/internal/testreport"
 )
@@ -17,7 +19,6 @@ type reading struct {
 	format  testreport.Format
 	err     error // the report's format could not be read
 	root    string
-	started time.Time
 	w       *io.PipeWriter
 	lines   *testreport.LineMerger // stdout and stderr line by line (FromStderr)
 	out     io.Writer
@@ -27,13 +28,23 @@ type reading struct {
 	readErr error
 }
 
+// ErrNoReportWritten is wrapped by the error of a guard whose report is
+// files it writes, and that wrote none during its run: it fails.
+var ErrNoReportWritten = errors.New("no report written")
+
 // startReport starts reading g's report; a guard without one reads
-// nothing.
-func startReport(g Spec, root string) *reading {
-	rd := &reading{root: root, started: time.Now()}
+// nothing. A report the guard writes to files is the guard's only if it
+// wrote it during its run: the files matching its path are removed
+// before it starts (without following a link out of root); one that
+// cannot be removed is an error, and the guard does not run.
+func startReport(g Spec, root string) (*reading, error) {
+	rd := &reading{root: root}
 	rd.format, rd.err = testreport.ParseFormat(g.Report)
-	if rd.err != nil || !rd.format.FromStdout() {
-		return rd
+	if rd.err != nil || rd.format.Kind == "" {
+		return rd, nil
+	}
+	if !rd.format.FromStdout() {
+		return rd, removeReports(root, rd.format.Path)
 	}
 	r, w := io.Pipe()
 	rd.w, rd.done = w, make(chan struct{})
@@ -48,7 +59,7 @@ func startReport(g Spec, root string) *reading {
 		// guard's output is never held up by its report.
 		io.Copy(io.Discard, r)
 	}()
-	return rd
+	return rd, nil
 }
 
 // stdout is the writer the guard's stdout is copied to; nil when the
@@ -87,25 +98,43 @@ func (rd *reading) finish() (*testreport.Report, error) {
 		<-rd.done
 		return rd.report, rd.readErr
 	}
-	return rd.readJUnit()
+	rep, err := testreport.ReadJUnit(rd.format, rd.root)
+	if errors.Is(err, testreport.ErrNoReport) {
+		// Every file matching was removed before the guard started.
+		return nil, fmt.Errorf("%w: the guard wrote no file matching %s during its run", ErrNoReportWritten, rd.format.Path)
+	}
+	return rep, err
 }
 
-// readJUnit reads the JUnit files the guard wrote. Files that match but
-// are older than the guard's start are another run's: with none newer,
-// the guard wrote no report.
-func (rd *reading) readJUnit() (*testreport.Report, error) {
-	matches, err := filepath.Glob(filepath.Join(rd.root, rd.format.Path))
+// removeReports removes the files matching pattern (relative to root,
+// slash-separated) inside root, never through a link that leads out of
+// it; folders that match are left alone. It returns an error naming a
+// file it could not remove.
+func removeReports(root, pattern string) error {
+	r, err := os.OpenRoot(root)
 	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", rd.format, err)
+		return fmt.Errorf("remove the old report files %s: %w", pattern, err)
 	}
-	fresh := false
+	defer r.Close()
+	matches, err := fs.Glob(r.FS(), path.Clean(pattern))
+	if err != nil {
+		return fmt.Errorf("remove the old report files %s: %w", pattern, err)
+	}
+	sort.Strings(matches)
 	for _, m := range matches {
-		if st, err := os.Stat(m); err == nil && !st.ModTime().Before(rd.started.Add(-time.Second)) {
-			fresh = true
+		st, err := r.Lstat(m)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return fmt.Errorf("remove the old report file %s: %w", m, err)
+		}
+		if st.IsDir() {
+			continue
+		}
+		if err := r.Remove(m); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove the old report file %s before the guard runs (a report counts only when the guard wrote it): %w", m, err)
 		}
 	}
-	if !fresh {
-		return nil, fmt.Errorf("%w: the guard wrote no file matching %s", testreport.ErrMalformed, rd.format.Path)
-	}
-	return testreport.ReadJUnit(rd.format, rd.root)
+	return nil
 }

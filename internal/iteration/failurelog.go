@@ -19,35 +19,73 @@ const (
 	maxTestsBlock   = 16 << 10
 )
 
-// testLines are the failing tests of one guard or check, with the head
-// of each one's message, for the top of failure.log.
+// testLines are what failed the verdict of one guard or check by its
+// report, for the top of failure.log: groups of names, each with the
+// head of its message where it has one.
 type testLines struct {
-	guard     string
-	check     bool
-	regressed bool // they passed on the baseline
-	names     []string
-	messages  []string
-	more      int
+	guard  string
+	check  bool
+	groups []lineGroup
 }
 
-// fail notes the failing tests of res: only names when given, else every
-// failing test of its report.
-func (l *testLines) fail(res guard.Result, names []string) {
-	if res.Report == nil {
+// lineGroup is one kind of failure: a heading and its names.
+type lineGroup struct {
+	heading  string
+	names    []string
+	messages []string
+	more     int
+}
+
+// add appends an entry, within maxTestsNamed.
+func (g *lineGroup) add(name, msg string) {
+	if len(g.names) == maxTestsNamed {
+		g.more++
 		return
 	}
-	if names == nil {
-		names = res.Report.Failed()
+	g.names = append(g.names, name)
+	g.messages = append(g.messages, head(msg))
+}
+
+// note notes what c holds of res's report: against a baseline
+// (baseline), regressions first, then new failures, units that broke and
+// tests that vanished; without one, every failing test and broken unit.
+func (l *testLines) note(res guard.Result, c changes, baseline bool) {
+	rep := res.Report
+	if rep == nil {
+		return
 	}
-	for i, name := range names {
-		if i == maxTestsNamed {
-			l.more = len(names) - i
-			break
+	kind := fmt.Sprintf("guard %q", l.guard)
+	if l.check {
+		kind = fmt.Sprintf("the task's check %q", l.guard)
+	}
+	tests := func(heading string, names []string) {
+		g := lineGroup{heading: heading}
+		for _, name := range names {
+			t, _ := rep.Lookup(name)
+			g.add(name, t.Message)
 		}
-		t, _ := res.Report.Lookup(name)
-		l.names = append(l.names, name)
-		l.messages = append(l.messages, head(t.Message))
+		l.groups = append(l.groups, g)
 	}
+	if baseline {
+		tests(fmt.Sprintf("Tests of %s that passed before this work and fail now (regressions: fix these first):", kind), c.regressed)
+		tests(fmt.Sprintf("Tests of %s that fail and did not fail before this work (new tests must pass too):", kind), c.newFailing)
+	} else {
+		tests(fmt.Sprintf("Tests of %s that fail:", kind), c.newFailing)
+	}
+	broken := lineGroup{heading: fmt.Sprintf("Parts of %s whose tests could not run (each must build and load, as it did before):", kind)}
+	if !baseline {
+		broken.heading = fmt.Sprintf("Parts of %s whose tests could not run:", kind)
+	}
+	for _, b := range c.newBroken {
+		broken.add(b.Unit+" ("+b.Reason+")", b.Message)
+	}
+	l.groups = append(l.groups, broken)
+	vanished := lineGroup{heading: fmt.Sprintf("Tests of %s that passed before this work and no longer run (vanished: absent from its report, or skipped now). "+
+		"Make them run and pass again; if the task is to remove or rename them, say so in your summary and answer status \"blocked\": only a person can list them in the task's \"removes\":", kind)}
+	for _, name := range c.vanished {
+		vanished.add(name, "")
+	}
+	l.groups = append(l.groups, vanished)
 }
 
 // head is the first lines of a message, within bounds.
@@ -64,29 +102,24 @@ func head(msg string) string {
 	return out
 }
 
-// render writes the block of one guard or check.
+// render writes the groups of one guard or check.
 func (l *testLines) render(b *strings.Builder) {
-	if len(l.names) == 0 {
-		return
-	}
-	switch {
-	case l.regressed:
-		fmt.Fprintf(b, "Tests of guard %q that passed before this work and fail now (regressions: fix these first):\n\n", l.guard)
-	case l.check:
-		fmt.Fprintf(b, "Tests of the task's check %q that fail:\n\n", l.guard)
-	default:
-		fmt.Fprintf(b, "Tests of guard %q that fail:\n\n", l.guard)
-	}
-	for i, name := range l.names {
-		fmt.Fprintf(b, "- %s\n", name)
-		if m := l.messages[i]; m != "" {
-			b.WriteString("  " + strings.ReplaceAll(m, "\n", "\n  ") + "\n")
+	for _, g := range l.groups {
+		if len(g.names) == 0 {
+			continue
 		}
+		b.WriteString(g.heading + "\n\n")
+		for i, name := range g.names {
+			fmt.Fprintf(b, "- %s\n", name)
+			if m := g.messages[i]; m != "" {
+				b.WriteString("  " + strings.ReplaceAll(m, "\n", "\n  ") + "\n")
+			}
+		}
+		if g.more > 0 {
+			fmt.Fprintf(b, "- and %d more (guard.log has them all)\n", g.more)
+		}
+		b.WriteString("\n")
 	}
-	if l.more > 0 {
-		fmt.Fprintf(b, "- and %d more (guard.log has them all)\n", l.more)
-	}
-	b.WriteString("\n")
 }
 
 // prependTests puts the failing tests' block at the top of failure.log,

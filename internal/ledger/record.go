@@ -44,6 +44,18 @@ func (l *Ledger) Death(pid int, node string) (charged bool) {
 	return charged
 }
 
+// DeathOf notes again the runner's death that interrupted meta's
+// iteration, when it was one (meta.RunnerDied): a runner that died while
+// recording that iteration may not have saved the note, and the next one
+// records the iteration from meta.json (SPEC §8: every death is noted
+// once, whichever phase its iterations are resumed from). Noting the
+// same death again changes nothing.
+func (l *Ledger) DeathOf(meta *state.Meta) {
+	if meta.Outcome == state.OutcomeInterrupted && meta.RunnerDied > 0 {
+		l.Death(meta.RunnerDied, meta.Node)
+	}
+}
+
 // Owned returns the runner-owned fields of the tasks as the runner last
 // set them (nil before it first saw a tree); the map is the ledger's.
 func (l *Ledger) Owned() map[string]state.Owned { return l.rs.Owned }
@@ -212,7 +224,8 @@ func (l *Ledger) Record(o Outcome) error {
 	}
 	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
 		Guard: meta.Guard, Outcome: meta.Outcome, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts, NoAttempt: meta.NoAttempt,
-		Summary: o.JournalSummary, Executor: meta.Executor}); err != nil {
+		Summary: o.JournalSummary, Executor: meta.Executor,
+		Tests: state.Tally(meta.Guards), Checks: state.Tally(ownChecks(meta)), ChecksBefore: meta.ChecksBefore}); err != nil {
 		return err
 	}
 	l.rs.EndFlight(meta.Iteration)
@@ -261,4 +274,16 @@ func (l *Ledger) notesOnce(path, heading string, meta *state.Meta, items []strin
 		}
 	}
 	return state.AppendNotes(path, heading, meta.Iteration, meta.Node, items)
+}
+
+// ownChecks are the results of the checks of meta's task itself (not of
+// a parent whose last open task it was).
+func ownChecks(meta *state.Meta) []state.GuardMeta {
+	var out []state.GuardMeta
+	for _, c := range meta.Checks {
+		if c.Node == meta.Node {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -57,11 +57,13 @@ func (r *worker) judgesOf(meta *state.Meta, key string) iteration.Guards {
 		// Resumed from the in-flight marker alone: the tree as it is now.
 		if t, err := r.loadTree(); err == nil {
 			meta.CheckSpecs = checkSpecs(checksOf(t, meta.Node))
+			meta.Removes = removesOf(t, meta.Node)
 		}
 	}
 	for _, c := range meta.CheckSpecs {
 		g.Checks = append(g.Checks, iteration.CheckOf(c))
 	}
+	g.Removes = meta.Removes
 	if key != "" {
 		g.Baseline = r.baselineOf(key)
 	}
@@ -107,6 +109,18 @@ func checksOf(t *tree.Tree, id string) []nodeCheck {
 			break
 		}
 		add(a)
+	}
+	return out
+}
+
+// removesOf are the tests node id's work may remove (SPEC §18): its own
+// removes and its ancestors' (a group's removes hold for each of its
+// tasks).
+func removesOf(t *tree.Tree, id string) []string {
+	ix := tree.NewIndex(t)
+	var out []string
+	for n := ix.Node(id); n != nil; n = ix.Parent(n.ID) {
+		out = append(out, n.Removes...)
 	}
 	return out
 }
@@ -208,8 +222,12 @@ func (r *worker) probeChecks(ctx context.Context, node *tree.Node, meta *state.M
 	if err != nil {
 		return
 	}
-	passing, err := iteration.Probe(ctx, r.workDir, checks, r.cfg.Executor.KillGrace.Duration, r.guardEnv(meta), room, dir, iteration.Hooks{Outside: r.outside})
-	if err != nil || len(passing) == 0 {
+	passing, tally, err := iteration.Probe(ctx, r.workDir, checks, r.cfg.Executor.KillGrace.Duration, r.guardEnv(meta), room, dir, iteration.Hooks{Outside: r.outside})
+	if err != nil {
+		return
+	}
+	meta.ChecksBefore = tally
+	if len(passing) == 0 {
 		return
 	}
 	meta.Vacuous = passing

@@ -107,6 +107,7 @@ func (r *Runner) openCheckpoints(ctx context.Context, t *tree.Tree) error {
 	}
 	r.main = ck
 	r.mainDir = ck.repo.Top()
+	r.restoreLeftHidden(ck)
 	r.ledger.Checkpoint(ck.branch, ck.head)
 	return nil
 }

@@ -56,8 +56,20 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 	if rel, err := filepath.Rel(r.p.RunDir(meta.Iteration), g.TamperDir); err == nil {
 		g.TamperPrefix = filepath.ToSlash(rel) + "/"
 	}
-	j, err := iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside, Ran: func() { fsutil.FailAt(fsutil.FailGuards, "ran") }})
+	// What the work made outside the judged tree is hidden from them
+	// (offtree.go), and put back after them.
+	hid, err := r.hideOffTree(ctx, meta)
 	if err != nil {
+		return iteration.Judgement{}, err
+	}
+	j, err := iteration.Judge(ctx, g, logDir, iteration.Hooks{Outside: r.outside, Ran: func() { fsutil.FailAt(fsutil.FailGuards, "ran") }})
+	if rerr := r.restoreOffTree(meta); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return j, err
+	}
+	if err := r.judgeOffTree(meta, hid, &j, logDir); err != nil {
 		return j, err
 	}
 	if j.Tamper, err = r.withRunBranch(ctx, meta.Iteration, j.Tamper); err != nil {

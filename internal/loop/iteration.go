@@ -63,6 +63,7 @@ func (r *worker) work(ctx context.Context, it *underway) error {
 		return r.remoteWork(ctx, it)
 	}
 	r.probeChecks(ctx, it.node, it.meta)
+	r.startWork(it.meta)
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
 		if it.meta.Phase == state.PhaseAborted {
@@ -98,7 +99,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
-		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Unconfined: r.unconfinedWhy(),
+		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Removes: removesOf(t, node.ID), Unconfined: r.unconfinedWhy(),
 	}}
 	room, tmp, rerr := r.room(n)
 	if err == nil {

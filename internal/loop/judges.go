@@ -42,6 +42,9 @@ func (r *worker) judged() verify.Judged {
 		if r.workDir != r.p.Root {
 			files = append(files, verify.File{Path: filepath.Join(r.workDir, ".git"), Rel: "worktree/.git"})
 		}
+		// When the work on the task started (offtree.go): moved later,
+		// what the agent made would reach its guards.
+		files = append(files, verify.File{Path: filepath.Join(r.ck.repo.GitDir(), workSinceFile), Rel: "worktree git folder/" + workSinceFile})
 	}
 	if r.slot > 0 {
 		// Other slots write the run's state and tree.json meanwhile: of

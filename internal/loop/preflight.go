@@ -92,7 +92,11 @@ func (r *Runner) preflight(ctx context.Context) error {
 		return fmt.Errorf("preflight: keep the baseline: %w", err)
 	}
 	if r.main != nil {
-		r.ledger.SetPreflight(&state.Preflight{Commit: r.main.head, Guards: digest, At: b.At})
+		pf := &state.Preflight{Commit: r.main.head, Guards: digest, At: b.At}
+		if t := state.TallyOf(b); t != nil {
+			pf.Passing = &t.Passing
+		}
+		r.ledger.SetPreflight(pf)
 	}
 	r.sayBaseline(on, b)
 	if _, err := os.Stat(r.p.StopRequest()); err == nil {
@@ -102,23 +106,26 @@ func (r *Runner) preflight(ctx context.Context) error {
 }
 
 // sayBaseline says what the preflight found: passed, or for each guard
-// with failing tests, how many, the first names and the file holding
-// them all (state/preflight/failing.txt).
+// with failing tests or units whose tests could not run, how many, the
+// first names and the file holding them all (state/preflight/failing.txt).
 func (r *Runner) sayBaseline(on string, b *state.Baseline) {
 	var all strings.Builder
 	var lines []string
 	for _, g := range b.Results {
-		if len(g.Failing) == 0 {
+		if len(g.Failing) == 0 && len(g.Broken) == 0 {
 			continue
 		}
-		fmt.Fprintf(&all, "# guard %s: %d of %d tests fail on %s\n%s\n", g.Name, len(g.Failing), len(g.Failing)+len(g.Passing)+g.Skipped, on, strings.Join(g.Failing, "\n"))
-		names := g.Failing[:min(len(g.Failing), baselineNames)]
-		more := ""
-		if len(g.Failing) > len(names) {
-			more = fmt.Sprintf(", and %d more", len(g.Failing)-len(names))
+		total := len(g.Failing) + len(g.Passing) + g.Skipped
+		fmt.Fprintf(&all, "# guard %s: %d of %d tests fail on %s\n%s\n", g.Name, len(g.Failing), total, on, strings.Join(g.Failing, "\n"))
+		var parts []string
+		if len(g.Failing) > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d tests already fail (%s)", len(g.Failing), total, inert.Line(listHead(g.Failing, baselineNames))))
 		}
-		lines = append(lines, fmt.Sprintf("guard %s: %d of %d tests already fail (%s%s)", inert.Line(g.Name), len(g.Failing),
-			len(g.Failing)+len(g.Passing)+g.Skipped, inert.Line(strings.Join(names, ", ")), more))
+		if len(g.Broken) > 0 {
+			fmt.Fprintf(&all, "# guard %s: %d part(s) whose tests cannot run on %s (a package that does not build, a module that cannot be collected)\n%s\n", g.Name, len(g.Broken), on, strings.Join(g.BrokenNames(), "\n"))
+			parts = append(parts, fmt.Sprintf("%d part(s) whose tests cannot run (%s)", len(g.Broken), inert.Line(listHead(g.BrokenNames(), baselineNames))))
+		}
+		lines = append(lines, fmt.Sprintf("guard %s: %s", inert.Line(g.Name), strings.Join(parts, ", ")))
 	}
 	file := filepath.Join(r.p.PreflightDir(), "failing.txt")
 	if len(lines) == 0 {
@@ -127,7 +134,7 @@ func (r *Runner) sayBaseline(on string, b *state.Baseline) {
 		return
 	}
 	fsutil.ReplaceFile(file, []byte(all.String()), 0o644, fsutil.NotSynced)
-	fmt.Fprintf(r.opts.Notices, "runner: preflight: the baseline on %s: %s; all in %s. Tasks are judged by regression: a test that passes now must keep passing, these may keep failing until a task's checks make them pass\n",
+	fmt.Fprintf(r.opts.Notices, "runner: preflight: the baseline on %s: %s; all in %s. Tasks are judged by test: a test that passes now must keep running and passing, new tests must pass, these may keep failing until a task's checks make them pass\n",
 		on, strings.Join(lines, "; "), r.p.Rel(file))
 }
 
@@ -218,7 +225,7 @@ func (r *Runner) preflightFailure(on string, results []guard.Result) error {
 		k++
 	}
 	return fmt.Errorf("preflight: the guards fail on %s before any agent ran; every task would fail them too, so the run stops here (no agent ran, no attempt was spent):%s\n"+
-		"the whole output is in %s. If the tasks are meant to make these guards pass, either give each guard a test report (report = \"go-json\", \"tap\", \"unittest\" for python3 -m unittest -v, or \"junit:PATH\" in its [[guard]]), so that tasks are judged by regression test by test, "+
+		"the whole output is in %s. If the tasks are meant to make these guards pass, either give each guard a test report (report = \"go-json\", \"tap\", \"unittest\" for python3 -m unittest -v, or \"junit:PATH\" in its [[guard]]), so that tasks are judged test by test against what already fails, "+
 		"or move the command into the tasks' own checks in tree.json (\"checks\": [{\"name\": ..., \"run\": ...}]), so that each task is judged by its own tests; otherwise fix the code or the guards (.runner/config.toml) and run again",
 		on, b.String(), r.p.Rel(filepath.Join(dir, "guard.log")))
 }
@@ -240,6 +247,11 @@ func untouched(rs *state.RunState) bool {
 	return false
 }
 
+// reportModel numbers what a baseline keeps of a report: a baseline
+// kept under another model (before broken units, when a Go package was
+// a test) is not compared with; the preflight runs again.
+const reportModel = 2
+
 // guardsDigest identifies the guard definitions, each field that can
 // change a verdict: a preflight that passed stands for these guards only.
 func guardsDigest(guards []config.Guard) string {
@@ -247,7 +259,7 @@ func guardsDigest(guards []config.Guard) string {
 	for _, g := range guards {
 		fmt.Fprintf(h, "%q %q %d %d", g.Name, g.Run, g.Timeout.Duration, g.OutputLimit)
 		if g.Report != "" {
-			fmt.Fprintf(h, " %q", g.Report)
+			fmt.Fprintf(h, " %q %d", g.Report, reportModel)
 		}
 		fmt.Fprintln(h)
 	}

@@ -108,6 +108,7 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 		Protect:            cfg.Verify.Protect,
 		Redactor:           scrubber,
 		Judges:             judgesFor(p, cfg, t, node, rs),
+		Removes:            removesOf(t, node.ID),
 	})
 	if err != nil {
 		return nil, err

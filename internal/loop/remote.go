@@ -221,7 +221,7 @@ func (r *worker) engineInput(it *underway, retry int, start string) (engine.Inpu
 		Remote: r.cfg.Engine.Remote, Checkpoint: start,
 		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
 		Config: cfgText, Executor: it.link.name(), Prompt: it.req.Prompt, Schema: schema,
-		Checks: it.meta.CheckSpecs, Baseline: r.baselineOf(baselineKey(r.ck)),
+		Checks: it.meta.CheckSpecs, Baseline: r.baselineOf(baselineKey(r.ck)), Removes: it.meta.Removes,
 		Timeout: timeout, Heartbeat: r.cfg.Engine.Heartbeat.Duration,
 	}, nil
 }

@@ -128,6 +128,11 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 		// moves the marker to reviewed, which never happened.
 		r.ledger.AddReviewUsage(meta.Review)
 	}
+	if phase == state.PhaseRecorded {
+		// Recorded already, by a runner that died before its run state
+		// (the death it noted among it) was saved.
+		r.ledger.DeathOf(meta)
+	}
 	switch phase {
 	case state.PhaseGuardsDone, state.PhaseReviewing, state.PhaseReviewed, state.PhaseRecorded:
 		if r.reviewWanted(meta) {
@@ -210,6 +215,7 @@ func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 	if meta.Agent == nil {
 		meta.Agent = interruptedAgent(r.optionsNamed(meta.Executor), runDir, meta.StartedAt)
 	}
+	meta.RunnerDied = in.RunnerPID
 	meta.NoAttempt = !r.ledger.Death(in.RunnerPID, in.Node)
 	if len(meta.Tamper) > 0 {
 		// Its agent changed its judges before the runner died: an attempt

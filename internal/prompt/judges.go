@@ -8,8 +8,9 @@ type Judge struct {
 	Node  string // the node carrying a check
 	Name  string
 	Run   string
-	// ByRegression says a guard is judged against the baseline: its tests
-	// that already fail may keep failing.
+	// ByRegression says a guard is judged by its report's tests against
+	// the baseline: its tests that already fail may keep failing; every
+	// other test must pass and still run, every package still build.
 	ByRegression bool
 }
 
@@ -24,7 +25,7 @@ func judgeLines(judges []Judge, id string) []string {
 		case j.Check:
 			why = fmt.Sprintf("check of %s, whose last open task this is: must pass", j.Node)
 		case j.ByRegression:
-			why = "guard, by regression: every test that passes now must still pass; tests failing now may keep failing"
+			why = "guard, by test: every test that passes now must still run and pass, new tests must pass, every package must still build; tests failing now may keep failing"
 		default:
 			why = "guard, must pass"
 		}

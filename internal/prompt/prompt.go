@@ -38,6 +38,9 @@ type Input struct {
 	// Judges are the commands that will judge the selected node's work
 	// (SPEC §18): the guards, its checks and its parents'.
 	Judges []Judge
+	// Removes are the tests the node's work may remove (its removes and
+	// its ancestors'): Selected Node lists them.
+	Removes []string
 }
 
 // Section states in a SectionReport.
@@ -100,17 +103,20 @@ type sectionDef struct {
 	aliases           []string // other names a file's own first heading may use
 	required, fixed   bool
 	fenced            bool // body is shown in a code fence (logs)
+	// quoted: the body is the agent's own text (its summary, its notes),
+	// shown as a quotation, every line after "> ".
+	quoted bool
 }
 
 var sectionDefs = []sectionDef{
 	{key: KeyContract, name: "Runner Contract", source: "builtin", required: true, fixed: true},
 	{key: KeyGoal, name: "Goal", source: "context/goal.md", required: true},
-	{key: KeyHistory, name: "History", source: "context/history.md"},
+	{key: KeyHistory, name: "History", source: "context/history.md", quoted: true},
 	{key: KeyFailure, name: "Failure", source: "context/failure.md", fenced: true},
 	{key: KeySelected, name: "Selected Node", source: "tree.json", required: true},
 	{key: KeyTree, name: "Tree Summary", source: "tree.json"},
-	{key: KeyAssumptions, name: "Assumptions", source: "state/assumptions.md"},
-	{key: KeyQuestions, name: "Open Questions", source: "state/questions.md", aliases: []string{"Questions"}},
+	{key: KeyAssumptions, name: "Assumptions", source: "state/assumptions.md", quoted: true},
+	{key: KeyQuestions, name: "Open Questions", source: "state/questions.md", aliases: []string{"Questions"}, quoted: true},
 	{key: KeyOutput, name: "Output Contract", source: "builtin", required: true, fixed: true},
 }
 
@@ -201,8 +207,13 @@ func Build(in Input) (*Pack, error) {
 			s.state = StateEmpty
 			continue
 		}
-		if d.fenced {
+		switch {
+		case d.fenced:
 			s.fence = Fence(s.body)
+		case d.quoted:
+			s.body = Quote(s.body)
+		default:
+			s.body = Defuse(s.body)
 		}
 		s.text = s.render(s.heading, s.body, false)
 	}
@@ -374,6 +385,50 @@ func splitHeading(d sectionDef, content string) (heading, body string) {
 // heading; longer suffixes are dropped.
 const maxHeadingSuffix = 80
 
+// Quote shows text the agent wrote as a quotation: every line after
+// "> " (">" for a blank one), so that none of it can start a line of
+// the prompt, let alone one that reads as a section heading.
+func Quote(text string) string {
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		if strings.TrimSpace(line) == "" {
+			lines[i] = ">"
+		} else {
+			lines[i] = "> " + line
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Defuse escapes every line of text that would read as a section heading
+// of the prompt ("# Name", indented by up to three spaces, as Markdown
+// reads it): its "#" gets a backslash before it. Sub-headings ("## ...")
+// are left as they are. It is the last guard of a section whose text
+// is not the agent's (a task's goal, a guard's result) but may hold
+// words the agent chose (a decomposition's children, a test's name).
+func Defuse(text string) string {
+	if !strings.Contains(text, "#") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		rest := strings.TrimLeft(line, " ")
+		if indent := len(line) - len(rest); indent <= 3 && isSectionHeading(rest) {
+			lines[i] = line[:indent] + "\\" + rest
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isSectionHeading reports whether an unindented line reads as a
+// first-level Markdown heading: "#" alone, or followed by blank space.
+func isSectionHeading(line string) bool {
+	return line == "#" || strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "#\t")
+}
+
 // Fence returns a backtick fence (without info string) longer than any
 // backtick run in body, so that body shows as one code block.
 func Fence(body string) string {
@@ -437,6 +492,12 @@ func selectedText(in Input, sc scanResult) string {
 	textfmt.List(&b, "acceptance", n.Acceptance)
 	if len(in.Judges) > 0 {
 		textfmt.List(&b, "judged_by", judgeLines(in.Judges, n.ID))
+	}
+	if len(in.Removes) > 0 {
+		b.WriteString("removes (tests this task may remove or rename; any other test that passes now must still run and pass):\n")
+		for _, name := range in.Removes {
+			b.WriteString("- " + textfmt.OneLine(name, 200) + "\n")
+		}
 	}
 	return b.String()
 }

@@ -151,11 +151,11 @@ func TestHeadingsAreNotDoubled(t *testing.T) {
 		name, key, content, want string
 	}{
 		{"goal file heading", "goal", "# Goal\n\ntitle: x\n", "# Goal\n\ntitle: x\n"},
-		{"history suffix kept", "history", "# History (previous attempt)\n\nsummary\n", "# History (previous attempt)\n\nsummary\n"},
-		{"no heading", "history", "just text\n", "# History\n\njust text\n"},
-		{"alias", "questions", "# Questions\n\n- why?\n", "# Open Questions\n\n- why?\n"},
-		{"other heading is content", "assumptions", "# Notes from Bob\n- a\n", "# Assumptions\n\n# Notes from Bob\n- a\n"},
-		{"similar word is content", "goal", "# Goals\n- a\n", "# Goal\n\n# Goals\n- a\n"},
+		{"history suffix kept", "history", "# History (previous attempt)\n\nsummary\n", "# History (previous attempt)\n\n> summary\n"},
+		{"no heading", "history", "just text\n", "# History\n\n> just text\n"},
+		{"alias", "questions", "# Questions\n\n- why?\n", "# Open Questions\n\n> - why?\n"},
+		{"other heading is content", "assumptions", "# Notes from Bob\n- a\n", "# Assumptions\n\n> # Notes from Bob\n> - a\n"},
+		{"similar word is content", "goal", "# Goals\n- a\n", "# Goal\n\n\\# Goals\n- a\n"},
 		{"case and CRLF", "goal", "# GOAL\r\n\r\ntitle: y\r\n", "# Goal\n\ntitle: y\n"},
 	}
 	for _, tt := range tests {

@@ -36,6 +36,12 @@ type Report struct {
 	Checkpoint string          `json:"checkpoint,omitempty"`
 	Running    *status.Running `json:"running"`
 	Paused     bool            `json:"paused"`
+	// Tests is how far the guards' tests are on the run branch, against
+	// the run's preflight, and TaskTests how far each task's checks'
+	// tests are (SPEC §18), as `runner status --json` gives them; absent
+	// (empty) without test reports.
+	Tests     *state.TestTally `json:"tests,omitempty"`
+	TaskTests []TaskTests      `json:"task_tests"`
 
 	// Done are the iterations of the window that finished a task.
 	Done []Done `json:"done"`
@@ -100,6 +106,13 @@ type Done struct {
 	// Review is the reviewer's verdict ("approve", "skipped"), when one
 	// reviewed it.
 	Review string `json:"review,omitempty"`
+}
+
+// TaskTests is how far the tests of a task's own checks are.
+type TaskTests struct {
+	Node  string          `json:"node"`
+	Path  string          `json:"path"`
+	Tests state.TestTally `json:"tests"`
 }
 
 // Failure is a failed attempt.
@@ -243,12 +256,36 @@ func Load(p state.Paths, since Since) (*Report, error) {
 	rep := &Report{
 		Repository: filepath.Base(p.Root), Root: p.Root,
 		Progress: st.Progress, Branch: st.Branch, Checkpoint: st.Checkpoint, Running: st.Running, Paused: st.Paused,
+		Tests: st.Tests, TaskTests: taskTests(st.Tree),
 		Done: []Done{}, Failed: []Failure{}, Blocked: []Blocked{}, Interrupted: []Interruption{},
 		Decomposed: []Split{}, Anomalies: []Anomaly{}, Usage: Usage{Executors: []ExecutorUsage{}, AllRuns: st.Usage},
 	}
 	g := newGatherer(p, st, rep)
 	g.gather(window(recs, since, &rep.Window))
 	return rep, nil
+}
+
+// taskTests lists the tasks of the status tree whose checks' tests are
+// known, in tree order.
+func taskTests(root *status.TreeNode) []TaskTests {
+	out := []TaskTests{}
+	var walk func(n *status.TreeNode, parent string)
+	walk = func(n *status.TreeNode, parent string) {
+		path := n.ID
+		if parent != "" {
+			path = parent + "/" + n.ID
+		}
+		if n.Tests != nil {
+			out = append(out, TaskTests{Node: n.ID, Path: path, Tests: *n.Tests})
+		}
+		for _, c := range n.Children {
+			walk(c, path)
+		}
+	}
+	if root != nil {
+		walk(root, "")
+	}
+	return out
 }
 
 // WriteJSON writes the report as `runner report --json` prints it:

@@ -51,7 +51,7 @@ func night(t *testing.T) state.Paths {
 	write(t, p.Tree(), `{"version": 1, "root": {"id": "calc", "title": "Calculator", "children": [
   {"id": "parse", "title": "Parse arguments", "status": "done"},
   {"id": "ops", "title": "Operations", "status": "blocked", "blocked_reason": "Which database: Postgres or SQLite?\u001b[2J"},
-  {"id": "docs", "title": "Docs", "attempts": 3, "max_attempts": 5},
+  {"id": "docs", "title": "Docs", "attempts": 3, "max_attempts": 5, "checks": [{"name": "docs-tests", "run": "prove t/docs.t", "report": "tap"}]},
   {"id": "fmt", "title": "Formatting", "children": [
     {"id": "fmt-int", "title": "Integers", "attempts": 2},
     {"id": "fmt-float", "title": "Floats"}
@@ -63,7 +63,16 @@ func night(t *testing.T) state.Paths {
 	rs := &state.RunState{Version: state.RunStateVersion, Iteration: 12, LastNode: "fmt-int", LastStatus: "done", LastGuard: state.GuardFail,
 		Usage:  state.Usage{InputTokens: 99000, OutputTokens: 9000, CostUSD: 1.5, CostSource: state.CostReported},
 		Branch: "runner/calc", Checkpoint: "0123456789abcdef0123456789abcdef01234567"}
+	// The guards' tests: 4 passed at the run's preflight, 9 of 12 pass on
+	// the run branch now, and a package does not build.
+	four := 4
+	rs.Preflight = &state.Preflight{Commit: rs.Checkpoint, Guards: "digest", At: at(0), Passing: &four}
 	if err := state.SaveRunState(p.RunState(), rs); err != nil {
+		t.Fatal(err)
+	}
+	b := &state.Baseline{Key: rs.Checkpoint, Guards: "digest", At: at(100), From: "iteration 2", Results: []state.BaselineGuard{{Name: "test", Report: "go-json",
+		Passing: []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}, Failing: []string{"x", "y", "z"}, Broken: []state.BrokenUnit{{Unit: "example.com/calc/legacy", Reason: "build failed"}}}}}
+	if err := state.SaveBaseline(p, b); err != nil {
 		t.Fatal(err)
 	}
 
@@ -143,7 +152,14 @@ func night(t *testing.T) state.Paths {
 		if m.Outcome == state.OutcomeInterrupted {
 			ev = state.EventInterrupted
 		}
-		recs = append(recs, state.Record{Time: at(n*10 + 5), Iteration: n, Node: m.Node, Event: ev, Outcome: m.Outcome, NodeStatus: m.NodeStatus})
+		rec := state.Record{Time: at(n*10 + 5), Iteration: n, Node: m.Node, Event: ev, Outcome: m.Outcome, NodeStatus: m.NodeStatus}
+		switch n {
+		case 5: // docs' checks before its first attempt: none of 4 passing
+			rec.ChecksBefore = &state.TestTally{Total: 4}
+		case 6: // and at its last iteration that ran them
+			rec.Checks = &state.TestTally{Passing: 2, Total: 4}
+		}
+		recs = append(recs, rec)
 	}
 	recs = append(recs, state.Record{Time: at(130), Iteration: 13, Node: "fmt-int", Event: state.EventStarted, RunnerPID: 200})
 	for _, r := range recs {

@@ -61,6 +61,12 @@ func (t *textWriter) header(r *Report) {
 		t.printf(", %d open", open)
 	}
 	t.printf(".\n")
+	if r.Tests != nil {
+		t.printf("- **Tests:** %s.\n", inert.Line(strings.TrimPrefix(r.Tests.String(), "tests: ")))
+	}
+	for _, tt := range r.TaskTests {
+		t.printf("  - `%s`, its checks: %s.\n", inert.Line(tt.Path), inert.Line(strings.TrimPrefix(tt.Tests.String(), "tests: ")))
+	}
 	if r.Branch != "" {
 		at := "no task committed yet"
 		if r.Checkpoint != "" {

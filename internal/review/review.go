@@ -1,8 +1,9 @@
 // Package review builds the prompt of the reviewer (SPEC §17): a fresh
 // session of another executor that judges work whose agent says done and
 // whose guards passed. The prompt holds a fixed review contract, the task
-// (path, goal, acceptance), the agent's summary, the guard results and
-// the attempt's changes, then the verdict format; every dynamic section
+// (path, goal, acceptance), the agent's summary (quoted, so that none of
+// its lines reads as a section of the prompt), the guard results and the
+// attempt's changes (fenced), then the verdict format; every dynamic section
 // is scrubbed of secrets, and the whole fits a byte budget by cutting the
 // variable sections from the last (the changes) backwards. Nothing here
 // reads or writes a file.
@@ -47,6 +48,7 @@ const (
 type section struct {
 	key, name, source string
 	fixed, fenced     bool
+	quoted            bool // the agent's own words: every line after "> "
 	body              string
 	state             string
 	text              string
@@ -82,7 +84,7 @@ func Build(in Input) (*prompt.Pack, error) {
 	secs := []*section{
 		{key: KeyContract, name: "Review Contract", source: "builtin", fixed: true, text: contract},
 		{key: KeyTask, name: "Task", source: "tree.json", body: taskText(in)},
-		{key: KeySummary, name: "Agent's Summary", source: "meta.json", body: in.Summary},
+		{key: KeySummary, name: "Agent's Summary", source: "meta.json", body: in.Summary, quoted: true},
 		{key: KeyGuards, name: "Guard Results", source: "meta.json", body: guardText(in.Guards)},
 		{key: KeyChanges, name: "Changes", source: "git diff", body: changes, fenced: true},
 		{key: KeyOutput, name: "Output Contract", source: "builtin", fixed: true, text: output},
@@ -100,6 +102,12 @@ func Build(in Input) (*prompt.Pack, error) {
 			for rule, c := range counts {
 				pack.Redactions[rule] += c
 			}
+		}
+		switch {
+		case s.quoted:
+			body = prompt.Quote(body)
+		case !s.fenced:
+			body = prompt.Defuse(body)
 		}
 		s.body = body
 		if body == "" {

@@ -134,6 +134,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	if p := text("#progress-text"); p != "2 of 4 tasks done, 1 blocked" {
 		t.Errorf("progress %q", p)
 	}
+	// The guards' tests for the run, and the tests of the catalog's check,
+	// against what they were before the work.
+	if p := text("#tests-text"); p != "tests: 1 of 1 passing (baseline 1)" {
+		t.Errorf("tests %q", p)
+	}
+	if p := text(`#tree li[data-id="catalog"] .tests`); p != "tests: 2 of 2 passing (baseline 1)" {
+		t.Errorf("the catalog's tests %q", p)
+	}
 	// The blocked question is shown, its markup as text: no script ran and
 	// no element was made from it.
 	if q := text("#blocked-body"); !strings.Contains(q, question) || !strings.Contains(q, "<script>window.pwned=1</script>") || !strings.Contains(q, `runner answer payments "your answer"`) {

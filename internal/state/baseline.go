@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -50,10 +51,36 @@ type BaselineGuard struct {
 	Report      string `json:"report,omitempty"`
 	ReportError string `json:"report_error,omitempty"`
 	// Passing and Failing are the tests of a report that was read,
-	// sorted; Skipped counts the rest.
-	Passing []string `json:"passing,omitempty"`
-	Failing []string `json:"failing,omitempty"`
-	Skipped int      `json:"skipped,omitempty"`
+	// sorted; Skipped counts the rest. Broken are the report's units
+	// whose tests could not run (a package that does not build, a module
+	// that could not be collected), sorted.
+	Passing []string     `json:"passing,omitempty"`
+	Failing []string     `json:"failing,omitempty"`
+	Skipped int          `json:"skipped,omitempty"`
+	Broken  []BrokenUnit `json:"broken,omitempty"`
+}
+
+// BrokenUnit is a unit of a report whose tests could not run, and how.
+type BrokenUnit struct {
+	Unit   string `json:"unit"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// String is "unit: reason".
+func (b BrokenUnit) String() string {
+	if b.Reason == "" {
+		return b.Unit
+	}
+	return b.Unit + ": " + b.Reason
+}
+
+// BrokenNames are the units as people read them ("unit: reason").
+func (g *BaselineGuard) BrokenNames() []string {
+	names := make([]string, len(g.Broken))
+	for i, b := range g.Broken {
+		names[i] = b.String()
+	}
+	return names
 }
 
 // HasReport reports whether the guard's tests are known.
@@ -64,6 +91,18 @@ func (g *BaselineGuard) HasReport() bool {
 // PassedTest reports whether test passed on the baseline.
 func (g *BaselineGuard) PassedTest(test string) bool {
 	_, ok := slices.BinarySearch(g.Passing, test)
+	return ok
+}
+
+// FailedTest reports whether test failed on the baseline.
+func (g *BaselineGuard) FailedTest(test string) bool {
+	_, ok := slices.BinarySearch(g.Failing, test)
+	return ok
+}
+
+// BrokenUnit reports whether unit was broken on the baseline.
+func (g *BaselineGuard) BrokenUnit(unit string) bool {
+	_, ok := slices.BinarySearchFunc(g.Broken, unit, func(b BrokenUnit, u string) int { return strings.Compare(b.Unit, u) })
 	return ok
 }
 
@@ -86,6 +125,7 @@ func (b *Baseline) Sort() {
 	for i := range b.Results {
 		sort.Strings(b.Results[i].Passing)
 		sort.Strings(b.Results[i].Failing)
+		slices.SortFunc(b.Results[i].Broken, func(x, y BrokenUnit) int { return strings.Compare(x.Unit, y.Unit) })
 	}
 }
 
@@ -115,8 +155,8 @@ func SaveBaseline(p Paths, b *Baseline) error {
 }
 
 // LoadBaseline reads the baseline keyed key made with the guards of
-// digest; nil, nil when there is none (or only one made with other
-// guards).
+// digest ("" for any guards: for showing it, not judging by it); nil,
+// nil when there is none (or only one made with other guards).
 func LoadBaseline(p Paths, key, digest string) (*Baseline, error) {
 	if !baselineKey.MatchString(key) {
 		return nil, nil
@@ -132,7 +172,7 @@ func LoadBaseline(p Paths, key, digest string) (*Baseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the baseline of %s (%s): %w", key, p.Rel(p.BaselineFile(key)), err)
 	}
-	if b.Key != key || b.Guards != digest {
+	if b.Key != key || digest != "" && b.Guards != digest {
 		return nil, nil
 	}
 	b.Sort()

@@ -96,6 +96,13 @@ type Record struct {
 	// Digest is VerdictDigest of meta.json as the guards_done phase
 	// wrote it.
 	Digest string `json:"digest,omitempty"`
+	// Tests tally the guards' reports of a recorded iteration, Checks
+	// those of its task's own checks, and ChecksBefore those of its
+	// task's checks on the untouched checkpoint before its first attempt
+	// (SPEC §18).
+	Tests        *TestTally `json:"tests,omitempty"`
+	Checks       *TestTally `json:"checks,omitempty"`
+	ChecksBefore *TestTally `json:"checks_before,omitempty"`
 }
 
 // AppendJournal appends one record and fsyncs the journal. A torn last

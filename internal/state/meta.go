@@ -82,9 +82,18 @@ type Meta struct {
 	// before its agent started (SPEC §18): what the agent does to the
 	// tree meanwhile changes nothing of them.
 	CheckSpecs []CheckSpec `json:"check_specs,omitempty"`
+	// Removes are the tests the task's work may remove (the node's
+	// removes and its ancestors'), as the tree had them before its agent
+	// started: a test that passed on the baseline and vanished is a
+	// regression unless it is one of them (SPEC §18).
+	Removes []string `json:"removes,omitempty"`
 	// Vacuous names the task's checks that passed on the untouched
 	// checkpoint before its first attempt: they prove nothing.
 	Vacuous []string `json:"vacuous,omitempty"`
+	// ChecksBefore tallies the tests of the task's own checks on the
+	// untouched checkpoint, before its first attempt; nil without a
+	// report (or after the first attempt).
+	ChecksBefore *TestTally `json:"checks_before,omitempty"`
 	// Baseline is the key of the baseline the guards were judged against
 	// ("" without one: judged by their exit status).
 	Baseline   string `json:"baseline,omitempty"`
@@ -96,6 +105,11 @@ type Meta struct {
 	// died while its agent worked, and the task was not also at work at
 	// the runner's previous death (RunState.Deaths).
 	NoAttempt bool `json:"no_attempt,omitempty"`
+	// RunnerDied is the pid of the runner that died while the agent of
+	// this interrupted iteration worked: a runner that resumes the
+	// iteration from its recorded meta.json notes that death again
+	// (RunState.Death), so that a death is never forgotten.
+	RunnerDied int `json:"runner_died,omitempty"`
 	// Usage sums what every agent run of the iteration reported (a run
 	// retried after a rate limit included); nil when nothing was reported.
 	Usage *Usage `json:"usage,omitempty"`
@@ -110,6 +124,12 @@ type Meta struct {
 	// CommandsFailed says the agent said done and every command it ran
 	// failed (from the events its CLI streamed): an anomaly too.
 	CommandsFailed bool `json:"commands_failed,omitempty"`
+	// Hidden names what was outside the judged tree, made or changed
+	// while the task was worked on, and hidden from its guards (SPEC §18:
+	// an ignored file, a repository of its own), at most
+	// MaxRegressedNames of them; HiddenMore counts the rest.
+	Hidden     []string `json:"hidden,omitempty"`
+	HiddenMore int      `json:"hidden_more,omitempty"`
 	// JudgedTree is the git tree the agent's work was taken as before the
 	// guards judged it (SPEC §20): what lands when they pass, whatever
 	// the working tree holds after them.
@@ -270,15 +290,31 @@ type GuardMeta struct {
 	Error      string `json:"error,omitempty"`
 	// Node is, for a check, the node that carries it.
 	Node string `json:"node,omitempty"`
-	// Report is the test report's format; Tests and Failed count its
-	// tests when it was read, ReportError says why it was not.
-	Report      string `json:"report,omitempty"`
-	Tests       int    `json:"tests,omitempty"`
-	Failed      int    `json:"failed,omitempty"`
-	ReportError string `json:"report_error,omitempty"`
-	// Regressed names tests that passed on the baseline and fail now (at
-	// most MaxRegressedNames; Failed and the run folder hold the rest).
-	Regressed []string `json:"regressed,omitempty"`
+	// Report is the test report's format; Tests, Failed and Skipped
+	// count its tests when it was read (the others passed), Broken names
+	// its units whose tests could not run ("example.com/x: build
+	// failed"); ReportError says why it was not read.
+	Report      string   `json:"report,omitempty"`
+	Tests       int      `json:"tests,omitempty"`
+	Failed      int      `json:"failed,omitempty"`
+	Skipped     int      `json:"skipped,omitempty"`
+	Broken      []string `json:"broken,omitempty"`
+	ReportError string   `json:"report_error,omitempty"`
+	// BaselinePassed counts the tests that passed on the baseline it was
+	// judged against; nil without one.
+	BaselinePassed *int `json:"baseline_passed,omitempty"`
+	// What fails the guard against its baseline (SPEC §18), each list at
+	// most MaxRegressedNames names (the run folder holds the rest):
+	// Regressed, tests that passed on the baseline and fail now;
+	// NewFailing, tests that fail and did not fail or pass there (new, or
+	// skipped there); Vanished, tests that passed there and are absent
+	// from the report or skipped now, and that the task does not remove;
+	// NewBroken, units whose tests could not run ("unit: reason") that
+	// were not broken there.
+	Regressed  []string `json:"regressed,omitempty"`
+	NewFailing []string `json:"new_failing,omitempty"`
+	Vanished   []string `json:"vanished,omitempty"`
+	NewBroken  []string `json:"new_broken,omitempty"`
 	// Note says how the verdict was reached when not by the exit status
 	// alone ("exit 1: 3 tests fail as before, none regressed").
 	Note string `json:"note,omitempty"`

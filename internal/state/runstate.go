@@ -145,6 +145,10 @@ type Preflight struct {
 	Commit string    `json:"commit"`
 	Guards string    `json:"guards"` // a digest of the [[guard]] definitions
 	At     time.Time `json:"at"`
+	// Passing counts the tests of the guards' reports that passed when
+	// this preflight ran; it stays as the baseline follows the run
+	// branch, so that progress reads against it.
+	Passing *int `json:"passing,omitempty"`
 }
 
 // InFlight describes the iteration under way.

@@ -24,12 +24,16 @@ import (
 
 // Report is what `runner status --json` prints.
 type Report struct {
-	Root     string    `json:"root"`
-	Progress Progress  `json:"progress"`
-	Running  *Running  `json:"running"`
-	Last     *Last     `json:"last"`
-	Next     string    `json:"next,omitempty"`
-	Tree     *TreeNode `json:"tree"`
+	Root     string   `json:"root"`
+	Progress Progress `json:"progress"`
+	// Tests is how far the guards' tests are on the run branch's last
+	// checkpoint, against the run's preflight ("tests: 9 of 12 passing
+	// (baseline 4)"); absent without a guard with a test report.
+	Tests   *state.TestTally `json:"tests,omitempty"`
+	Running *Running         `json:"running"`
+	Last    *Last            `json:"last"`
+	Next    string           `json:"next,omitempty"`
+	Tree    *TreeNode        `json:"tree"`
 	// Usage sums what the agents reported over every run (run_state.json).
 	Usage state.Usage `json:"usage"`
 	// Branch is the run branch and Checkpoint its head: its last task
@@ -119,9 +123,12 @@ type TreeNode struct {
 	Attempts      int    `json:"attempts,omitempty"`
 	MaxAttempts   int    `json:"max_attempts"`
 	BlockedReason string `json:"blocked_reason,omitempty"`
-	// Checks names the node's own checks (SPEC §18).
-	Checks   []string    `json:"checks,omitempty"`
-	Children []*TreeNode `json:"children,omitempty"`
+	// Checks names the node's own checks (SPEC §18); Tests is how far
+	// their reports' tests are, at the last iteration that ran them
+	// (absent without a report).
+	Checks   []string         `json:"checks,omitempty"`
+	Tests    *state.TestTally `json:"tests,omitempty"`
+	Children []*TreeNode      `json:"children,omitempty"`
 }
 
 // Inputs are the files a report is built from: what a program that shows
@@ -268,6 +275,8 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	}
 	rep.Tree = convert(tasks.Tree.Root, cfg.Loop.MaxAttempts)
 	rep.NeedsYou = needsYou(rep.Tree)
+	rep.Tests = runTests(p, rs)
+	addTaskTests(rep.Tree, taskTests(tasks.recentEnds))
 	rep.Usage = rs.Usage
 	rep.UsageByExecutor = rs.UsageByExecutor
 	rep.Executor, rep.SetAside = rs.Executor, rs.SetAside

@@ -1,8 +1,16 @@
 // Package testreport reads the test reports guards and checks produce
 // (SPEC §18): `go test -json` and TAP on their stdout, JUnit XML in files
 // they write. A report turns a guard's single exit status into one
-// result per test, which is what a baseline compares: a test that passed
-// on the checkpoint and fails now is a regression.
+// result per test, and the units whose tests could not run (a package
+// that does not build, a module that could not be collected, a Bail
+// out!), which is what a baseline compares: a test that passed on the
+// checkpoint and fails now is a regression, and so is a new failing test
+// or a new broken unit.
+//
+// A reader of another format adds tests with Report.Add (a name seen
+// twice keeps its worst result) and broken units with Report.AddBroken,
+// and returns an error wrapping ErrMalformed when its input is not a
+// report of its kind.
 package testreport
 
 import (

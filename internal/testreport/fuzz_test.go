@@ -52,8 +52,20 @@ func FuzzParse(f *testing.F) {
 
 func checkInvariants(t *testing.T, kind string, rep *Report) {
 	t.Helper()
-	if len(rep.Tests) == 0 {
-		t.Fatalf("%s: no tests and no error", kind)
+	if len(rep.Tests) == 0 && len(rep.Broken) == 0 {
+		t.Fatalf("%s: no tests, no broken unit and no error", kind)
+	}
+	units := map[string]bool{}
+	for _, b := range rep.Broken {
+		switch {
+		case b.Unit == "" || units[b.Unit]:
+			t.Fatalf("%s: broken unit %q empty or twice", kind, b.Unit)
+		case b.Reason == "":
+			t.Fatalf("%s: broken unit %q without a reason", kind, b.Unit)
+		case len(b.Message) > MaxMessage || !utf8.ValidString(b.Unit) || !utf8.ValidString(b.Message):
+			t.Fatalf("%s: broken unit %q: message of %d bytes, or invalid UTF-8", kind, b.Unit, len(b.Message))
+		}
+		units[b.Unit] = true
 	}
 	seen := map[string]bool{}
 	messages := 0

@@ -27,7 +27,6 @@ func TestGoJSONKilled(t *testing.T) {
 	cut += strings.IndexByte(s[cut:], '\n') + 1 // after that line
 	cut += 40                                   // and into the next one
 	checkReport(t, parseGoJSON(t, s[:cut]), []want{
-		{"example.com/slug/ok", Fail, NoResult, false},
 		{"example.com/slug/ok/TestBasic", Pass, "", false},
 		{"example.com/slug/ok/TestUpper", Fail, NoResult + "\nchecking upper case\n    slug_test.go:17: Slug(\"A B\") = \"A-B\", want \"a-b\"", false},
 	})
@@ -51,11 +50,13 @@ func TestGoJSONOldBuildFailure(t *testing.T) {
 {"Action":"output","Package":"example.com/y","Output":"ok  \texample.com/y\t0.1s\n"}
 {"Action":"pass","Package":"example.com/y","Elapsed":0.1}
 `
-	checkReport(t, parseGoJSON(t, in), []want{
-		{"example.com/x", Fail, "FAIL\texample.com/x [build failed]", false},
-		{"example.com/z", Fail, "# example.com/z\n./z.go:3:1: syntax error\nFAIL example.com/z [build failed]", false},
-		{"example.com/y", Pass, "", false},
+	rep := parseGoJSON(t, in)
+	checkReport(t, rep, []want{
 		{"example.com/y/TestA", Pass, "", false},
+	})
+	checkBroken(t, rep, []Broken{
+		{"example.com/x", BuildFailed, "FAIL\texample.com/x [build failed]"},
+		{"example.com/z", BuildFailed, "# example.com/z\n./z.go:3:1: syntax error\nFAIL example.com/z [build failed]"},
 	})
 }
 
@@ -74,12 +75,44 @@ func TestGoJSONDependencyBuildFailure(t *testing.T) {
 {"Action":"fail","Package":"example.com/other","Elapsed":0,"FailedBuild":"example.com/lib2"}
 {"ImportPath":"example.com/ext_test [example.com/ext.test]","Action":"build-fail"}
 `
-	checkReport(t, parseGoJSON(t, in), []want{
-		{"example.com/lib", Skip, "", false},
-		{"example.com/lib2", Fail, "# example.com/lib2\nlib2/lib.go:4:2: undefined: x", false},
-		{"example.com/app", Fail, "FAIL\texample.com/app [build failed]", false},
-		{"example.com/other", Fail, "build failed: example.com/lib2", false},
-		{"example.com/ext", Fail, "", false},
+	rep := parseGoJSON(t, in)
+	checkReport(t, rep, nil)
+	dep := "the build of example.com/lib2 failed\n# example.com/lib2\nlib2/lib.go:4:2: undefined: x"
+	checkBroken(t, rep, []Broken{
+		{"example.com/app", BuildFailed, dep},
+		{"example.com/other", BuildFailed, dep},
+		{"example.com/ext", BuildFailed, ""}, // a build failure no package named
+	})
+}
+
+// A package whose tests all pass but that fails (its TestMain, a panic
+// at init, a setup that failed) is broken; one with a failing test is
+// not; one that started and never ended, with no test failing, is.
+func TestGoJSONPackageFailures(t *testing.T) {
+	in := `{"Action":"start","Package":"m/main"}
+{"Action":"run","Package":"m/main","Test":"TestX"}
+{"Action":"pass","Package":"m/main","Test":"TestX"}
+{"Action":"output","Package":"m/main","Output":"FAIL\tm/main\t0.002s\n"}
+{"Action":"fail","Package":"m/main"}
+{"Action":"start","Package":"m/tests"}
+{"Action":"run","Package":"m/tests","Test":"TestY"}
+{"Action":"fail","Package":"m/tests","Test":"TestY"}
+{"Action":"fail","Package":"m/tests"}
+{"Action":"start","Package":"m/setup"}
+{"Action":"output","Package":"m/setup","Output":"FAIL\tm/setup [setup failed]\n"}
+{"Action":"fail","Package":"m/setup"}
+{"Action":"start","Package":"m/cut"}
+{"Action":"output","Package":"m/cut","Output":"panic: at init\n"}
+`
+	rep := parseGoJSON(t, in)
+	checkReport(t, rep, []want{
+		{"m/main/TestX", Pass, "", false},
+		{"m/tests/TestY", Fail, "", false},
+	})
+	checkBroken(t, rep, []Broken{
+		{"m/main", FailedOutside, "FAIL\tm/main\t0.002s"},
+		{"m/setup", BuildFailed, "FAIL\tm/setup [setup failed]"},
+		{"m/cut", FailedOutside, NoResult + "\npanic: at init"},
 	})
 }
 

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,30 +24,41 @@ import (
 // name (jest-junit writes both the same); the class alone without a
 // name, "testcase N" without either. A <failure> or <error> child makes it a failure, its
 // message the attribute message, a newline, then the element's text; a
-// <skipped> child a skip.
+// <skipped> child a skip. Two things are Broken units, not tests: a test
+// case whose <error> says "collection failure" (pytest's report of a
+// module it could not collect), named "classname.name" or name alone
+// (pytest gives the module as name), and an
+// <error> or <failure> of a <testsuite> outside any test case, named
+// after the nearest named suite ("testsuite" without one).
 func ParseJUnit(r io.Reader) (*Report, error) {
 	rep := &Report{}
 	if _, err := parseJUnit(rep, r); err != nil {
 		return nil, err
 	}
-	if len(rep.Tests) == 0 {
+	if rep.empty() {
 		return nil, errNoTests
 	}
 	return rep, nil
 }
 
-// ReadJUnit reads every file that f.Path matches (filepath.Glob, relative
-// to workDir; "**" is not supported) and merges them in file name order
-// into one report, under Report's rules for a name seen twice. No file
-// matching is an error naming the pattern that wraps both ErrNoReport
-// and ErrMalformed; a file that is not XML, or files without a test case
-// between them, an error wrapping ErrMalformed.
+// ReadJUnit reads every file that f.Path matches (a glob as path.Match
+// reads it, relative to workDir; "**" is not supported) and merges them
+// in file name order into one report, under Report's rules for a name
+// seen twice. Files are found and read inside workDir only: a link that
+// leads out of it is not followed. No file matching is an error naming
+// the pattern that wraps both ErrNoReport and ErrMalformed; a file that
+// is not XML, or files without a test case between them, an error
+// wrapping ErrMalformed.
 func ReadJUnit(f Format, workDir string) (*Report, error) {
 	if f.Path == "" {
 		return nil, fmt.Errorf("testreport: report %q has no path", f.String())
 	}
-	pattern := filepath.Join(workDir, filepath.FromSlash(f.Path))
-	matches, err := filepath.Glob(pattern)
+	root, err := os.OpenRoot(workDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	matches, err := fs.Glob(root.FS(), path.Clean(f.Path))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, f.String(), err)
 	}
@@ -54,18 +66,18 @@ func ReadJUnit(f Format, workDir string) (*Report, error) {
 	rep := &Report{}
 	files := 0
 	for _, name := range matches {
-		if fi, err := os.Stat(name); err != nil || fi.IsDir() {
+		if fi, err := root.Stat(name); err != nil || fi.IsDir() {
 			continue
 		}
 		files++
-		if err := readJUnitFile(rep, name); err != nil {
+		if err := readJUnitFile(rep, root, name); err != nil {
 			return nil, err
 		}
 	}
 	switch {
 	case files == 0:
 		return nil, noFileError(f.Path)
-	case len(rep.Tests) == 0:
+	case rep.empty():
 		return nil, malformed("no tests in the files matching %s", f.Path)
 	}
 	return rep, nil
@@ -82,8 +94,8 @@ func (e noFileError) Is(target error) bool {
 	return target == ErrNoReport || target == ErrMalformed
 }
 
-func readJUnitFile(rep *Report, name string) error {
-	file, err := os.Open(name)
+func readJUnitFile(rep *Report, root *os.Root, name string) error {
+	file, err := root.Open(name)
 	if err != nil {
 		return err
 	}
@@ -114,11 +126,17 @@ func (e *readErr) Read(b []byte) (int, error) {
 
 // junitCase is the test case being read.
 type junitCase struct {
-	name   string
-	status string
-	msg    *head
-	depth  int // its element's depth
+	name      string
+	status    string
+	msg       *head
+	depth     int    // its element's depth
+	collected bool   // false: an <error> says it could not be collected
+	unit      string // its name as a broken unit, then: no suite's name added
 }
+
+// collectionFailure is the message of pytest's <error> for a module it
+// could not collect.
+const collectionFailure = "collection failure"
 
 // parseJUnit adds the test cases of the document in r to rep; it returns
 // the number read.
@@ -134,6 +152,9 @@ func parseJUnit(rep *Report, r io.Reader) (int, error) {
 		depth  int
 		root   bool
 		cases  int
+		// outside is an <error> or <failure> of a suite, outside any
+		// test case, being read (nil when none).
+		outside *junitCase
 	)
 	for {
 		tok, err := d.Token()
@@ -156,11 +177,20 @@ func parseJUnit(rep *Report, r io.Reader) (int, error) {
 			case tc == nil && local == "testsuites":
 				suites = append(suites, "") // its name is the run's, not a suite's
 			case tc == nil && local == "testcase":
-				tc = &junitCase{name: caseName(attr(t, "classname"), attr(t, "name"), suites), status: Pass, depth: depth}
+				tc = &junitCase{name: caseName(attr(t, "classname"), attr(t, "name"), suites), status: Pass, depth: depth, collected: true,
+					unit: caseName(attr(t, "classname"), attr(t, "name"), nil)}
 				if tc.name == "" {
 					tc.name = "testcase " + strconv.Itoa(cases+1)
 				}
+			case tc == nil && outside == nil && len(suites) > 0 && (local == "failure" || local == "error"):
+				outside = &junitCase{name: suiteName(suites), msg: &head{}, depth: depth}
+				if m := strings.TrimSpace(attr(t, "message")); m != "" {
+					outside.msg.add(m + "\n")
+				}
 			case tc != nil && depth == tc.depth+1 && (local == "failure" || local == "error"):
+				if local == "error" && strings.TrimSpace(attr(t, "message")) == collectionFailure {
+					tc.collected = false
+				}
 				if tc.status != Fail {
 					tc.status, tc.msg = Fail, &head{}
 				} else {
@@ -180,14 +210,28 @@ func parseJUnit(rep *Report, r io.Reader) (int, error) {
 			if text && tc != nil && tc.msg != nil && len(tc.msg.b) < MaxMessage+8 {
 				tc.msg.addBytes(t)
 			}
+			if outside != nil && len(outside.msg.b) < MaxMessage+8 {
+				outside.msg.addBytes(t)
+			}
 		case xml.EndElement:
 			switch {
+			case outside != nil && depth == outside.depth:
+				rep.AddBroken(Broken{Unit: outside.name, Reason: ErrorOutside, Message: trimLines(outside.msg.String())})
+				outside = nil
 			case tc != nil && depth == tc.depth:
 				msg := ""
 				if tc.status == Fail {
 					msg = trimLines(tc.msg.String())
 				}
-				rep.Add(Test{Name: validUTF8(tc.name), Status: tc.status, Message: msg})
+				if !tc.collected {
+					unit := tc.unit
+					if unit == "" {
+						unit = tc.name
+					}
+					rep.AddBroken(Broken{Unit: unit, Reason: CollectionError, Message: msg})
+				} else {
+					rep.Add(Test{Name: validUTF8(tc.name), Status: tc.status, Message: msg})
+				}
 				cases++
 				tc = nil
 			case tc != nil && depth == tc.depth+1:
@@ -202,6 +246,17 @@ func parseJUnit(rep *Report, r io.Reader) (int, error) {
 		return cases, malformed("no XML element in the report")
 	}
 	return cases, nil
+}
+
+// suiteName is the name of the nearest named suite, "testsuite" when
+// none is.
+func suiteName(suites []string) string {
+	for i := len(suites) - 1; i >= 0; i-- {
+		if n := strings.TrimSpace(suites[i]); n != "" {
+			return n
+		}
+	}
+	return "testsuite"
 }
 
 // caseName names a test case: "classname.name", or after the nearest

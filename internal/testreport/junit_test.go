@@ -141,6 +141,10 @@ func TestReadJUnitErrors(t *testing.T) {
 		"e/empty.xml": "",
 		"n/none.xml":  `<testsuites/>`,
 	})
+	outside := writeFiles(t, map[string]string{"x.xml": `<testsuite name="X"><testcase name="one"/></testsuite>`})
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		path, says string
 		noFile     bool
@@ -148,7 +152,8 @@ func TestReadJUnitErrors(t *testing.T) {
 		{"out/*.xml", `no report file matches "out/*.xml"`, true},
 		{"r/c.xml", `no report file matches "r/c.xml"`, true},
 		{"r", `no report file matches "r"`, true}, // a directory
-		{"r/*.xml", filepath.Join(dir, "r/b.xml") + ": malformed test report: XML syntax error on line 1: unexpected EOF", false},
+		{"r/*.xml", "r/b.xml: malformed test report: XML syntax error on line 1: unexpected EOF", false},
+		{"out/x.xml", `no report file matches "out/x.xml"`, true}, // a link out of the working tree
 		{"e/*.xml", "empty.xml: malformed test report: no XML element", false},
 		{"n/*.xml", "malformed test report: no tests in the files matching n/*.xml", false},
 		{"r/[", "syntax error in pattern", false},
@@ -158,4 +163,31 @@ func TestReadJUnitErrors(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want an error saying %q", c.path, rep, err, c.says)
 		}
 	}
+}
+
+// pytest's report of a module it could not collect, and an error of a
+// suite outside any test case, are broken units, not tests.
+func TestJUnitBrokenUnits(t *testing.T) {
+	in := `<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" errors="1" failures="0" tests="2">
+<testcase classname="" name="tests.test_new" time="0.000"><error message="collection failure">ImportError while importing test module 'tests/test_new.py'.
+E   ModuleNotFoundError: No module named 'nope'</error></testcase>
+<testcase classname="tests.test_ok" name="test_a" time="0.001"/>
+<testcase classname="tests.test_ok" name="test_b" time="0.001"><error message="failed on setup with &quot;boom&quot;">setup</error></testcase>
+</testsuite>
+<testsuite name="integration"><error message="suite setup failed">database unreachable</error><testcase name="c"/></testsuite>
+</testsuites>`
+	rep, err := ParseJUnit(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, rep, []want{
+		{"tests.test_ok.test_a", Pass, "", false},
+		{"tests.test_ok.test_b", Fail, "failed on setup with \"boom\"\nsetup", false},
+		{"integration.c", Pass, "", false},
+	})
+	checkBroken(t, rep, []Broken{
+		{"tests.test_new", CollectionError, "collection failure\nImportError while importing test module 'tests/test_new.py'.\nE   ModuleNotFoundError: No module named 'nope'"},
+		{"integration", ErrorOutside, "suite setup failed\ndatabase unreachable"},
+	})
 }

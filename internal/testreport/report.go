@@ -1,8 +1,6 @@
 package testreport
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -50,16 +48,94 @@ type Test struct {
 }
 
 // Report is the tests of one report in order of first appearance, one
-// entry per name. A name seen twice keeps its first place and takes the
-// later result, except that a failure is never replaced by a pass or a
-// skip of the same name: a test that failed once in a report failed.
+// entry per name, and its broken units. A name seen twice keeps its
+// first place and its worst result: a failure is never replaced by a
+// skip or a pass of the same name, nor a skip by a pass (a test that
+// failed once in a report failed, one printed "ok" before its real
+// result is judged by that result).
 type Report struct {
 	Tests []Test
+	// Broken are the units whose tests did not run, or not all of them
+	// (a package that does not build, a module that could not be
+	// collected, a Bail out!), in order of first appearance, one entry
+	// per unit. They are not tests: Counts leaves them out.
+	Broken []Broken
 
-	index    map[string]int // Name → position in Tests
-	indexed  int            // len(Tests) when index was last brought up to date
-	messages int            // failures holding a message
-	pending  int            // tests reserved without a result yet (go test -json)
+	index    map[string]int  // Name → position in Tests
+	indexed  int             // len(Tests) when index was last brought up to date
+	messages int             // failures holding a message
+	pending  int             // tests reserved without a result yet (go test -json)
+	brokenAt map[string]bool // the units in Broken
+}
+
+// Broken is a unit of a report whose tests did not run, or not all of
+// them. A reader names the unit as its tool does (the Go package, the
+// module or file a collection error is about, "Bail out!" for TAP, the
+// suite of a JUnit error outside any test case), so that the same
+// breakage on a baseline and after a change has the same name.
+type Broken struct {
+	Unit string
+	// Reason says how it broke, in a few words (BuildFailed,
+	// FailedOutside, CollectionError, BailedOut, ErrorOutside).
+	Reason string
+	// Message is the head of its output, as Test.Message.
+	Message string
+}
+
+// Reasons of a Broken unit.
+const (
+	BuildFailed     = "build failed"
+	FailedOutside   = "failed outside its tests"
+	CollectionError = "collection error"
+	BailedOut       = "bailed out"
+	ErrorOutside    = "error outside a test"
+)
+
+// MaxBroken bounds the broken units a report keeps; past it,
+// BrokenUnknown names the rest as one.
+const MaxBroken = 10000
+
+// BrokenUnknown is the unit standing for the broken units past MaxBroken.
+const BrokenUnknown = "(more broken units)"
+
+// AddBroken records a broken unit; a unit already recorded keeps its
+// first reason and message.
+func (r *Report) AddBroken(b Broken) {
+	b.Unit = validUTF8(b.Unit)
+	if len(r.Broken) >= MaxBroken {
+		b = Broken{Unit: BrokenUnknown, Reason: b.Reason}
+	}
+	if r.brokenAt == nil {
+		r.brokenAt = map[string]bool{}
+		for _, have := range r.Broken {
+			r.brokenAt[have.Unit] = true
+		}
+	}
+	if r.brokenAt[b.Unit] {
+		return
+	}
+	r.brokenAt[b.Unit] = true
+	msg := b.Message
+	b.Message = ""
+	if r.messages < MaxMessages {
+		b.Message = clip(msg)
+	}
+	r.Broken = append(r.Broken, b)
+}
+
+// Counts counts the tests by status (the broken units are not tests).
+func (r *Report) Counts() (pass, fail, skip int) {
+	for _, t := range r.Tests {
+		switch t.Status {
+		case Pass:
+			pass++
+		case Fail:
+			fail++
+		default:
+			skip++
+		}
+	}
+	return pass, fail, skip
 }
 
 // Failed returns the names of the failing tests, in order.
@@ -115,8 +191,9 @@ func (r *Report) reindex() {
 }
 
 // Add records a test's result under the rules of Report: a new name is
-// appended; a known one takes the new result unless it failed already
-// (a second failure keeps the first one's message if it had one). The
+// appended; a known one takes the new result only when it is not better
+// than the one it has (a second failure keeps the first one's message if
+// it had one). The
 // message is kept only for a failure, cut to MaxMessage bytes, and only
 // while fewer than MaxMessages failures of the report hold one.
 func (r *Report) Add(t Test) {
@@ -145,18 +222,19 @@ func (r *Report) appendNew(name string) int {
 	return len(r.Tests) - 1
 }
 
-// set applies a result to the test at i.
+// set applies a result to the test at i: its worst result stands (a
+// second failure keeps the first one's message when it had one).
 func (r *Report) set(i int, status, msg string) {
 	t := &r.Tests[i]
 	switch {
+	case rank(status) < rank(t.Status):
+		return
+	case t.Status == Fail && t.Message != "":
+		return
 	case t.Status == "" && status != "":
 		if r.pending > 0 {
 			r.pending--
 		}
-	case t.Status == Fail && status != Fail:
-		return
-	case t.Status == Fail && t.Message != "":
-		return
 	}
 	t.Status = status
 	if t.Message != "" {
@@ -169,6 +247,20 @@ func (r *Report) set(i int, status, msg string) {
 			r.messages++
 		}
 	}
+}
+
+// rank orders results from the best to the worst: none yet, pass, skip,
+// fail.
+func rank(status string) int {
+	switch status {
+	case Pass:
+		return 1
+	case Skip:
+		return 2
+	case Fail:
+		return 3
+	}
+	return 0
 }
 
 // finish gives every test still without a result the status Fail and
@@ -207,97 +299,17 @@ func validUTF8(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// head gathers the start of a message: it keeps the first MaxMessage
-// bytes written and counts the rest.
-type head struct {
-	b []byte
-}
-
-func (h *head) add(s string) {
-	if h == nil {
-		return
-	}
-	if room := MaxMessage + utf8.UTFMax - len(h.b); room > 0 {
-		if len(s) > room {
-			s = s[:room]
-		}
-		h.b = append(h.b, s...)
-	}
-}
-
-func (h *head) addBytes(s []byte) {
-	if h == nil {
-		return
-	}
-	if room := MaxMessage + utf8.UTFMax - len(h.b); room > 0 {
-		if len(s) > room {
-			s = s[:room]
-		}
-		h.b = append(h.b, s...)
-	}
-}
-
-func (h *head) String() string {
-	if h == nil {
-		return ""
-	}
-	return string(h.b)
-}
-
 // malformed is an error wrapping ErrMalformed.
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
 
-// errNoTests is the error of a report that holds no test.
+// errNoTests is the error of a report that holds no test and no broken
+// unit.
 var errNoTests = malformed("no tests in the report")
 
-// lines reads a stream line by line, without the line ends, skipping
-// lines longer than MaxLine.
-type lines struct {
-	r    *bufio.Reader
-	n    int // number of the line last returned, from 1
-	long []byte
-}
-
-func newLines(r io.Reader) *lines {
-	return &lines{r: bufio.NewReaderSize(r, 64<<10)}
-}
-
-// next returns the next line, valid until the following call, or io.EOF
-// after the last one, or the reader's error.
-func (l *lines) next() ([]byte, error) {
-	for {
-		line, err := l.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A line longer than the buffer: gather it up to MaxLine.
-			l.long = append(l.long[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = l.r.ReadSlice('\n')
-				if len(l.long) <= MaxLine {
-					l.long = append(l.long, line...)
-				}
-			}
-			line = l.long
-		}
-		if len(line) == 0 && err != nil {
-			return nil, err
-		}
-		if err != nil && err != io.EOF {
-			return nil, err
-		}
-		l.n++
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(line) > MaxLine {
-			if cap(l.long) > 64<<10 {
-				l.long = nil
-			}
-			continue
-		}
-		return line, nil
-	}
-}
+// empty reports whether r holds neither a test nor a broken unit.
+func (r *Report) empty() bool { return len(r.Tests) == 0 && len(r.Broken) == 0 }
 
 // Parse reads a report of kind f.Kind from r, streaming: memory grows
 // with the number of distinct tests (their names and bounded messages),

@@ -12,16 +12,16 @@ func TestReportAdd(t *testing.T) {
 	r.Add(Test{Name: "a", Status: Pass})
 	r.Add(Test{Name: "b", Status: Fail, Message: "first"})
 	r.Add(Test{Name: "c", Status: Skip})
-	r.Add(Test{Name: "a", Status: Fail, Message: "now failing"}) // the last result wins
+	r.Add(Test{Name: "a", Status: Fail, Message: "now failing"}) // a worse result wins
 	r.Add(Test{Name: "b", Status: Pass})                         // a failure stays
 	r.Add(Test{Name: "b", Status: Skip})
 	r.Add(Test{Name: "b", Status: Fail, Message: "second"}) // keeps the first message
-	r.Add(Test{Name: "c", Status: Pass})
+	r.Add(Test{Name: "c", Status: Pass})                    // a skip stays
 	r.Add(Test{Name: "d", Status: Pass, Message: "not kept for a pass"})
 	checkReport(t, &r, []want{
 		{"a", Fail, "now failing", false},
 		{"b", Fail, "first", false},
-		{"c", Pass, "", false},
+		{"c", Skip, "", false},
 		{"d", Pass, "", false},
 	})
 	r.Add(Test{Name: "e", Status: Fail})

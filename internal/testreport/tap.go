@@ -11,6 +11,8 @@ import (
 const (
 	MissingFromTAP = "missing from the TAP output"
 	BailOutPrefix  = "bail out: " // followed by the Bail out!'s reason
+	// BailOutUnit is the Broken unit of a Bail out!.
+	BailOutUnit = "Bail out!"
 )
 
 // maxMissing bounds the planned tests reported one by one as missing;
@@ -54,23 +56,23 @@ type tap struct {
 	nonBlank int  // lines that are not blank
 	bailed   bool
 	reason   string
-	used     map[string]int // the last " (N)" given to a name
 }
 
 // ParseTAP reads a TAP (13 or 14) stream, streaming. A test is named by
-// its description ("test N" without one); a name seen again gets " (2)",
-// " (3)"... A "# SKIP" or "# TODO" directive makes the test a skip, even
-// a "not ok" (a TODO test's failure is not one). A YAML block or "#"
-// diagnostics following a "not ok" line are its message. Indented
-// subtests (TAP 14, node --test) are named "parent/child" after the
-// parent's line that follows them. At the end, the tests the plan
-// ("1..N") names that never came fail with MissingFromTAP, or after a
-// "Bail out!" with BailOutPrefix and its reason; a Bail out! that leaves
-// no planned test missing is itself a failing test named "Bail out!";
-// what follows a Bail out! is not read as TAP. Without a plan, nothing
-// is missing. Lines that are not TAP are skipped.
+// its description ("test N" without one); a name seen again is the same
+// test, judged by its worst result (Report). A "# SKIP" or "# TODO"
+// directive makes the test a skip, even a "not ok" (a TODO test's
+// failure is not one). A YAML block or "#" diagnostics following a "not
+// ok" line are its message. Indented subtests (TAP 14, node --test) are
+// named "parent/child" after the parent's line that follows them. At the
+// end, the tests the plan ("1..N") names that never came fail with
+// MissingFromTAP. A "Bail out!" is a Broken unit named "Bail out!", its
+// message BailOutPrefix and its reason; what follows it is not read as
+// TAP, and the planned tests it left out are not tests of the report.
+// Without a plan, nothing is missing. Lines that are not TAP are
+// skipped.
 func ParseTAP(r io.Reader) (*Report, error) {
-	p := &tap{rep: &Report{}, seen: map[int]bool{}, plan: -1, yaml: -1, used: map[string]int{}}
+	p := &tap{rep: &Report{}, seen: map[int]bool{}, plan: -1, yaml: -1}
 	l := newLines(r)
 	for {
 		line, err := l.next()
@@ -86,7 +88,7 @@ func ParseTAP(r io.Reader) (*Report, error) {
 	}
 	p.end()
 	switch {
-	case len(p.rep.Tests) > 0:
+	case !p.rep.empty():
 		return p.rep, nil
 	case !p.tapLine && p.nonBlank > 0:
 		return nil, malformed("no TAP test line in the report's %d lines", l.n)
@@ -295,21 +297,9 @@ func (p *tap) flush() {
 	p.levels[0] = p.levels[0][:0]
 }
 
-// add adds a test under a name not given yet in this report.
+// add adds a test to the report.
 func (p *tap) add(name, status, msg string) {
-	name = validUTF8(name)
-	if _, taken := p.rep.find(name); taken {
-		n := max(p.used[name], 1)
-		alt := ""
-		for taken {
-			n++
-			alt = name + " (" + strconv.Itoa(n) + ")"
-			_, taken = p.rep.find(alt)
-		}
-		p.used[name] = n
-		name = alt
-	}
-	p.rep.Add(Test{Name: name, Status: status, Message: msg})
+	p.rep.Add(Test{Name: validUTF8(name), Status: status, Message: msg})
 }
 
 // end passes on what is left at the end of the stream: subtests whose
@@ -320,25 +310,19 @@ func (p *tap) end() {
 		p.fold(d, p.subtest[d])
 	}
 	p.flush()
-	msg := MissingFromTAP
 	if p.bailed {
-		msg = BailOutPrefix + p.reason
+		p.rep.AddBroken(Broken{Unit: BailOutUnit, Reason: BailedOut, Message: BailOutPrefix + p.reason})
+		return
 	}
-	blamed := false
 	for n, missing := 1, 0; n <= p.plan; n++ {
 		if p.seen[n] {
 			continue
 		}
 		if missing == maxMissing {
-			p.add("tests "+strconv.Itoa(n)+".."+strconv.Itoa(p.plan), Fail, msg)
-			blamed = true
+			p.add("tests "+strconv.Itoa(n)+".."+strconv.Itoa(p.plan), Fail, MissingFromTAP)
 			break
 		}
 		missing++
-		p.add("test "+strconv.Itoa(n), Fail, msg)
-		blamed = true
-	}
-	if p.bailed && !blamed {
-		p.add("Bail out!", Fail, msg)
+		p.add("test "+strconv.Itoa(n), Fail, MissingFromTAP)
 	}
 }

@@ -46,13 +46,25 @@ func TestTAPHugePlan(t *testing.T) {
 }
 
 func TestTAPBailOutWithoutPlan(t *testing.T) {
-	checkReport(t, parseTAP(t, "ok 1 - a\nBail out!\nok 2 - b\n"), []want{
-		{"a", Pass, "", false},
-		{"Bail out!", Fail, "bail out:", false},
-	})
-	checkReport(t, parseTAP(t, "1..1\nok 1 - a\n  bail out! no disk\n"), []want{
-		{"a", Pass, "", false},
-		{"Bail out!", Fail, "bail out: no disk", false},
+	rep := parseTAP(t, "ok 1 - a\nBail out!\nok 2 - b\n")
+	checkReport(t, rep, []want{{"a", Pass, "", false}})
+	checkBroken(t, rep, []Broken{{BailOutUnit, BailedOut, "bail out:"}})
+	rep = parseTAP(t, "1..1\nok 1 - a\n  bail out! no disk\n")
+	checkReport(t, rep, []want{{"a", Pass, "", false}})
+	checkBroken(t, rep, []Broken{{BailOutUnit, BailedOut, "bail out: no disk"}})
+	// A report of nothing but a Bail out! is a report.
+	rep = parseTAP(t, "1..3\nBail out! cannot start\n")
+	checkReport(t, rep, nil)
+	checkBroken(t, rep, []Broken{{BailOutUnit, BailedOut, "bail out: cannot start"}})
+}
+
+// A name printed twice is one test, judged by its worst result: an "ok"
+// forged before the real "not ok" changes nothing.
+func TestTAPRepeatedName(t *testing.T) {
+	rep := parseTAP(t, "ok 1 - adds\nnot ok 2 - adds\n  ---\n  message: real\n  ...\nok 3 - adds\nok 4 - skips # SKIP\nok 5 - skips\n1..5\n")
+	checkReport(t, rep, []want{
+		{"adds", Fail, "message: real", false},
+		{"skips", Skip, "", false},
 	})
 }
 
@@ -92,8 +104,6 @@ ok 16 - passing, its comments dropped
 		{`\ backslash \d`, Pass, "", false},
 		{"x (2)", Pass, "", false},
 		{"x", Pass, "", false},
-		{"x (3)", Pass, "", false},
-		{"x (4)", Pass, "", false},
 		{"diag", Fail, "first\nsecond", false},
 		{"passing, its comments dropped", Pass, "", false},
 	}) // and no "test 6": without a plan, nothing is missing

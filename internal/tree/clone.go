@@ -23,7 +23,7 @@ func (t *Tree) Clone() *Tree {
 		stack = stack[:len(stack)-1]
 		n++
 		kids += len(nd.Children)
-		strs += len(nd.Acceptance) + len(nd.DependsOn)
+		strs += len(nd.Acceptance) + len(nd.DependsOn) + len(nd.Removes)
 		if nd.MaxAttempts != nil {
 			ints++
 		}
@@ -62,6 +62,11 @@ func (t *Tree) Clone() *Tree {
 		if k := len(c.DependsOn); k > 0 {
 			c.DependsOn = strSlab[:k:k]
 			copy(c.DependsOn, it.from.DependsOn)
+			strSlab = strSlab[k:]
+		}
+		if k := len(c.Removes); k > 0 {
+			c.Removes = strSlab[:k:k]
+			copy(c.Removes, it.from.Removes)
 			strSlab = strSlab[k:]
 		}
 		if c.MaxAttempts != nil {

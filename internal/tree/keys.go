@@ -18,6 +18,7 @@ var (
 		"after": "depends_on", "needs": "depends_on", "requires": "depends_on", "dependon": "depends_on",
 		"name": "title", "description": "goal", "desc": "goal", "details": "goal",
 		"tests": "checks", "check": "checks", "verify": "checks", "guards": "checks",
+		"remove": "removes", "removed": "removes", "removestests": "removes", "removedtests": "removes", "deletes": "removes",
 		"acceptancecriteria": "acceptance", "criteria": "acceptance", "accept": "acceptance",
 		"tasks": "children", "subtasks": "children", "nodes": "children", "items": "children", "child": "children",
 		"retries": "max_attempts", "maxretries": "max_attempts", "maxtries": "max_attempts", "attemptlimit": "max_attempts",
@@ -38,6 +39,8 @@ func lookupKeyBytes(key []byte) (fieldSet, bool) {
 		return fAcceptance, true
 	case "checks":
 		return fChecks, true
+	case "removes":
+		return fRemoves, true
 	case "depends_on":
 		return fDependsOn, true
 	case "max_attempts":

@@ -57,7 +57,7 @@ func sizeHint(root *Node) int {
 		if n.Goal != "" {
 			size += line + len(n.Goal)
 		}
-		for _, list := range [2][]string{n.Acceptance, n.DependsOn} {
+		for _, list := range [3][]string{n.Acceptance, n.DependsOn, n.Removes} {
 			if len(list) > 0 {
 				size += 2 * line
 				for _, s := range list {
@@ -130,6 +130,10 @@ func appendNode(b []byte, root *Node) []byte {
 		if len(n.Checks) > 0 {
 			b = appendKey(b, in, "checks", true)
 			b = appendChecks(b, in, n.Checks)
+		}
+		if len(n.Removes) > 0 {
+			b = appendKey(b, in, "removes", true)
+			b = appendStrings(b, in, n.Removes)
 		}
 		if len(n.DependsOn) > 0 {
 			b = appendKey(b, in, "depends_on", true)

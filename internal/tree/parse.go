@@ -234,7 +234,7 @@ func (p *treeParser) node(n *Node, parent, k int32, level int) error {
 			case fBlockedReason:
 				n.BlockedReason = str
 			}
-		case fAcceptance, fDependsOn:
+		case fAcceptance, fDependsOn, fRemoves:
 			if kind != jsontext.KindBeginArray {
 				return typeErr(f, kind, "a list of strings")
 			}
@@ -242,10 +242,13 @@ func (p *treeParser) node(n *Node, parent, k int32, level int) error {
 			if err != nil {
 				return err
 			}
-			if f == fAcceptance {
+			switch f {
+			case fAcceptance:
 				n.Acceptance = list
-			} else {
+			case fDependsOn:
 				n.DependsOn = list
+			default:
+				n.Removes = list
 			}
 		case fMaxAttempts, fAttempts:
 			num, msg, voff, err := p.int()

@@ -33,11 +33,16 @@ type Tree struct {
 // Attempts and BlockedReason are owned by the runner. The field order here
 // is the key order of the canonical file.
 type Node struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Goal        string   `json:"goal,omitempty"`
-	Acceptance  []string `json:"acceptance,omitempty"`
-	Checks      []Check  `json:"checks,omitempty"`
+	ID         string   `json:"id"`
+	Title      string   `json:"title"`
+	Goal       string   `json:"goal,omitempty"`
+	Acceptance []string `json:"acceptance,omitempty"`
+	Checks     []Check  `json:"checks,omitempty"`
+	// Removes names the tests this node's work removes or renames (SPEC
+	// §18): a test that passed on the baseline and is absent from a
+	// report afterwards is a regression unless one of its ancestors or
+	// itself lists it.
+	Removes     []string `json:"removes,omitempty"`
 	DependsOn   []string `json:"depends_on,omitempty"`
 	MaxAttempts *int     `json:"max_attempts,omitempty"`
 

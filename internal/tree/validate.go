@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Limits of the tree file format.
@@ -51,6 +52,7 @@ const (
 	fGoal
 	fAcceptance
 	fChecks
+	fRemoves
 	fDependsOn
 	fMaxAttempts
 	fStatus
@@ -60,11 +62,11 @@ const (
 )
 
 // numNodeKeys is len(nodeKeys).
-const numNodeKeys = 11
+const numNodeKeys = 12
 
 // nodeKeys are the JSON keys of a node, in canonical order, indexed by the
 // bit position of their fieldSet value.
-var nodeKeys = [numNodeKeys]string{"id", "title", "goal", "acceptance", "checks", "depends_on", "max_attempts",
+var nodeKeys = [numNodeKeys]string{"id", "title", "goal", "acceptance", "checks", "removes", "depends_on", "max_attempts",
 	"status", "attempts", "blocked_reason", "children"}
 
 // bit is the bit position of a single field.
@@ -105,12 +107,47 @@ func checkFields(n *Node, present, bad fieldSet, emit func(f fieldSet, msg strin
 	if bad&fAttempts == 0 && n.Attempts < 0 {
 		emit(fAttempts, fmt.Sprintf(`field "attempts" must be 0 or more, found %d`, n.Attempts))
 	}
+	if bad&fRemoves == 0 {
+		if msg := removesRule(n.Removes); msg != "" {
+			emit(fRemoves, msg)
+		}
+	}
 	if bad&fStatus == 0 && present&fStatus != 0 && !n.Status.Valid() {
 		emit(fStatus, "invalid status "+quote(string(n.Status))+`: use "open", "done" or "blocked"`)
 	}
 	if bad&(fStatus|fBlockedReason) == 0 && n.BlockedReason != "" && n.Status != StatusBlocked {
 		emit(fBlockedReason, `field "blocked_reason" is only allowed when status is "blocked"; remove it or set the status`)
 	}
+}
+
+// Bounds on a node's removes.
+const (
+	MaxRemoves    = 1000
+	maxRemoveName = 1024
+)
+
+// removesRule checks a node's removes: test names, each non-blank, on
+// one line, within maxRemoveName bytes, none twice, at most MaxRemoves.
+// It returns what is wrong, "" when nothing is.
+func removesRule(names []string) string {
+	if len(names) > MaxRemoves {
+		return fmt.Sprintf(`field "removes" lists %d tests; at most %d are allowed (name a package or a class to remove all of its tests)`, len(names), MaxRemoves)
+	}
+	seen := make(map[string]bool, len(names))
+	for k, name := range names {
+		switch {
+		case strings.TrimSpace(name) == "":
+			return fmt.Sprintf(`field "removes" item %d is empty: give the name of a test the task removes, as its report names it`, k+1)
+		case len(name) > maxRemoveName:
+			return fmt.Sprintf(`field "removes" item %d is %d bytes long; at most %d`, k+1, len(name), maxRemoveName)
+		case strings.ContainsFunc(name, unicode.IsControl):
+			return fmt.Sprintf(`field "removes" item %d holds a control character (a line break?): a test name is one line`, k+1)
+		case seen[name]:
+			return fmt.Sprintf(`field "removes" item %d repeats %s`, k+1, quote(name))
+		}
+		seen[name] = true
+	}
+	return ""
 }
 
 // flat is a tree laid out in depth-first pre-order, so that a subtree is

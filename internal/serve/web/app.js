@@ -27,9 +27,19 @@ function renderStatus(rep) {
   $('updated').textContent = 'updated ' + pad(now.getHours()) + ':' + pad(now.getMinutes()) + ':' + pad(now.getSeconds());
 }
 
+// testsText is a tally of tests as `runner status` says it: "tests: 9 of
+// 12 passing (baseline 4)", then what cannot run.
+function testsText(t) {
+  let s = 'tests: ' + t.passing + ' of ' + t.total + ' passing';
+  if (t.baseline !== undefined && t.baseline !== null) s += ' (baseline ' + t.baseline + ')';
+  if (t.broken && t.broken.length) s += '; cannot run: ' + t.broken.slice(0, 3).map(line).join(', ') + (t.broken.length > 3 ? ' and ' + (t.broken.length - 3) + ' more' : '');
+  return s;
+}
+
 function renderProgress(rep) {
   const p = rep.progress;
   $('progress-text').textContent = p.done + ' of ' + plural(p.total, 'task') + ' done' + (p.blocked ? ', ' + p.blocked + ' blocked' : '');
+  $('tests-text').textContent = rep.tests ? testsText(rep.tests) : '';
   const u = rep.usage || {};
   const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
   $('usage-text').textContent = tokens || u.cost_source ? [cost(u), tokens ? count(tokens) + ' tokens' : ''].filter(Boolean).join(' · ') + ' (all runs)' : '';
@@ -142,7 +152,8 @@ function renderTree(rep) {
       el('span', { class: 'mark ' + mark, title: mark }, sym),
       el('span', { class: 'node-title' }, line(n.title)),
       el('span', { class: 'node-id' }, line(n.id)),
-      leaf && n.attempts ? el('span', { class: 'attempts', title: 'attempts' }, n.attempts + '/' + n.max_attempts) : null);
+      leaf && n.attempts ? el('span', { class: 'attempts', title: 'attempts' }, n.attempts + '/' + n.max_attempts) : null,
+      n.tests ? el('span', { class: 'tests muted', title: "its checks' tests" }, testsText(n.tests)) : null);
     const li = el('li', { class: 'node ' + mark, 'data-id': n.id });
     if (leaf) {
       li.append(row);

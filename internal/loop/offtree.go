@@ -1,0 +1,182 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/offtree"
+	"github.com/runner-cli/runner/internal/state"
+)
+
+// The guards judge what lands (SPEC §18, §20): what the lane's working
+// tree holds outside the judged tree (ignored files, repositories of
+// their own) and that was made or changed since the work on the task
+// started is hidden from them (package offtree), and put back after
+// them. Ignored files that were there before (dependencies, caches) stay
+// usable. When the work on a task starts is kept by a marker in the
+// lane's git folder, which its agent cannot reach when confined (and
+// which judges it when not): its change time is the start, its content
+// names the task.
+
+// Files of the lane's git folder: the marker, and where what is hidden
+// waits for the guards to end.
+const (
+	workSinceFile = "runner-work-since"
+	hiddenDir     = "runner-hidden"
+)
+
+// offtreeGuard names the failed result of files outside the judged tree
+// that could not be hidden from the guards.
+const offtreeGuard = "judged tree"
+
+// startWork marks the start of the work on meta's task in the lane,
+// unless the marker already names that task (a later attempt goes on
+// from the earlier one's work, and what they made is all new).
+func (r *worker) startWork(meta *state.Meta) {
+	if r.ck == nil {
+		return
+	}
+	marker := filepath.Join(r.ck.repo.GitDir(), workSinceFile)
+	if data, err := fsutil.ReadLimited(marker, 4<<10, true); err == nil && string(data) == meta.Node+"\n" {
+		return
+	}
+	if err := fsutil.WriteFileAtomic(marker, []byte(meta.Node+"\n"), 0o644); err != nil {
+		r.log.Warn("could not mark when the work on the task started: files it makes outside the judged tree may reach its guards", "node", meta.Node, "err", err)
+	}
+}
+
+// workSince is when the work on node started in the lane: the marker's
+// change time, when it names node.
+func (r *worker) workSince(node string) (time.Time, bool) {
+	marker := filepath.Join(r.ck.repo.GitDir(), workSinceFile)
+	data, err := fsutil.ReadLimited(marker, 4<<10, true)
+	if err != nil || string(data) != node+"\n" {
+		return time.Time{}, false
+	}
+	st, err := os.Lstat(marker)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return offtree.ChangeTime(st), true
+}
+
+// hideOffTree hides from meta's guards what the lane's working tree holds
+// outside the judged tree and was made or changed since the work on its
+// task started. It returns what it could not hide (the guards must fail
+// on it). Without git checkpoints, or without a marker for the task (an
+// iteration begun by an older runner), nothing is hidden.
+func (r *worker) hideOffTree(ctx context.Context, meta *state.Meta) (offtree.Result, error) {
+	var res offtree.Result
+	if r.ck == nil {
+		return res, nil
+	}
+	since, ok := r.workSince(meta.Node)
+	if !ok {
+		r.log.Info("no mark of when the work on the task started: nothing is hidden from its guards", "iteration", meta.Iteration, "node", meta.Node)
+		return res, nil
+	}
+	roots, err := r.ck.repo.Outside(ctx, r.ck.runtime)
+	if err != nil {
+		return res, fmt.Errorf("find what is outside the judged tree of iteration %d: %w", meta.Iteration, err)
+	}
+	r.outside(func() {
+		res, err = offtree.Hide(r.ck.repo.Top(), roots, since, filepath.Join(r.ck.repo.GitDir(), hiddenDir))
+	})
+	if err != nil {
+		return res, fmt.Errorf("iteration %d: %w", meta.Iteration, err)
+	}
+	if len(res.Moved) > 0 {
+		meta.Hidden = res.Moved[:min(len(res.Moved), state.MaxRegressedNames)]
+		meta.HiddenMore = len(res.Moved) - len(meta.Hidden)
+		r.log.Info("hid from the guards what the work made outside the judged tree (it does not land)", "iteration", meta.Iteration,
+			"node", meta.Node, "paths", inert.Line(listHead(res.Moved, 5)))
+	}
+	return res, nil
+}
+
+// restoreOffTree puts back what hideOffTree hid, once the guards ended.
+// What the guards made again at the same path stays, theirs.
+func (r *worker) restoreOffTree(meta *state.Meta) error {
+	if r.ck == nil {
+		return nil
+	}
+	var dropped []string
+	var err error
+	r.outside(func() {
+		dropped, err = offtree.Restore(r.ck.repo.Top(), filepath.Join(r.ck.repo.GitDir(), hiddenDir))
+	})
+	if len(dropped) > 0 {
+		r.log.Info("the guards made again what was hidden from them; theirs stays", "iteration", meta.Iteration, "paths", inert.Line(listHead(dropped, 5)))
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("iteration %d: %w", meta.Iteration, err)
+	}
+	return nil
+}
+
+// restoreLeftHidden puts back what a runner that died while its guards
+// ran left hidden in ck's working tree (the next guard run there would
+// too, first).
+func (r *Runner) restoreLeftHidden(ck *checkpoints) {
+	dropped, err := offtree.Restore(ck.repo.Top(), filepath.Join(ck.repo.GitDir(), hiddenDir))
+	if err != nil || len(dropped) > 0 {
+		r.log.Warn("put back what a runner that stopped left hidden from its guards", "dropped", inert.Line(listHead(dropped, 5)), "err", err)
+	}
+}
+
+// judgeOffTree notes, in the judgement j of meta's guards, what was
+// hidden from them and what could not be: what could not fails the
+// attempt by name; what was hidden is named at the top of failure.log
+// (in logDir) when the guards failed, since it may be why.
+func (r *worker) judgeOffTree(meta *state.Meta, hid offtree.Result, j *iteration.Judgement, logDir string) error {
+	if len(hid.Stuck) > 0 {
+		j.Verdict = state.GuardFail
+		j.Results = append(j.Results, state.GuardMeta{Name: offtreeGuard, ExitCode: 1, Status: state.GuardFail,
+			Error: fmt.Sprintf("%d path(s) outside the judged tree (ignored, or a repository of its own) were made by this work and could not be hidden from the guards: %s",
+				len(hid.Stuck), listHead(hid.Stuck, 5))})
+	}
+	if j.Verdict != state.GuardFail || len(hid.Moved)+len(hid.Stuck) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if len(hid.Stuck) > 0 {
+		b.WriteString("These paths were made by this work outside what lands (ignored by git, or a repository of its own) and could not be hidden from the guards; the attempt fails on them. Remove them, or make them part of the work (not ignored, not a repository of their own):\n\n")
+		for _, p := range hid.Stuck[:min(len(hid.Stuck), 20)] {
+			b.WriteString("- " + p + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if len(hid.Moved) > 0 {
+		b.WriteString("The guards did not see these paths, made or changed by this work outside what lands (ignored by git, or a repository of its own): a commit would not hold them, so they cannot make the work pass. If the work needs one, make it part of the work (not ignored), or generate it in the command that needs it:\n\n")
+		for _, p := range hid.Moved[:min(len(hid.Moved), 20)] {
+			b.WriteString("- " + p + "\n")
+		}
+		if n := len(hid.Moved) - 20; n > 0 {
+			fmt.Fprintf(&b, "- and %d more\n", n)
+		}
+		b.WriteString("\n")
+	}
+	log := filepath.Join(logDir, "failure.log")
+	old, err := fsutil.ReadLimited(log, 64<<20, true)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return fsutil.ReplaceFile(log, append([]byte(b.String()), old...), 0o644, fsutil.NotSynced)
+}
+
+// listHead names the first n of names, and how many more there are.
+func listHead(paths []string, n int) string {
+	if len(paths) <= n {
+		return strings.Join(paths, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
+}
