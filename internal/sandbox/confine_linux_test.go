@@ -23,6 +23,10 @@ import (
 const probeEnv = "SANDBOX_TEST_PROBE"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(spawnEnv) == "1" {
+		os.Unsetenv(spawnEnv)
+		os.Exit(spawn(os.Args[1:]))
+	}
 	if os.Getenv(probeEnv) == "1" {
 		os.Exit(probe(os.Args[1:]))
 	}
@@ -56,6 +60,58 @@ func probe(args []string) int {
 			c, err = net.Dial("unix", "@"+arg)
 			if err == nil {
 				c.Close()
+			}
+		case "dial":
+			var c net.Conn
+			c, err = net.Dial("unix", arg)
+			if err == nil {
+				c.Close()
+			}
+		case "listen":
+			// Kept open until the probe exits.
+			_, err = net.Listen("unix", arg)
+		case "run":
+			var out []byte
+			out, err = exec.Command(arg).Output()
+			if err == nil {
+				err = errors.New(strings.TrimSpace(string(out)))
+			}
+		case "list":
+			var entries []os.DirEntry
+			entries, err = os.ReadDir(arg)
+			if err == nil {
+				err = fmt.Errorf("%d entries", len(entries))
+			}
+		case "spawn":
+			// Starts up to N sleeps, says how many started and why
+			// no more, and stops them.
+			n, _ := strconv.Atoi(arg)
+			var started []*exec.Cmd
+			for len(started) < n {
+				c := exec.Command("sleep", "30")
+				if err = c.Start(); err != nil {
+					break
+				}
+				started = append(started, c)
+			}
+			for _, c := range started {
+				c.Process.Kill()
+				c.Wait()
+			}
+			fmt.Printf("started %d\n", len(started))
+		case "chmod":
+			err = os.Chmod(arg, 0o777)
+		case "chown":
+			err = os.Chown(arg, os.Getuid(), os.Getgid())
+		case "utime":
+			err = os.Chtimes(arg, time.Unix(1e9, 0), time.Unix(1e9, 0))
+		case "remove":
+			err = os.Remove(arg)
+		case "getenv":
+			if _, ok := os.LookupEnv(arg); ok {
+				err = errors.New("set")
+			} else {
+				err = errors.New("unset")
 			}
 		default:
 			err = fmt.Errorf("unknown probe %q", op)
@@ -103,6 +159,14 @@ func errnoName(err error) string {
 		return "EACCES"
 	case errors.Is(err, syscall.EPERM):
 		return "EPERM"
+	case errors.Is(err, syscall.EROFS):
+		return "EROFS"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "ECONNREFUSED"
+	case errors.Is(err, syscall.ENOENT):
+		return "ENOENT"
+	case errors.Is(err, syscall.EBUSY):
+		return "EBUSY"
 	case errors.As(err, &errno):
 		return fmt.Sprintf("errno %d (%v)", int(errno), errno)
 	default:
@@ -125,13 +189,19 @@ func needLandlock(t *testing.T) int {
 // playing __confine, and returns its combined output and exit status.
 func runConfined(t *testing.T, room Room, env []string, argv ...string) (string, int) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testExe(t)
 	w := Wrap(exe, room, argv)
 	cmd := exec.Command(w[0], w[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	Clone(room, cmd.SysProcAttr)
+	if spawnAs != nil {
+		// The helper is started by a process of that user, as the
+		// runner of a person who is not root starts it.
+		cmd = exec.Command(spawnAs.exe, w...)
+		cmd.Env = append(os.Environ(), append(env, spawnEnv+"=1")...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: spawnAs.uid, Gid: spawnAs.uid}}
+	}
 	out, err := cmd.CombinedOutput()
 	code := 0
 	var ee *exec.ExitError
@@ -146,11 +216,15 @@ func runConfined(t *testing.T, room Room, env []string, argv ...string) (string,
 // probeConfined runs the probe confined to room.
 func probeConfined(t *testing.T, room Room, ops ...string) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, code := runConfined(t, room, []string{probeEnv + "=1"}, append([]string{exe}, ops...)...)
+	return probeConfinedEnv(t, room, nil, ops...)
+}
+
+// probeConfinedEnv runs the probe confined to room with more variables
+// in its environment.
+func probeConfinedEnv(t *testing.T, room Room, env []string, ops ...string) string {
+	t.Helper()
+	exe := testExe(t)
+	out, code := runConfined(t, room, append(env, probeEnv+"=1"), append([]string{exe}, ops...)...)
 	if code != 0 {
 		t.Fatalf("probe exited %d: %s", code, out)
 	}
