@@ -90,3 +90,18 @@ func confineSpec(s *Spec) error {
 	s.exe = cc.path
 	return nil
 }
+
+// ProcessLimit says how the processes of a confined command whose room
+// sets MaxProcesses are bounded by a cgroup (see pidslimit_linux.go):
+// "cgroup v2 pids.max" or "cgroup v1 pids.max (under DIR)"; "" when by
+// none, and why. Without the supervisor there is none.
+func ProcessLimit() (how, why string) {
+	sc := supervisorConfig.Load()
+	if sc == nil {
+		return "", "commands are not started under the supervisor"
+	}
+	if sc.pids.ok() {
+		return sc.pids.String(), ""
+	}
+	return "", sc.pidsNote
+}

@@ -71,5 +71,12 @@ func buildWalls(room Room) (writable []string, err error) {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return nil, fmt.Errorf("mount a /proc of its own: %w", err)
 	}
+	// The working directory was taken before the binds: taken again, it
+	// is the room's (writable where the room is).
+	if wd, err := os.Getwd(); err == nil {
+		if err := os.Chdir(wd); err != nil {
+			return nil, fmt.Errorf("enter %s again: %w", wd, err)
+		}
+	}
 	return writable, nil
 }
