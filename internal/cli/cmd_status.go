@@ -202,6 +202,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if l.Unconfined != "" {
 			fmt.Fprintf(w, "sandbox:    its agent was NOT confined: %s\n", inert.Line(l.Unconfined))
 		}
+		for _, o := range l.Openings {
+			fmt.Fprintf(w, "sandbox:    its room left open: %s\n", inert.Line(o))
+		}
 	} else {
 		fmt.Fprintln(w, "last:       no iteration yet")
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // discardLogger drops the SDK's log.
@@ -230,7 +231,7 @@ func TestPushWork(t *testing.T) {
 	gitIn(t, src, "init", "-q", "--bare", remote)
 	gitIn(t, src, "push", "-q", remote, "HEAD:refs/runner/engine/r/1.0/checkpoint")
 
-	w := &Worker{Dir: t.TempDir(), Name: "w"}
+	w := &Worker{Dir: t.TempDir(), Name: "w", Room: unconfined}
 	var err error
 	if w.repo, err = git.Init(ctx, filepath.Join(w.Dir, "repo"), git.Options{}); err != nil {
 		t.Fatal(err)
@@ -327,10 +328,13 @@ events = ["blocked"]
 // A worker refuses the iteration of a coordinator that speaks another
 // protocol, before anything else.
 func TestProtocolMismatch(t *testing.T) {
-	w := &Worker{Dir: t.TempDir(), Name: "w"}
+	w := &Worker{Dir: t.TempDir(), Name: "w", Room: unconfined}
 	it := &iterationRun{in: Input{Protocol: Protocol + 1, Config: []byte("not toml [")}}
 	_, err := w.iterate(context.Background(), "wf", it)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("protocol %d, this worker %d", Protocol+1, Protocol)) || it.agent {
 		t.Errorf("another protocol: %v (agent started: %v)", err, it.agent)
 	}
 }
+
+// unconfined is a worker's Room where these tests confine nothing.
+func unconfined(*config.Config, string, string) *sandbox.Room { return nil }

@@ -49,6 +49,15 @@ func probePids(v2parent string) (pidsLimiter, string) {
 	return pidsLimiter{}, strings.Join(why, "; ")
 }
 
+// probePidsAlone is probePids as UseSupervisor would run it.
+func probePidsAlone() (pidsLimiter, string) {
+	parent, err := probeCgroup()
+	if err != nil {
+		parent = ""
+	}
+	return probePids(parent)
+}
+
 // delegatePids makes sure the children of the cgroup v2 parent have the
 // pids controller: it is in parent's cgroup.subtree_control, or is put
 // there (which the kernel allows for the root cgroup and for one without

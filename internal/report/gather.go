@@ -247,6 +247,10 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		g.anomalies[AnomalyUnconfined] = true
 		add(AnomalyUnconfined, "from this iteration on, the agent was not confined to its worktree: "+m.Unconfined+"; its changes to the runner's files and .git were checked after each run", nil)
 	}
+	if len(m.Openings) > 0 && !g.anomalies[AnomalyRoomOpen] {
+		g.anomalies[AnomalyRoomOpen] = true
+		add(AnomalyRoomOpen, "from this iteration on, the agent's room left open: "+strings.Join(m.Openings, "; "), nil)
+	}
 	emptyFailed := len(m.Guards) == 1 && m.Guards[0].Name == state.EmptyDoneGuard
 	switch {
 	case m.NoChange && (m.Outcome == state.OutcomeDone || emptyFailed):

@@ -117,23 +117,3 @@ func sessionSocketDirs(uid int) []string {
 	}
 	return out
 }
-
-// within reports whether p is one of dirs or below one.
-func within(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if rel, err := filepath.Rel(d, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return true
-		}
-	}
-	return false
-}
-
-// holdsAny reports whether one of paths is below d.
-func holdsAny(d string, paths []string) bool {
-	for _, p := range paths {
-		if within(p, []string{d}) {
-			return true
-		}
-	}
-	return false
-}

@@ -91,8 +91,10 @@ type Last struct {
 	Guard       string `json:"guard"`
 	Outcome     string `json:"outcome,omitempty"`
 	Summary     string `json:"summary"`
-	// Unconfined says why its agent was not confined (SPEC §19).
-	Unconfined string `json:"unconfined,omitempty"`
+	// Unconfined says why its agent was not confined (SPEC §19);
+	// Openings what its room left open.
+	Unconfined string   `json:"unconfined,omitempty"`
+	Openings   []string `json:"openings,omitempty"`
 	// Landing says why its task did not land although its guards
 	// passed: "conflict", or "guards" (they failed on the run branch).
 	Landing string `json:"landing,omitempty"`
@@ -238,6 +240,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		rep.Last = &Last{Iteration: rec.Iteration, Node: rec.Node, AgentStatus: rec.AgentStatus, Guard: rec.Guard, Summary: rec.Summary}
 		if m, err := state.LoadMeta(p.RunDir(rec.Iteration)); err == nil {
 			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
+			rep.Last.Openings = m.Openings
 			if m.Conflict != nil {
 				rep.Last.Landing = m.Conflict.Kind
 			}
@@ -250,6 +253,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		rep.Last = &Last{Iteration: last, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
 			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
+			rep.Last.Openings = m.Openings
 			if m.Conflict != nil {
 				rep.Last.Landing = m.Conflict.Kind
 			}
