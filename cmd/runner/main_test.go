@@ -16,6 +16,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/cli"
 	"github.com/runner-cli/runner/internal/fakeagent"
+	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/sandbox"
 )
 
@@ -52,6 +53,8 @@ func TestScripts(t *testing.T) {
 			case "landlock":
 				abi, _ := sandbox.ABI()
 				return abi > 0, nil
+			case "process-limit":
+				return proc.RoomLayers(100).ProcessLimit != "", nil
 			case "namespaces":
 				// The agent's room is built in namespaces (as the run
 				// probes it, proc.RoomLayers).
