@@ -169,8 +169,11 @@ func TestRunConfineImpossible(t *testing.T) {
 }
 
 // BenchmarkConfinedStart compares one Run of `true` under the supervisor
-// (the runner's way), not confined and confined (the runner's binary
-// restricting itself, then executing true).
+// (the runner's way), not confined, confined by Landlock alone (the
+// runner's binary restricting itself, then executing true), and in a
+// room of namespaces (the helper started in new user, mount and PID
+// namespaces, building the walls, then starting true as its child), with
+// the process limit (a cgroup pids.max) and without.
 //
 //	go test ./internal/proc -run '^$' -bench ConfinedStart -benchtime 200x -count 5
 func BenchmarkConfinedStart(b *testing.B) {
@@ -178,11 +181,26 @@ func BenchmarkConfinedStart(b *testing.B) {
 	if supervisorConfig.Load() == nil {
 		b.Skip("no supervisor")
 	}
-	room := &sandbox.Room{Writable: []string{b.TempDir()}, ScopeSignals: true}
-	for _, m := range []struct {
+	dir := b.TempDir()
+	landlock := &sandbox.Room{Writable: []string{dir}, ScopeSignals: true}
+	modes := []struct {
 		name string
 		room *sandbox.Room
-	}{{"unconfined", nil}, {"confined", room}} {
+	}{{"unconfined", nil}, {"landlock", landlock}}
+	if sandbox.ProbeNamespaces(sandbox.NamespacesUser) == nil {
+		ns := *landlock
+		ns.Namespaces = sandbox.NamespacesUser
+		limited := ns
+		limited.MaxProcesses = 512
+		modes = append(modes, struct {
+			name string
+			room *sandbox.Room
+		}{"namespaces", &ns}, struct {
+			name string
+			room *sandbox.Room
+		}{"namespaces+limit", &limited})
+	}
+	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if r := Run(context.Background(), Spec{Argv: []string{"true"}, Confine: m.room}); r.ExitCode != 0 {

@@ -65,9 +65,14 @@ func confine(args []string, stderr io.Writer) int {
 		return fail(ExitNoRoom, "cannot confine %s: %v", argv[0], err)
 	}
 	var made []string
+	var sigs <-chan os.Signal
+	var caught <-chan struct{}
 	if room.Namespaces != "" {
 		if os.Getpid() != 1 {
 			return fail(ExitNoRoom, "cannot confine %s: the room asks for namespaces, and the helper was not started in them (see sandbox.Clone)", argv[0])
+		}
+		if !room.Probe {
+			sigs, caught = notifyInit()
 		}
 		// Capabilities are the thread's: the one that drops them forks
 		// the command.
@@ -93,7 +98,10 @@ func confine(args []string, stderr io.Writer) int {
 	}
 	env := ScrubEnv(os.Environ())
 	if room.Namespaces != "" {
-		code, err := runInit(room, path, argv, env)
+		if caught != nil {
+			<-caught
+		}
+		code, err := runInit(room, path, argv, env, sigs)
 		if err != nil {
 			return fail(ExitNoRoom, "cannot confine %s: %v", argv[0], err)
 		}

@@ -32,9 +32,9 @@ const (
 // The helper reaps every orphan of the room meanwhile, as an init does.
 // Signals reach the command through its process group, which it shares
 // with the helper (that is how the runner stops a command); the helper
-// catches them, except those it was started with ignored, which the
-// command inherits ignored.
-func runInit(room Room, path string, argv, env []string) (int, error) {
+// catches those that would end it (initSignals, from notifyInit), so
+// that the command is not killed with it.
+func runInit(room Room, path string, argv, env []string, sigs <-chan os.Signal) (int, error) {
 	if room.MaxProcesses > 0 && room.Namespaces == NamespacesUser {
 		// Counted per user namespace: only the room's processes count.
 		n := uint64(room.MaxProcesses)
@@ -47,12 +47,6 @@ func runInit(room Room, path string, argv, env []string) (int, error) {
 	}
 	if room.Probe {
 		return 0, nil
-	}
-	sigs := make(chan os.Signal, 32)
-	for s := syscall.Signal(1); s < 32; s++ {
-		if s != syscall.SIGKILL && s != syscall.SIGSTOP && !signal.Ignored(s) {
-			signal.Notify(sigs, s)
-		}
 	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
@@ -77,6 +71,29 @@ func runInit(room Room, path string, argv, env []string) (int, error) {
 		}
 		<-sigs
 	}
+}
+
+// initSignals are the signals that end a Go program unless it catches
+// them (os/signal); the others it catches and ignores by itself.
+// SIGCHLD wakes the helper to reap.
+var initSignals = []os.Signal{syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGABRT}
+
+// notifyInit starts catching initSignals in the background (their first
+// catch starts a thread, which overlaps the building of the walls); the
+// channel is ready once ready is closed. A signal the helper was started
+// with ignored stays ignored, for the command to inherit.
+func notifyInit() (sigs chan os.Signal, ready <-chan struct{}) {
+	sigs = make(chan os.Signal, 32)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, s := range initSignals {
+			if !signal.Ignored(s) {
+				signal.Notify(sigs, s)
+			}
+		}
+	}()
+	return sigs, done
 }
 
 // dropCapabilities drops every capability of the calling thread (the
