@@ -20,14 +20,20 @@ import (
 )
 
 // The agent's room (SPEC §19): with [sandbox] mode "auto" or "required",
-// the agent, the guards and the reviewer run confined by Landlock to
-// their worktree, a temporary directory of their own and the state and
-// cache directories their tools need; everything else they may only
-// read. The repository's .git and the checkout's .runner/ are out of
-// their reach, so what they could change there is no longer judged
-// after the fact (judges.go). Landlock grants whole directories: an
-// agent working in the checkout itself would have .git and .runner/
-// within its writable tree, so only a worktree is confined.
+// the agent, the guards, the reviewer and git.setup run confined to
+// their worktree, a temporary directory of their own and the caches
+// their tools need (the presets' CLIs get state directories of the
+// run's, package executor); everything else they may only read. Landlock
+// keeps their writes in; where the kernel gives them, user, mount and
+// PID namespaces keep chmod, the sockets and /proc of the machine out,
+// and a cgroup or RLIMIT_NPROC their processes (package sandbox, layer
+// by layer: proc.RoomLayers). What a missing layer leaves open is said
+// at the run's start and in each iteration's meta.json. The repository's
+// .git and the checkout's .runner/ are out of their reach, so what they
+// could change there is no longer judged after the fact (judges.go).
+// Landlock grants whole directories: an agent working in the checkout
+// itself would have .git and .runner/ within its writable tree, so only
+// a worktree is confined.
 
 // WritableEnv names more writable directories for this machine, separated
 // by ':', added to [sandbox] writable (a machine's caches, without
@@ -223,11 +229,9 @@ func (r *Runner) setupRoom(work string, slot int) (room *sandbox.Room, done func
 	if room = RoomFor(r.cfg, work, tmp); room == nil {
 		return nil, func() {}
 	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		// Without it the setup cannot write a temporary file: said by
-		// the setup's own error.
-		return room, done
-	}
+	// Without it the setup cannot write a temporary file, which its own
+	// error says.
+	os.MkdirAll(tmp, 0o700)
 	return room, done
 }
 
