@@ -254,7 +254,10 @@ func (r *Runner) removeStaleTempDirs() {
 	prefix := strings.TrimSuffix(r.tempDir(0), "0")
 	matches, _ := filepath.Glob(prefix + "*")
 	for _, m := range matches {
-		if n, err := strconv.Atoi(strings.TrimPrefix(m, prefix)); err == nil && !inFlight[n] {
+		rest := strings.TrimPrefix(m, prefix)
+		// A git.setup's (setupRoom), left by a runner that was killed.
+		_, setup := strings.CutPrefix(rest, "setup-")
+		if n, err := strconv.Atoi(rest); setup || err == nil && !inFlight[n] {
 			fsutil.RemoveAll(m)
 		}
 	}
