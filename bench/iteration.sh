@@ -9,14 +9,24 @@
 #
 #	bench/iteration.sh [N] [RUNS]     (defaults 200 and 10; TMPDIR picks
 #	                                   the file system)
+#
+# With BENCH_GIT=1 the repository is a git repository with a commit: the
+# agent then works in a linked worktree, confined (SPEC §19), and each
+# iteration also pays the git checkpoint. RUNNER_SANDBOX_WITHOUT (see
+# internal/proc) leaves layers of the agent's room out, to measure one.
 . "$(dirname "$0")/lib.sh"
 N=${1:-200}
 RUNS=${2:-10}
 D=$(mktemp -d "${TMPDIR:-/tmp}/runner-bench.XXXXXX")
-trap 'rm -rf "$BIN" "$D"' EXIT
+trap 'rm -rf "$BIN" "$D" "$D.runner-worktrees"' EXIT
 repo "$D" 1000
 machine "$D"
 cd "$D"
+if [ "${BENCH_GIT:-}" = 1 ]; then
+	printf '.runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n.runner/tree.json\n' > .gitignore
+	git init -q && git add -A && git -c user.name=bench -c user.email=b@example.com commit -qm bench
+	echo "git:     the agent works in a worktree, confined (RUNNER_SANDBOX_WITHOUT=${RUNNER_SANDBOX_WITHOUT:-})"
+fi
 "$BIN/runner" run --max-iterations 1 > /dev/null 2>&1 || true
 cp .runner/runs/000001/prompt.md prompt.md
 cat > loop.sh <<EOT

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // The crash tests run the test binary itself as their agent: `runner`
@@ -78,6 +79,10 @@ const (
 	// that hits a rate limit writes work/NODE.limited first.
 	crashEarlyEnv = "CRASH_EARLY"
 )
+
+// noNamespaces runs the crash agents' rooms without namespaces (see
+// crashRepo.runnerCmd).
+const noNamespaces = proc.WithoutEnv + "=namespaces"
 
 func init() {
 	if os.Getenv(crashAgentEnv) == "1" {
@@ -285,6 +290,10 @@ func liveWithEnv(entry string) []int {
 		env, err := proc.ReadEnviron(pid, nil)
 		if err != nil || !containsEntry(env, entry) {
 			continue
+		}
+		cmdline, _ := os.ReadFile(dir + "/cmdline")
+		if args := strings.Split(string(cmdline), "\x00"); len(args) > 1 && args[1] == sandbox.ConfineArg {
+			continue // a room's helper, waiting for its agent
 		}
 		stat, err := os.ReadFile(dir + "/stat")
 		if err != nil {

@@ -177,6 +177,7 @@ func (r *crashRepo) inWorktreeConfined() {
 	config := strings.Replace(string(data), "[git]\nworktree = false\n", "[git]\nworktree = true\n", 1)
 	config += fmt.Sprintf("\n[sandbox]\nmode = \"required\"\nwritable = [%s]\n", tomlString(r.log))
 	r.write(".runner/config.toml", config)
+	r.namespaces = true
 }
 
 // worktree returns the linked worktree that holds branch.

@@ -38,6 +38,9 @@ type crashRepo struct {
 	p     state.Paths
 	log   string // CRASH_LOG: agents.txt, overlap.txt
 	token string // CRASH_TOKEN of every agent process of this repository
+	// namespaces: the agents' rooms are built in namespaces, where each
+	// sees its own processes only (see runnerCmd).
+	namespaces bool
 }
 
 // tomlString quotes s for TOML (a JSON string is a valid TOML basic string
@@ -134,11 +137,24 @@ func (r *crashRepo) runnerCmd(env []string, args ...string) (*exec.Cmd, *bytes.B
 		// look for a repository above it.
 		Env: append(append(os.Environ(), "NO_COLOR=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.root),
 			// The crash agents log outside the repository.
-			"RUNNER_SANDBOX_WRITABLE="+r.log), env...),
+			"RUNNER_SANDBOX_WRITABLE="+r.log,
+			// They find each other, and log their pids, through /proc,
+			// which a room's PID namespace would keep to itself (the
+			// rooms in namespaces are room_*.txt's subject), unless the
+			// test asks for them.
+			proc.WithoutEnv+"="+r.withoutNamespaces()), env...),
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	return cmd, &out
+}
+
+// withoutNamespaces is what the runner's rooms leave out.
+func (r *crashRepo) withoutNamespaces() string {
+	if r.namespaces {
+		return ""
+	}
+	return "namespaces"
 }
 
 // runnerResult is how one runner process ended.

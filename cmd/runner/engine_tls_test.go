@@ -92,7 +92,7 @@ func startWorkerWith(t *testing.T, r *crashRepo, address, dir, name string, env 
 		t.Fatal(err)
 	}
 	argv := append([]string{"runner", "--dir", dir, "worker", "--address", address, "--name", name, "--slots", "2"}, args...)
-	environ := append(os.Environ(), "NO_COLOR=1", crashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.log)
+	environ := append(os.Environ(), "NO_COLOR=1", crashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.log, noNamespaces)
 	return startProcess(t, &exec.Cmd{Path: exe, Args: argv, Env: append(environ, env...)})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/cli"
 	"github.com/runner-cli/runner/internal/fakeagent"
+	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/sandbox"
 )
 
@@ -35,6 +36,9 @@ func TestMain(m *testing.M) {
 		"waitfor":     func() { os.Exit(waitFor(os.Args[1:])) },
 		"atomicwrite": func() { os.Exit(atomicWrite(os.Args[1:])) },
 		"logged":      func() { os.Exit(logged(os.Args[1:])) },
+		// A socket outside the agent's room, and a client; see room_*.txt.
+		"listen": func() { os.Exit(listen(os.Args[1:])) },
+		"dial":   func() { os.Exit(dial(os.Args[1:])) },
 	})
 }
 
@@ -45,9 +49,17 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Deadline:            time.Now().Add(5 * time.Minute),
 		Condition: func(cond string) (bool, error) {
-			if cond == "landlock" {
+			switch cond {
+			case "landlock":
 				abi, _ := sandbox.ABI()
 				return abi > 0, nil
+			case "process-limit":
+				return proc.RoomLayers(100).ProcessLimit != "", nil
+			case "namespaces":
+				// The agent's room is built in namespaces (as the run
+				// probes it, proc.RoomLayers).
+				return sandbox.ProbeNamespaces(sandbox.NamespacesUser) == nil ||
+					os.Geteuid() == 0 && sandbox.ProbeNamespaces(sandbox.NamespacesRoot) == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -63,8 +75,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("RUNNER_SANDBOX_WRITABLE", env.WorkDir)
 			// A home of the script's own: go, the runner and the tools it
 			// starts may write there (go's telemetry, the agents' state),
-			// and nothing is left on the machine.
-			home := filepath.Join(env.WorkDir, ".home")
+			// and nothing is left on the machine. Beside the script's
+			// folder, which the rooms may write: the agents' CLI
+			// configuration in it is the person's, which no room may.
+			home := env.WorkDir + ".home"
 			if err := os.MkdirAll(home, 0o755); err != nil {
 				return err
 			}

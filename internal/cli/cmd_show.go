@@ -219,6 +219,9 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	if m.Unconfined != "" {
 		fmt.Fprintf(w, "sandbox:  NOT confined: %s\n", inert.Line(m.Unconfined))
 	}
+	for _, o := range m.Openings {
+		fmt.Fprintf(w, "sandbox:  room left open: %s\n", inert.Line(o))
+	}
 	if m.Baseline != "" {
 		fmt.Fprintf(w, "baseline: the guards were judged by test against %s\n", inert.Line(shortID(m.Baseline)))
 	}

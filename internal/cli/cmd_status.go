@@ -208,6 +208,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if l.Refused != "" {
 			fmt.Fprintf(w, "refused:    %s\n", inert.Line(l.Refused))
 		}
+		for _, o := range l.Openings {
+			fmt.Fprintf(w, "sandbox:    its room left open: %s\n", inert.Line(o))
+		}
 	} else {
 		fmt.Fprintln(w, "last:       no iteration yet")
 	}

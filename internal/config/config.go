@@ -258,6 +258,10 @@ type Sandbox struct {
 	// Writable are more directories the agent and the guards may write
 	// (caches, tool state): absolute, or starting with "~/".
 	Writable []string `toml:"writable"`
+	// MaxProcesses bounds the processes (threads count) of each room: a
+	// cgroup pids.max, or RLIMIT_NPROC in the room's user namespace
+	// (package sandbox); 0 leaves them unbounded.
+	MaxProcesses int `toml:"max_processes"`
 }
 
 // Sandbox modes.

@@ -158,6 +158,7 @@ preflight = false
 [sandbox]
 mode = "required"
 writable = ["~/.cache/pip", "/var/tmp/build"]
+max_processes = 300
 `
 	want := &Config{
 		Executor: Executor{
@@ -193,7 +194,7 @@ writable = ["~/.cache/pip", "/var/tmp/build"]
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
 		Git:     Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}, Timeout: Duration{DefaultGitTimeout}},
 		Verify:  Verify{Protect: []string{"tests/**"}, EmptyDone: EmptyDoneNote},
-		Sandbox: Sandbox{Mode: "required", Writable: []string{"~/.cache/pip", "/var/tmp/build"}},
+		Sandbox: Sandbox{Mode: "required", Writable: []string{"~/.cache/pip", "/var/tmp/build"}, MaxProcesses: 300},
 	}
 	if got := mustParse(t, src); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Parse:\n got %+v\nwant %+v", got, want)

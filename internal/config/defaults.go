@@ -23,9 +23,12 @@ const (
 	DefaultBackoffMax       = 30 * time.Minute
 	DefaultRunBranch        = "runner/{root}"
 	DefaultSetupTimeout     = 30 * time.Minute
-	DefaultGitTimeout       = 30 * time.Second
-	DefaultMaxRejections    = 2
-	DefaultOnError          = OnErrorWait
+	// DefaultMaxProcesses is sandbox.max_processes: room enough for a
+	// CLI, a build and its tests (threads count), not for a flood.
+	DefaultMaxProcesses  = 512
+	DefaultGitTimeout    = 30 * time.Second
+	DefaultMaxRejections = 2
+	DefaultOnError       = OnErrorWait
 )
 
 // DefaultRateLimitPatterns are the regular expressions (Go syntax) that
@@ -114,7 +117,7 @@ func Default() *Config {
 		Scrub:   Scrub{Enabled: true},
 		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, Worktree: true, SetupTimeout: Duration{DefaultSetupTimeout}, Timeout: Duration{DefaultGitTimeout}},
 		Verify:  Verify{Preflight: true, EmptyDone: EmptyDoneNote},
-		Sandbox: Sandbox{Mode: SandboxAuto},
+		Sandbox: Sandbox{Mode: SandboxAuto, MaxProcesses: DefaultMaxProcesses},
 	}
 }
 

@@ -55,6 +55,9 @@ func (r *report) validate(c *Config) {
 	default:
 		r.addf("sandbox.mode", `want "auto" (confine where the kernel can), "required" (refuse to run unconfined) or "off", got %q`, c.Sandbox.Mode)
 	}
+	if c.Sandbox.MaxProcesses < 0 {
+		r.addf("sandbox.max_processes", "%d: want 0 (no limit) or more", c.Sandbox.MaxProcesses)
+	}
 	for i, w := range c.Sandbox.Writable {
 		if !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~/") {
 			r.addf(indexPath("sandbox.writable", i), "%q: want an absolute directory or one starting with \"~/\"", w)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // Config is what the configuration would do on this machine.
@@ -36,8 +37,10 @@ type Config struct {
 type Sandbox struct {
 	Mode     string   `json:"mode"`
 	Confined bool     `json:"confined"`
-	Refuses  bool     `json:"refuses"` // "required" without Landlock: no run starts
+	Refuses  bool     `json:"refuses"` // "required" without a layer the machine should give: no run starts
 	Writable []string `json:"writable,omitempty"`
+	// Openings are what a confined agent's room would leave open.
+	Openings []string `json:"openings,omitempty"`
 	Says     string   `json:"says"`
 }
 
@@ -59,7 +62,7 @@ type Parallel struct {
 }
 
 // evaluate says what in's configuration would do with the machine in r.
-func evaluate(ctx context.Context, p Probes, in Input, r *Report) Config {
+func evaluate(ctx context.Context, p Probes, in Input, r *Report, layers *sandbox.Layers) Config {
 	c := Config{Found: in.Root != "", Dir: in.Root, File: in.File}
 	switch {
 	case in.Root == "":
@@ -88,7 +91,7 @@ func evaluate(ctx context.Context, p Probes, in Input, r *Report) Config {
 	} else if d := holdsRepo(in.Root, cfg.Sandbox.Writable); d != "" {
 		l.ABI, l.Why, l.Hint = 0, "the writable directory "+d+" holds the repository, its .git and .runner/", "narrow sandbox.writable or RUNNER_SANDBOX_WRITABLE"
 	}
-	c.Sandbox = sandboxOn(cfg, l)
+	c.Sandbox = sandboxOn(cfg, l, layers)
 	c.Work.Says = workSays(cfg.Git, r.Git, c.Work.Repo)
 	slots := max(cfg.Loop.Parallel, 1)
 	c.Parallel = &Parallel{Slots: slots, CPUs: r.CPUs, Over: slots > r.CPUs}
@@ -124,8 +127,9 @@ func evaluate(ctx context.Context, p Probes, in Input, r *Report) Config {
 	return c
 }
 
-// sandboxOn says what sandbox.mode does with the kernel's Landlock.
-func sandboxOn(cfg *config.Config, l Landlock) *Sandbox {
+// sandboxOn says what sandbox.mode does with the kernel's Landlock and
+// the room's other layers (nil: not asked).
+func sandboxOn(cfg *config.Config, l Landlock, layers *sandbox.Layers) *Sandbox {
 	s := &Sandbox{Mode: cfg.Sandbox.Mode, Writable: cfg.Sandbox.Writable}
 	who := "agents and guards"
 	if cfg.Review.Enabled {
@@ -145,9 +149,19 @@ func sandboxOn(cfg *config.Config, l Landlock) *Sandbox {
 		if l.Confines() {
 			s.Says += fmt.Sprintf(" (Landlock ABI %d is there)", l.ABI)
 		}
+	case l.Confines() && layers != nil && s.Mode == config.SandboxRequired && layers.Missing():
+		s.Refuses = true
+		s.Openings = layers.Openings()
+		s.Says = "required → the run would refuse to start: its room would leave open: " + strings.Join(s.Openings, "; ")
 	case l.Confines():
 		s.Confined = true
 		s.Says = s.Mode + " → " + confined
+		if layers != nil {
+			s.Openings = layers.Openings()
+		}
+		if len(s.Openings) > 0 {
+			s.Says += "; its room leaves open: " + strings.Join(s.Openings, "; ")
+		}
 	case s.Mode == config.SandboxRequired:
 		s.Refuses = true
 		s.Says = "required → the run would refuse to start: " + why

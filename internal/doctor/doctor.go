@@ -1,11 +1,13 @@
 // Package doctor is `runner doctor`: what this machine gives the runner
-// (Landlock, cgroup v2, git, the agent CLIs) and what the configuration
-// would do with it (SPEC §19). Gathering changes nothing: the probes read
+// (Landlock, cgroup v2, git, the agent CLIs), every layer of the agent's
+// room and what it closes, and what the configuration would do with it
+// (SPEC §19). Gathering changes nothing of the person's: the probes read
 // the kernel and /proc, run `--version` of the programs found (each
 // bounded in time, stdin closed) and two read-only `git rev-parse`; the
-// cgroup probe makes an empty child cgroup and removes it at once, as the
-// runner itself does when a run starts. Every probe is a field of Probes,
-// so tests inject what they need.
+// cgroup probes make empty child cgroups and remove them at once, and
+// the room probe builds a room around the runner's own binary, which
+// stops at once, as the runner itself does when a run starts. Every probe
+// is a field of Probes, so tests inject what they need.
 package doctor
 
 import (
@@ -16,6 +18,8 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // DefaultTimeout bounds every command a probe runs.
@@ -31,7 +35,10 @@ var (
 type Report struct {
 	Landlock Landlock `json:"landlock"`
 	Cgroup   Cgroup   `json:"cgroup"`
-	Git      Git      `json:"git"`
+	// Room is every layer of the agent's room: what it closes, what
+	// gives it here or why it is missing.
+	Room []sandbox.Layer `json:"room,omitempty"`
+	Git  Git             `json:"git"`
 	// Agents are the agent CLIs: codex and claude, then every other
 	// program the configuration names.
 	Agents []Tool `json:"agents"`
@@ -112,6 +119,9 @@ type Probes struct {
 	Landlock func() (abi, errata int, err error)
 	// Cgroup says whether commands can get cgroups of their own.
 	Cgroup func() Cgroup
+	// Room says what the machine gives a room whose processes are
+	// bounded by maxProcesses (proc.RoomLayers); nil: not asked.
+	Room func(maxProcesses int) sandbox.Layers
 	// LookPath finds a program (exec.LookPath).
 	LookPath func(string) (string, error)
 	// Repo says whether root is in a git working tree with a commit.
@@ -130,6 +140,7 @@ func DefaultProbes() Probes {
 	return Probes{
 		Landlock: landlockABI,
 		Cgroup:   probeCgroup,
+		Room:     proc.RoomLayers,
 		LookPath: exec.LookPath,
 		Repo:     repoState,
 		NumCPU:   runtime.NumCPU,
@@ -164,10 +175,19 @@ func Gather(ctx context.Context, p Probes, in Input) *Report {
 	}()
 	r.Landlock = landlockFrom(p.Landlock())
 	r.Cgroup = p.Cgroup()
+	var layers *sandbox.Layers
+	if p.Room != nil {
+		maxProcs := config.DefaultMaxProcesses
+		if in.Config != nil {
+			maxProcs = in.Config.Sandbox.MaxProcesses
+		}
+		l := p.Room(maxProcs)
+		layers, r.Room = &l, l.List()
+	}
 	for range n {
 		<-done
 	}
-	r.Config = evaluate(ctx, p, in, r)
+	r.Config = evaluate(ctx, p, in, r, layers)
 	return r
 }
 

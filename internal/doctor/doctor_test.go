@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // bin writes executable shell scripts into a new folder, which becomes
@@ -413,5 +414,55 @@ func TestHoldsRepo(t *testing.T) {
 	t.Setenv("RUNNER_SANDBOX_WRITABLE", "/tmp:/src/app")
 	if d := holdsRepo("/src/app", nil); d != "/src/app" {
 		t.Errorf("holdsRepo with the env = %q; want /src/app", d)
+	}
+}
+
+// TestRoomLayers: doctor lists every layer of the agent's room, what it
+// closes and what gives it, or MISSING and why; a missing layer is an
+// opening of "auto" and a refusal of "required", but a process limit
+// the configuration turned off is no refusal.
+func TestRoomLayers(t *testing.T) {
+	bin(t, map[string]string{"git": gitOK})
+	full := sandbox.Layers{Landlock: 7, Namespaces: sandbox.NamespacesUser, ProcessLimit: "cgroup v2 pids.max"}
+	noNS := sandbox.Layers{Landlock: 7, NoNamespaces: "make the namespaces: operation not permitted", ProcessLimit: "cgroup v2 pids.max"}
+	for _, tc := range []struct {
+		name    string
+		config  string
+		layers  sandbox.Layers
+		says    string
+		refuses bool
+		lines   []string
+	}{
+		{"all", "", full, "auto → agents and guards run confined (Landlock ABI 7)", false,
+			[]string{"  namespaces:    user, mount and PID namespaces", "  process limit: cgroup v2 pids.max", "  path sockets:  covered and hidden in the room's mount namespace",
+				"                 closes chmod, chown and utime outside the room (read-only mounts)"}},
+		{"no namespaces", "", noNS, "auto → agents and guards run confined (Landlock ABI 7); its room leaves open: chmod, chown and utime outside the room (no namespaces: make the namespaces: operation not permitted)", false,
+			[]string{"  namespaces:    MISSING: make the namespaces: operation not permitted", "  path sockets:  MISSING: no mount namespace, and Landlock scopes them from ABI 9"}},
+		{"required without namespaces", "[sandbox]\nmode = \"required\"\n", noNS, "required → the run would refuse to start: its room would leave open: chmod", true, nil},
+		{"required, limit off", "[sandbox]\nmode = \"required\"\nmax_processes = 0\n",
+			sandbox.Layers{Landlock: 7, Namespaces: sandbox.NamespacesUser, NoProcessLimit: "sandbox.max_processes = 0", ByConfig: true},
+			"required → agents and guards run confined (Landlock ABI 7); its room leaves open: no process limit", false,
+			[]string{"  process limit: MISSING: sandbox.max_processes = 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := probes(7, nil)
+			var asked int
+			p.Room = func(max int) sandbox.Layers { asked = max; return tc.layers }
+			in := input(t, tc.config)
+			r := Gather(context.Background(), p, in)
+			if s := r.Config.Sandbox; !strings.HasPrefix(s.Says, tc.says) || s.Refuses != tc.refuses {
+				t.Errorf("sandbox %+v\nwant %q refuses=%v", s, tc.says, tc.refuses)
+			}
+			if asked != in.Config.Sandbox.MaxProcesses {
+				t.Errorf("asked with max_processes %d, want %d", asked, in.Config.Sandbox.MaxProcesses)
+			}
+			var b bytes.Buffer
+			WriteText(&b, r)
+			for _, l := range append(tc.lines, "room:       the agent's room, layer by layer", "  landlock:      Landlock ABI 7") {
+				if !strings.Contains(b.String(), l) {
+					t.Errorf("text lacks %q:\n%s", l, b.String())
+				}
+			}
+		})
 	}
 }

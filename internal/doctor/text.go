@@ -40,6 +40,17 @@ func WriteText(w io.Writer, r *Report) error {
 	default:
 		line("landlock", "none: "+l.Why)
 	}
+	if len(r.Room) > 0 {
+		line("room", "the agent's room, layer by layer")
+		for _, l := range r.Room {
+			by := l.By
+			if by == "" {
+				by = "MISSING: " + l.Missing
+			}
+			fmt.Fprintf(&b, "  %-14s %s\n", l.Name+":", inert.Line(by))
+			fmt.Fprintf(&b, "  %-14s closes %s\n", "", l.Closes)
+		}
+	}
 	if r.Cgroup.OK {
 		line("cgroup v2", "yes, each command in a cgroup of its own under "+inert.Line(r.Cgroup.Dir))
 	} else {

@@ -246,7 +246,7 @@ func (w *Worker) checkout(ctx context.Context, id string, it *iterationRun) erro
 	if err := w.noteUnderway(it); err != nil {
 		return err
 	}
-	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, filepath.Join(it.runDir, "setup.log"), it.cfg.Git.SetupTimeout.Duration); err != nil {
+	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, filepath.Join(it.runDir, "setup.log"), it.cfg.Git.SetupTimeout.Duration, w.Room(it.cfg, it.work, it.tmp)); err != nil {
 		return fmt.Errorf("git.setup: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(it.runDir, "prompt.md"), in.Prompt, 0o644); err != nil {

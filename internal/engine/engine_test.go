@@ -24,6 +24,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // discardLogger drops the SDK's log.
@@ -247,7 +248,7 @@ func TestPushWork(t *testing.T) {
 	gitIn(t, src, "init", "-q", "--bare", remote)
 	gitIn(t, src, "push", "-q", remote, "HEAD:refs/runner/engine/r/1.0/checkpoint")
 
-	w := &Worker{Dir: t.TempDir(), Name: "w"}
+	w := &Worker{Dir: t.TempDir(), Name: "w", Room: unconfined}
 	var err error
 	if w.repo, err = git.Init(ctx, filepath.Join(w.Dir, "repo"), git.Options{}); err != nil {
 		t.Fatal(err)
@@ -351,3 +352,6 @@ func TestProtocolMismatch(t *testing.T) {
 		t.Errorf("another protocol: %v", err)
 	}
 }
+
+// unconfined is a worker's Room where these tests confine nothing.
+func unconfined(*config.Config, string, string) *sandbox.Room { return nil }

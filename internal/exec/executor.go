@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -241,6 +242,22 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		return nil, fmt.Errorf("remove stale exit record: %w", err)
 	}
 
+	base := r.OutputDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	homeVar, homeDir, removeHome, err := agentHome(o.Preset, o.Env, base)
+	if err != nil {
+		return nil, &StartError{Err: err}
+	}
+	defer removeHome()
+	if homeVar != "" {
+		name, _, _ := strings.Cut(homeVar, "=")
+		o.Env = maps.Clone(o.Env)
+		delete(o.Env, name)
+		r.Env = append(slices.Clip(r.Env), homeVar)
+	}
+
 	output, err := openOutput(o, r)
 	if err != nil {
 		return nil, fmt.Errorf("create the agent's output files: %w", err)
@@ -257,7 +274,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		Grace:       o.Grace,
 		OnStart:     r.OnStart,
 		ExitFile:    exitFile,
-		Confine:     r.Confine,
+		Confine:     withHome(r.Confine, homeDir),
 	})
 	cut, ioErr := output.close()
 	if pr.StartErr != nil {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // DefaultSetupTimeout bounds each setup command when RunSetup is given no
@@ -37,7 +39,14 @@ const setupMark = "runner-setup"
 // Each command is stopped (its whole process group) after timeout
 // (DefaultSetupTimeout when zero). The error names the command that
 // failed and the log.
-func (r *Repo) RunSetup(ctx context.Context, cmds []string, logPath string, timeout time.Duration) (ran bool, err error) {
+//
+// The commands are the person's, but they run code the agents wrote and
+// landed (a package.json's scripts): with room set, each runs confined
+// to it as an agent is (package sandbox), with its temporary directory,
+// room.Writable[1] (see sandbox.ToolRoom), as TMPDIR. A setup that must
+// write elsewhere names the place in sandbox.writable. The log says
+// whether the commands were confined.
+func (r *Repo) RunSetup(ctx context.Context, cmds []string, logPath string, timeout time.Duration, room *sandbox.Room) (ran bool, err error) {
 	if len(cmds) == 0 {
 		return false, nil
 	}
@@ -51,6 +60,17 @@ func (r *Repo) RunSetup(ctx context.Context, cmds []string, logPath string, time
 		return false, nil
 	}
 	os.Remove(mark)
+	env := setupEnv(r.opts.Env)
+	where := "# not confined\n"
+	if room != nil {
+		where = "# confined to the worktree, its temporary directory and the build tools' caches\n"
+		if len(room.Writable) > 1 {
+			env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+room.Writable[1])
+		}
+	}
+	if err := fsutil.AppendSync(logPath, []byte(where)); err != nil {
+		return true, fmt.Errorf("setup of %s: %w", r.top, err)
+	}
 	for _, c := range cmds {
 		if err := fsutil.AppendSync(logPath, []byte("$ "+c+"\n")); err != nil {
 			return true, fmt.Errorf("setup of %s: %w", r.top, err)
@@ -58,11 +78,12 @@ func (r *Repo) RunSetup(ctx context.Context, cmds []string, logPath string, time
 		res := proc.Run(ctx, proc.Spec{
 			Argv:      []string{"sh", "-c", c},
 			Dir:       r.top,
-			Env:       setupEnv(r.opts.Env),
+			Env:       env,
 			Log:       logPath,
 			LogAppend: true,
 			LogLimit:  SetupLogLimit,
 			Timeout:   timeout,
+			Confine:   room,
 		})
 		var why string
 		switch {

@@ -210,11 +210,11 @@ func TestRunSetupOnce(t *testing.T) {
 	}
 	logPath := filepath.Join(t.TempDir(), "setup.log")
 	cmds := []string{"echo one >> count.txt; echo hello", "echo two >&2"}
-	ran, err := w.RunSetup(ctx, cmds, logPath, 0)
+	ran, err := w.RunSetup(ctx, cmds, logPath, 0, nil)
 	if err != nil || !ran {
 		t.Fatalf("RunSetup = %v, %v", ran, err)
 	}
-	ran, err = w.RunSetup(ctx, cmds, logPath, 0)
+	ran, err = w.RunSetup(ctx, cmds, logPath, 0, nil)
 	if err != nil || ran {
 		t.Errorf("RunSetup again = %v, %v; want nothing run", ran, err)
 	}
@@ -231,10 +231,10 @@ func TestRunSetupOnce(t *testing.T) {
 	// A failure stops the setup, says which command and where the log
 	// is, and runs everything again next time.
 	failing := []string{"echo again >> count.txt", "exit 3", "echo never"}
-	if _, err := w.RunSetup(ctx, failing, logPath, 0); err == nil || !strings.Contains(err.Error(), `"exit 3": exit status 3`) || !strings.Contains(err.Error(), logPath) {
+	if _, err := w.RunSetup(ctx, failing, logPath, 0, nil); err == nil || !strings.Contains(err.Error(), `"exit 3": exit status 3`) || !strings.Contains(err.Error(), logPath) {
 		t.Errorf("RunSetup with a failing command = %v", err)
 	}
-	w.RunSetup(ctx, failing, logPath, 0)
+	w.RunSetup(ctx, failing, logPath, 0, nil)
 	if b, _ := os.ReadFile(filepath.Join(w.Top(), "count.txt")); string(b) != "one\nagain\nagain\n" {
 		t.Errorf("count.txt = %q", b)
 	}
@@ -247,7 +247,7 @@ func TestRunSetupOnce(t *testing.T) {
 	}
 
 	// A command that runs too long is stopped.
-	if _, err := w.RunSetup(ctx, []string{"sleep 30"}, logPath, 200*time.Millisecond); err == nil || !strings.Contains(err.Error(), "timed out") {
+	if _, err := w.RunSetup(ctx, []string{"sleep 30"}, logPath, 200*time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("RunSetup of a hanging command = %v", err)
 	}
 }

@@ -99,7 +99,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
-		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Removes: removesOf(t, node.ID), Unconfined: r.unconfinedWhy(),
+		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Removes: removesOf(t, node.ID), Unconfined: r.unconfinedWhy(), Openings: r.openings(),
 	}}
 	room, tmp, rerr := r.room(n)
 	if err == nil {

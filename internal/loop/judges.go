@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/verify"
 )
@@ -39,12 +41,17 @@ func (r *worker) judged() verify.Judged {
 			files = append(files, verify.File{Path: filepath.Join(common, "config"), Rel: ".git/config"},
 				verify.File{Path: filepath.Join(common, "info", "attributes"), Rel: ".git/info/attributes"})
 		}
-		if r.workDir != r.p.Root {
-			files = append(files, verify.File{Path: filepath.Join(r.workDir, ".git"), Rel: "worktree/.git"})
-		}
 		// When the work on the task started (offtree.go): moved later,
 		// what the agent made would reach its guards.
 		files = append(files, verify.File{Path: filepath.Join(r.ck.repo.GitDir(), workSinceFile), Rel: "worktree git folder/" + workSinceFile})
+	}
+	if r.ck != nil && r.workDir != r.p.Root && (!confined || r.layers.Namespaces == "") {
+		// Confined without namespaces, Landlock cannot keep the
+		// worktree's .git file read-only inside the worktree.
+		files = append(files, verify.File{Path: filepath.Join(r.workDir, ".git"), Rel: "worktree/.git"})
+	}
+	if !confined {
+		files = append(files, r.toolConfigFiles()...)
 	}
 	if r.slot > 0 {
 		// Other slots write the run's state and tree.json meanwhile: of
@@ -67,6 +74,22 @@ func (r *worker) judged() verify.Judged {
 		Protect:   globs,
 		Files:     files,
 	}
+}
+
+// toolConfigFiles are the person's tool configuration files (hooks,
+// notify programs, instructions of ~/.claude and ~/.codex), judged where
+// the agent runs unconfined: no room keeps it from them.
+func (r *worker) toolConfigFiles() []verify.File {
+	home, _ := os.UserHomeDir()
+	var files []verify.File
+	for _, p := range sandbox.ToolConfigFiles(r.chainEnvs()) {
+		rel := p
+		if r, err := filepath.Rel(home, p); err == nil && home != "" && !strings.HasPrefix(r, "..") {
+			rel = "~/" + filepath.ToSlash(r)
+		}
+		files = append(files, verify.File{Path: p, Rel: rel})
+	}
+	return files
 }
 
 // judgedSkip are the files of state/ that judge nothing: run_state.json,

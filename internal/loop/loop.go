@@ -24,6 +24,7 @@ import (
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -105,6 +106,8 @@ type Runner struct {
 	// says why not.
 	confined   bool
 	unconfined string
+	// layers are what the machine gives the agent's room (sandbox.go).
+	layers sandbox.Layers
 
 	// seen is config.toml and tree.json as the runner last read or wrote
 	// them; a wait ends when the files differ from it (wait.go).
@@ -180,6 +183,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	if err := r.ledger.Load(); err != nil {
+		return nil, err
+	}
+	if err := r.probeRoom(); err != nil {
 		return nil, err
 	}
 	if err := r.openCheckpoints(ctx, t); err != nil {

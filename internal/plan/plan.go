@@ -36,6 +36,7 @@ import (
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/ratelimit"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -60,6 +61,11 @@ type Options struct {
 	// Progress gets a line when the agent starts and for each wait.
 	Progress io.Writer
 	Log      *log.Logger
+	// Room is the room of a program working in work with its temporary
+	// directory tmp under a config (loop.RoomFor): the planning agent's
+	// is an iteration's. nil: the plan cannot confine its agent, and
+	// runs it as sandbox.mode = "off" would.
+	Room func(cfg *config.Config, work, tmp string) *sandbox.Room
 }
 
 // Result is what a planning run made of the agent's answer.
@@ -243,16 +249,29 @@ func (r *run) newMeta() *state.Meta {
 	return m
 }
 
-// agent runs the planning agent.
+// agent runs the planning agent, in its room (room.go).
 func (r *run) agent(ctx context.Context) (*executor.Result, error) {
+	if r.o.Room == nil {
+		r.cfg.Sandbox.Mode = config.SandboxOff
+	}
+	room, err := r.prepareRoom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer room.done()
+	r.meta.Unconfined, r.meta.Openings = room.why, room.openings
 	opts := executor.OptionsFrom(r.cfg.Executor, executor.CompilePatterns(r.cfg.Executor.RateLimitPatterns))
 	opts.NestedChildren = true
 	a := &agentRun{l: r.l, opts: opts, policy: ratelimit.PolicyFrom(r.cfg.Loop), progress: r.o.Progress, now: time.Now,
 		req: executor.Request{
-			Root: r.p.Root, RunnerDir: r.p.Dir, RunDir: r.runDir, Iteration: r.n, NodeID: r.o.Node,
+			Root: room.work, RunnerDir: r.p.Dir, RunDir: r.runDir, Iteration: r.n, NodeID: r.o.Node,
 			Prompt: []byte(r.pack.Text), PromptFile: filepath.Join(r.runDir, "prompt.md"),
 			SchemaFile: filepath.Join(r.runDir, SchemaFileName),
+			Confine:    room.room, OutputDir: room.tmp,
 		}}
+	if room.room != nil {
+		a.req.Env = []string{"TMPDIR=" + room.tmp}
+	}
 	fmt.Fprintf(r.o.Progress, "runner: plan: iteration %d, prompt %d of %d bytes; running the agent (%s)\n",
 		r.n, len(r.pack.Text), r.pack.Budget, r.cfg.Executor.Preset)
 	return a.run(ctx, r.meta)

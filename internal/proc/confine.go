@@ -90,3 +90,26 @@ func confineSpec(s *Spec) error {
 	s.exe = cc.path
 	return nil
 }
+
+// ProcessLimit says how the processes of a confined command whose room
+// sets MaxProcesses are bounded by a cgroup (see pidslimit_linux.go):
+// "cgroup v2 pids.max" or "cgroup v1 pids.max (under DIR)"; "" when by
+// none, and why. Commands started directly (UseConfinement) have none;
+// before UseSupervisor, it says what the supervisor would find.
+func ProcessLimit() (how, why string) {
+	sc := supervisorConfig.Load()
+	if sc == nil && confineConfig.Load() != nil {
+		return "", "commands are not started under the supervisor"
+	}
+	if sc == nil {
+		l, why := probePidsAlone()
+		if l.ok() {
+			return l.String(), ""
+		}
+		return "", why
+	}
+	if sc.pids.ok() {
+		return sc.pids.String(), ""
+	}
+	return "", sc.pidsNote
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,8 +169,11 @@ func TestRunConfineImpossible(t *testing.T) {
 }
 
 // BenchmarkConfinedStart compares one Run of `true` under the supervisor
-// (the runner's way), not confined and confined (the runner's binary
-// restricting itself, then executing true).
+// (the runner's way), not confined, confined by Landlock alone (the
+// runner's binary restricting itself, then executing true), and in a
+// room of namespaces (the helper started in new user, mount and PID
+// namespaces, building the walls, then starting true as its child), with
+// the process limit (a cgroup pids.max) and without.
 //
 //	go test ./internal/proc -run '^$' -bench ConfinedStart -benchtime 200x -count 5
 func BenchmarkConfinedStart(b *testing.B) {
@@ -177,11 +181,26 @@ func BenchmarkConfinedStart(b *testing.B) {
 	if supervisorConfig.Load() == nil {
 		b.Skip("no supervisor")
 	}
-	room := &sandbox.Room{Writable: []string{b.TempDir()}, ScopeSignals: true}
-	for _, m := range []struct {
+	dir := b.TempDir()
+	landlock := &sandbox.Room{Writable: []string{dir}, ScopeSignals: true}
+	modes := []struct {
 		name string
 		room *sandbox.Room
-	}{{"unconfined", nil}, {"confined", room}} {
+	}{{"unconfined", nil}, {"landlock", landlock}}
+	if sandbox.ProbeNamespaces(sandbox.NamespacesUser) == nil {
+		ns := *landlock
+		ns.Namespaces = sandbox.NamespacesUser
+		limited := ns
+		limited.MaxProcesses = 512
+		modes = append(modes, struct {
+			name string
+			room *sandbox.Room
+		}{"namespaces", &ns}, struct {
+			name string
+			room *sandbox.Room
+		}{"namespaces+limit", &limited})
+	}
+	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if r := Run(context.Background(), Spec{Argv: []string{"true"}, Confine: m.room}); r.ExitCode != 0 {
@@ -189,5 +208,97 @@ func BenchmarkConfinedStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// needNamespaces skips where the machine cannot build a room in user
+// namespaces, and returns the room's namespaces.
+func needNamespaces(tb testing.TB) string {
+	tb.Helper()
+	needLandlock(tb)
+	if err := sandbox.ProbeNamespaces(sandbox.NamespacesUser); err != nil {
+		tb.Skipf("no user namespaces here: %v", err)
+	}
+	return sandbox.NamespacesUser
+}
+
+// TestRunConfinedNamespaces: a room in namespaces is built whether the
+// command runs under the supervisor or directly: outside the room even
+// chmod fails, the room's /proc holds its processes only, and the
+// command's exit status comes through the helper; a timeout stops it.
+func TestRunConfinedNamespaces(t *testing.T) {
+	ns := needNamespaces(t)
+	confineModes(t, func(t *testing.T) {
+		room, outside := t.TempDir(), t.TempDir()
+		log := filepath.Join(room, "out.log")
+		r := Run(context.Background(), Spec{
+			Argv: []string{"sh", "-c", `exec 2>&1
+chmod 777 "$1" || echo chmod refused
+test -e /proc/$2 && echo sees the runner
+echo in > room-file && echo wrote in the room
+exit 7
+`, "sh", outside, strconv.Itoa(os.Getpid())},
+			Dir:     room,
+			Log:     log,
+			Confine: &sandbox.Room{Writable: []string{room}, Namespaces: ns, ScopeSignals: true},
+		})
+		data, _ := os.ReadFile(log)
+		if r.StartErr != nil || r.ExitCode != 7 {
+			t.Fatalf("Run = %+v\n%s", r, data)
+		}
+		got := string(data)
+		for _, want := range []string{"Read-only file system\nchmod refused\n", "wrote in the room\n"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("log lacks %q:\n%s", want, got)
+			}
+		}
+		if strings.Contains(got, "sees the runner") {
+			t.Errorf("the room sees the runner:\n%s", got)
+		}
+		if st, _ := os.Stat(outside); st.Mode().Perm() == 0o777 {
+			t.Error("chmod outside the room went through")
+		}
+
+		start := time.Now()
+		r = runBounded(t, context.Background(), Spec{Argv: []string{"sleep", "30"}, Timeout: 200 * time.Millisecond, Grace: time.Second,
+			Confine: &sandbox.Room{Writable: []string{room}, Namespaces: ns}}, 10*time.Second)
+		if !r.TimedOut || r.ExitCode != 128+int(syscall.SIGTERM) || time.Since(start) > 5*time.Second {
+			t.Errorf("Run = %+v after %s", r, time.Since(start))
+		}
+	})
+}
+
+// TestRunProcessLimit: under the supervisor, a confined command whose
+// room has MaxProcesses gets a cgroup pids.max (v2, or v1 on a hybrid
+// host): its fork flood fails inside it, while a command running beside
+// it, in another supervisor, starts all it asks for.
+func TestRunProcessLimit(t *testing.T) {
+	ns := needNamespaces(t)
+	if supervisorConfig.Load() == nil {
+		t.Skip("no supervisor")
+	}
+	how, why := ProcessLimit()
+	if how == "" {
+		t.Skipf("no cgroup limits processes here: %s", why)
+	}
+	t.Logf("processes limited by %s", how)
+	room := t.TempDir()
+	flood := `n=0; while [ $n -lt 200 ]; do sleep 30 & n=$((n+1)); done; echo started all`
+	count := `n=0; while [ $n -lt 100 ]; do sleep 30 & n=$((n+1)); done; echo started $n`
+	floodLog, otherLog := filepath.Join(room, "flood.log"), filepath.Join(room, "other.log")
+	done := make(chan Result)
+	go func() {
+		done <- Run(context.Background(), Spec{Argv: []string{"sh", "-c", flood}, Log: floodLog, Timeout: 20 * time.Second,
+			Confine: &sandbox.Room{Writable: []string{room}, Namespaces: ns, MaxProcesses: 50}})
+	}()
+	other := Run(context.Background(), Spec{Argv: []string{"sh", "-c", count}, Log: otherLog, Timeout: 20 * time.Second,
+		Confine: &sandbox.Room{Writable: []string{room}, Namespaces: ns, MaxProcesses: 500}})
+	r := <-done
+	data, _ := os.ReadFile(floodLog)
+	if r.StartErr != nil || strings.Contains(string(data), "started all") || !strings.Contains(string(data), "fork") {
+		t.Errorf("the flood: %+v\n%s", r, data)
+	}
+	if data, _ := os.ReadFile(otherLog); other.StartErr != nil || other.ExitCode != 0 || !strings.Contains(string(data), "started 100") {
+		t.Errorf("the command beside it: %+v\n%s", other, data)
 	}
 }

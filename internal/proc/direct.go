@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // direct is a command started by Run itself (without the supervisor): its
@@ -62,6 +64,9 @@ func startDirect(runCtx context.Context, s Spec, grace time.Duration) (child, *c
 		cmd.Stdin = p.child.in
 	}
 	cmd.SysProcAttr = sysProcAttr()
+	if s.Confine != nil {
+		sandbox.Clone(*s.Confine, cmd.SysProcAttr)
+	}
 	// The pipes are *os.File, so exec starts no copying goroutines; the
 	// delay is a backstop that kills the main process if it outlives the
 	// group-wide SIGKILL scheduled by Cancel.

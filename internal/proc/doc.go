@@ -21,11 +21,16 @@
 // process group is tracked. GroupsWithEnv finds, by environment, what
 // escaped both, for a later runner to stop.
 //
-// A Spec with Confine set runs its command confined with Landlock (package
-// sandbox): the runner's binary, started in its hidden __confine mode in
-// the command's place, restricts itself to the room and executes the
-// command, which keeps its pid, group and cgroup (see UseConfinement).
-// Where that is not possible the command does not start.
+// A Spec with Confine set runs its command in a room (package sandbox):
+// the runner's binary, started in its hidden __confine mode in the
+// command's place, builds the room's walls and runs the command inside.
+// With Landlock alone it executes the command in its place, which keeps
+// its pid, group and cgroup (see UseConfinement); a room with namespaces
+// is started in them (sandbox.Clone), the helper staying the command's
+// parent, in its group and cgroup, and a room with MaxProcesses gets a
+// cgroup pids.max from the supervisor (pidslimit_linux.go). Where that
+// is not possible the command does not start. RoomLayers says what the
+// machine gives a room.
 //
 // The package is for Unix systems only (process groups, signals); on other
 // systems it is empty. The liveness of a process group is read from /proc

@@ -78,12 +78,15 @@ type Spec struct {
 	// its main process is reaped (replaced, not fsynced).
 	ExitFile string
 
-	// Confine, when set, runs the command confined with Landlock to this
-	// room (see package sandbox): it and everything it starts may write
-	// only there. The runner's binary starts it (see UseConfinement)
-	// after restricting itself. Where that is not possible (no Landlock,
-	// no binary to start), Run does not start the command and says why in
-	// StartErr: it never runs it unconfined.
+	// Confine, when set, runs the command in this room (see package
+	// sandbox): it and everything it starts may write only there. The
+	// runner's binary starts it (see UseConfinement) once the room's
+	// walls stand; with Confine.Namespaces the command's exit status
+	// comes through that helper (128+N when signal N killed it). Where
+	// that is not possible (no Landlock, no binary to start, namespaces
+	// or a process limit the kernel refuses), Run does not start the
+	// command and says why in StartErr: it never runs it with fewer
+	// walls than the room asks for.
 	Confine *sandbox.Room
 
 	// exe, set by Run for a confined command, is the file executed for

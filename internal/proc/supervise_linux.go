@@ -80,6 +80,11 @@ type supSpec struct {
 	// ConfineDir (written without following links, see fsutil.Confine).
 	ExitFile   string `json:"exit_file,omitempty"`
 	ConfineDir string `json:"confine_dir,omitempty"`
+	// Namespaces, for a confined command, are those its confinement
+	// helper starts in (sandbox.Clone); MaxProcesses bounds its
+	// processes (limitPids).
+	Namespaces   string `json:"namespaces,omitempty"`
+	MaxProcesses int    `json:"max_processes,omitempty"`
 }
 
 // supStatus is one message from the supervisor to the runner.
@@ -88,6 +93,7 @@ type supStatus struct {
 	NoCgroup string        `json:"no_cgroup,omitempty"` // why the command has none
 	Started  int           `json:"started,omitempty"`   // the command's pid (and process group)
 	Errno    int           `json:"errno,omitempty"`     // the command could not be started
+	Refused  string        `json:"refused,omitempty"`   // the command was not started: why
 	Error    string        `json:"error,omitempty"`     // the supervisor failed
 	Exited   bool          `json:"exited,omitempty"`    // the command's main process has exited:
 	Code     int           `json:"code,omitempty"`      // with this exit status,
@@ -143,6 +149,7 @@ func Supervise(args []string) (code int) {
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	sv := &supervisor{out: out, self: os.Getpid(), parent: os.Getppid(), sigs: sigs, reqs: make(chan request, 8)}
 	sv.useCgroups = !slices.Contains(args, noCgroupArg)
+	sv.pids = pidsLimiterFromArgs(args)
 	sv.nextCgroup()
 	go readRequests(conn, sv.reqs)
 
@@ -254,9 +261,13 @@ type supervisor struct {
 	useCgroups bool
 	noCgroup   string
 	cgroups    int // made so far, for their names
-	sigs       <-chan os.Signal
-	reqs       chan request
-	gone       bool // the runner is gone (end of file, or its death signal)
+	// pids is how the commands' processes are limited; pidsCgroups
+	// counts the cgroups v1 made for it, for their names.
+	pids        pidsLimiter
+	pidsCgroups int
+	sigs        <-chan os.Signal
+	reqs        chan request
+	gone        bool // the runner is gone (end of file, or its death signal)
 }
 
 // serve runs the runner's commands one after another until the runner is

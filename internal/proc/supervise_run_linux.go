@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // command is one command a supervisor runs (see supervise_linux.go).
@@ -26,6 +27,8 @@ type command struct {
 	stopping bool
 	killAt   time.Time // when SIGKILL follows the SIGTERM
 	lastKill time.Time
+
+	pidsDone func() // removes what limitPids made, once nothing is left
 }
 
 // run starts the command of r and supervises it until nothing of it is
@@ -42,6 +45,9 @@ func (sv *supervisor) run(r request) int {
 		return 0
 	}
 	code := c.supervise()
+	if code == 0 && c.pidsDone != nil {
+		c.pidsDone()
+	}
 	if code == 0 {
 		sv.nextCgroup()
 	}
@@ -67,23 +73,31 @@ func (c *command) start(fds []int) bool {
 		defer unix.Close(null)
 		files = append([]uintptr{uintptr(null)}, files...)
 	}
+	entered, done, err := c.limitPids(c.spec.MaxProcesses)
+	if err != nil {
+		c.out.send(supStatus{Refused: err.Error()})
+		return false
+	}
 	pid, err := c.spawn(files, c.cg)
-	if err != nil && c.cg != nil {
+	if err != nil && c.cg != nil && !(c.pids.v2 && c.spec.MaxProcesses > 0) {
 		// clone3 into a cgroup can be refused (an old kernel, a cgroup
-		// the runner may not move processes into): start without it.
+		// the runner may not move processes into): start without it,
+		// unless it holds the command's process limit.
 		if pid2, err2 := c.spawn(files, nil); err2 == nil {
 			c.noCgroup = fmt.Sprintf("start in cgroup %s: %v", c.cg.dir, err)
 			c.cg.remove()
 			c.cg, c.useCgroups, pid, err = nil, false, pid2, nil
 		}
 	}
+	entered()
 	if err != nil {
+		done()
 		errno := syscall.EINVAL
 		errors.As(err, &errno)
 		c.out.send(supStatus{Errno: int(errno), Error: err.Error()})
 		return false
 	}
-	c.started, c.pid = time.Now(), pid
+	c.started, c.pid, c.pidsDone = time.Now(), pid, done
 	if c.cg != nil {
 		c.out.send(supStatus{Cgroup: c.cg.dir})
 	} else if c.noCgroup != "" {
@@ -95,6 +109,7 @@ func (c *command) start(fds []int) bool {
 
 func (c *command) spawn(files []uintptr, cg *cgroup) (int, error) {
 	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	sandbox.Clone(sandbox.Room{Namespaces: c.spec.Namespaces}, sys)
 	if cg != nil {
 		sys.UseCgroupFD, sys.CgroupFD = true, cg.fd
 	}

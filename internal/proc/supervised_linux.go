@@ -53,6 +53,7 @@ func (sc *supervisorConf) startSupervisor() (*supervisorProc, error) {
 	if sc.noCgroup {
 		args = append(args, noCgroupArg)
 	}
+	args = append(args, sc.pids.args()...)
 	cmd := &exec.Cmd{
 		Path:       sc.path,
 		Args:       args,
@@ -171,6 +172,9 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 		}
 	}
 	sup := supSpec{Path: lookup.Path, Argv: lookup.Args, Env: lookup.Environ(), Dir: s.Dir, Grace: grace, ExitFile: s.ExitFile}
+	if s.Confine != nil {
+		sup.Namespaces, sup.MaxProcesses = s.Confine.Namespaces, s.Confine.MaxProcesses
+	}
 	if dir, ok := fsutil.ConfinedRoot(s.ExitFile); ok && s.ExitFile != "" {
 		sup.ConfineDir = dir
 	}
@@ -211,6 +215,10 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 			case m.Cgroup != "":
 				sv.cgroup = m.Cgroup
 			case m.NoCgroup != "":
+			case m.Refused != "":
+				p.closeAll()
+				sc.put(sp)
+				return nil, nil, fmt.Errorf("start %s: %s", name, m.Refused)
 			case m.Errno != 0:
 				p.closeAll()
 				sc.put(sp)

@@ -32,3 +32,7 @@ type supervisorProc struct{}
 func startSupervised(context.Context, *supervisorConf, Spec, time.Duration) (child, *commandPipes, error) {
 	return nil, nil, errors.New("the supervisor needs Linux")
 }
+
+func probePidsAlone() (pidsLimiter, string) {
+	return pidsLimiter{}, "cgroups are Linux only"
+}

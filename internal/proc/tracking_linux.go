@@ -38,6 +38,12 @@ func UseSupervisor(arg0 string) Tracking {
 		removeStaleCgroups(parent)
 	}
 	sc := &supervisorConf{path: selfExe, arg0: arg0, noCgroup: t.Cgroup == ""}
+	sc.pids, sc.pidsNote = probePids(t.Cgroup)
+	if sc.pids.ok() {
+		t.ProcessLimit = sc.pids.String()
+	} else {
+		t.NoProcessLimit = sc.pidsNote
+	}
 	supervisorConfig.Store(sc)
 	// The first command's supervisor starts while the runner gets ready.
 	go sc.warm()

@@ -262,6 +262,10 @@ func (g *gatherer) metaAnomalies(m *state.Meta) {
 		g.anomalies[AnomalyEngineUnprotected] = true
 		add(AnomalyEngineUnprotected, "the iterations ran on workers while the engine was not protected: "+g.engineUnprotected, nil)
 	}
+	if len(m.Openings) > 0 && !g.anomalies[AnomalyRoomOpen] {
+		g.anomalies[AnomalyRoomOpen] = true
+		add(AnomalyRoomOpen, "from this iteration on, the agent's room left open: "+strings.Join(m.Openings, "; "), nil)
+	}
 	emptyFailed := len(m.Guards) == 1 && m.Guards[0].Name == state.EmptyDoneGuard
 	switch {
 	case m.NoChange && (m.Outcome == state.OutcomeDone || emptyFailed):

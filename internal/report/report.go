@@ -189,6 +189,7 @@ const (
 	AnomalyTaskSkipped    = "task_skipped"    // `runner skip` counted a task done without running it
 	AnomalyVacuousCheck   = "vacuous_check"   // a task's check passed before any work: it proves nothing
 	AnomalyUnconfined     = "unconfined"      // the agent ran without the kernel's confinement (said once)
+	AnomalyRoomOpen       = "room_open"       // the agent's room lacked a layer the machine did not give (said once)
 	AnomalyEmptyDone      = "empty_done"      // the agent said done and changed nothing
 	// AnomalyRefused: a worker's result that could not be verified with
 	// the engine key was refused (SPEC §22); the iteration was lost.

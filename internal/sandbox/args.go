@@ -35,8 +35,8 @@ func parseArgs(args []string) (Room, []string, error) {
 	return room, argv, nil
 }
 
-// Check reports what makes the room unusable: a writable path that is
-// not absolute.
+// Check reports what makes the room unusable: a path that is not
+// absolute, namespaces it does not know, a negative process limit.
 func (r Room) Check() error {
 	for _, list := range [][]string{r.Writable, r.WritableFiles} {
 		for _, p := range list {
@@ -44,6 +44,19 @@ func (r Room) Check() error {
 				return fmt.Errorf("bad room: writable path %q is not absolute", p)
 			}
 		}
+	}
+	for _, p := range r.ReadOnly {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("bad room: read-only path %q is not absolute", p)
+		}
+	}
+	switch r.Namespaces {
+	case "", NamespacesUser, NamespacesRoot:
+	default:
+		return fmt.Errorf("bad room: namespaces %q: want %q or %q", r.Namespaces, NamespacesUser, NamespacesRoot)
+	}
+	if r.MaxProcesses < 0 {
+		return fmt.Errorf("bad room: max_processes %d is negative", r.MaxProcesses)
 	}
 	return nil
 }

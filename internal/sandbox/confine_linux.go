@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -63,6 +64,23 @@ func confine(args []string, stderr io.Writer) int {
 	if abi < 1 {
 		return fail(ExitNoRoom, "cannot confine %s: %v", argv[0], err)
 	}
+	var made []string
+	var sigs <-chan os.Signal
+	var caught <-chan struct{}
+	if room.Namespaces != "" {
+		if os.Getpid() != 1 {
+			return fail(ExitNoRoom, "cannot confine %s: the room asks for namespaces, and the helper was not started in them (see sandbox.Clone)", argv[0])
+		}
+		if !room.Probe {
+			sigs, caught = notifyInit()
+		}
+		// Capabilities are the thread's: the one that drops them forks
+		// the command.
+		runtime.LockOSThread()
+		if made, err = buildWalls(room); err != nil {
+			return fail(ExitNoRoom, "cannot confine %s: %v", argv[0], err)
+		}
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		code := ExitNoExec
@@ -71,14 +89,28 @@ func confine(args []string, stderr io.Writer) int {
 		}
 		return fail(code, "%v", err)
 	}
-	rules, notes := roomRules(room, abi)
+	rules, notes := roomRules(room, abi, made)
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "runner %s: note: %s\n", ConfineArg, n)
 	}
 	if err := roomConfig(room).BestEffort().Restrict(rules...); err != nil {
 		return fail(ExitNoRoom, "cannot confine %s: %v", argv[0], err)
 	}
-	err = syscall.Exec(path, argv, os.Environ())
+	env := ScrubEnv(os.Environ())
+	if room.Namespaces != "" {
+		if caught != nil {
+			<-caught
+		}
+		code, err := runInit(room, path, argv, env, sigs)
+		if err != nil {
+			return fail(ExitNoRoom, "cannot confine %s: %v", argv[0], err)
+		}
+		return code
+	}
+	if room.Probe {
+		return 0
+	}
+	err = syscall.Exec(path, argv, env)
 	code := ExitNoExec
 	if errors.Is(err, syscall.ENOENT) {
 		code = ExitNotFound
@@ -97,9 +129,10 @@ func roomConfig(room Room) landlock.Config {
 	return c
 }
 
-// roomRules returns the rules granting what room allows, and notes on
-// the paths left out because they do not exist (or cannot be read).
-func roomRules(room Room, abi int) ([]landlock.Rule, []string) {
+// roomRules returns the rules granting what room allows (and made, the
+// directories the helper made for it), and notes on the paths left out
+// because they do not exist (or cannot be read).
+func roomRules(room Room, abi int, made []string) ([]landlock.Rule, []string) {
 	var dirs, files []string
 	var notes []string
 	add := func(p string) {
@@ -119,6 +152,7 @@ func roomRules(room Room, abi int) ([]landlock.Rule, []string) {
 	for _, p := range room.WritableFiles {
 		add(p)
 	}
+	dirs = append(dirs, made...)
 	rules := []landlock.Rule{
 		// Read and execute everywhere.
 		landlock.RODirs("/"),

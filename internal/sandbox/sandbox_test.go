@@ -73,3 +73,19 @@ func TestConfineNoLandlock(t *testing.T) {
 		t.Fatalf("confine = %d, %q", code, stderr.String())
 	}
 }
+
+// TestScrubEnv: the variables naming a socket outside the room are left
+// out, DOCKER_HOST only when it names one; the rest passes.
+func TestScrubEnv(t *testing.T) {
+	in := []string{"PATH=/bin", "TMUX=/tmp/tmux-0/default,1,0", "SSH_AUTH_SOCK=/tmp/ssh-x/agent.1",
+		"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus", "XDG_RUNTIME_DIR=/run/user/0",
+		"DOCKER_HOST=unix:///var/run/docker.sock", "CONTAINER_HOST=/run/podman/podman.sock", "HOME=/root"}
+	want := []string{"PATH=/bin", "HOME=/root"}
+	if got := ScrubEnv(in); !reflect.DeepEqual(got, want) {
+		t.Errorf("ScrubEnv = %q, want %q", got, want)
+	}
+	tcp := []string{"DOCKER_HOST=tcp://build:2376"}
+	if got := ScrubEnv(tcp); !reflect.DeepEqual(got, tcp) {
+		t.Errorf("ScrubEnv(%q) = %q", tcp, got)
+	}
+}

@@ -78,6 +78,10 @@ type Meta struct {
 	// iteration were not confined to their worktree (SPEC §19); "" when
 	// they were.
 	Unconfined string `json:"unconfined,omitempty"`
+	// Openings are what the room of a confined iteration left open,
+	// each with why (SPEC §19: a layer the machine did not give); none
+	// when every layer stood.
+	Openings []string `json:"openings,omitempty"`
 	// CheckSpecs are the checks that judge the task, as the tree had them
 	// before its agent started (SPEC §18): what the agent does to the
 	// tree meanwhile changes nothing of them.

@@ -101,8 +101,10 @@ type Last struct {
 	Guard       string `json:"guard"`
 	Outcome     string `json:"outcome,omitempty"`
 	Summary     string `json:"summary"`
-	// Unconfined says why its agent was not confined (SPEC §19).
-	Unconfined string `json:"unconfined,omitempty"`
+	// Unconfined says why its agent was not confined (SPEC §19);
+	// Openings what its room left open.
+	Unconfined string   `json:"unconfined,omitempty"`
+	Openings   []string `json:"openings,omitempty"`
 	// Refused says why what came back from its worker was refused: it
 	// could not be verified with the engine key (SPEC §22).
 	Refused string `json:"refused,omitempty"`
@@ -255,6 +257,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		if m, err := state.LoadMeta(p.RunDir(rec.Iteration)); err == nil {
 			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
 			rep.Last.Refused = m.Refused
+			rep.Last.Openings = m.Openings
 			if m.Conflict != nil {
 				rep.Last.Landing = m.Conflict.Kind
 			}
@@ -268,6 +271,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
 			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
 			rep.Last.Refused = m.Refused
+			rep.Last.Openings = m.Openings
 			if m.Conflict != nil {
 				rep.Last.Landing = m.Conflict.Kind
 			}
