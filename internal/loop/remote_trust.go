@@ -25,7 +25,10 @@ func (r *Runner) engineKey() (engine.Key, error) {
 	if err != nil || path == "" {
 		return nil, err
 	}
-	if err := engine.CheckKeyPlace(path, r.p.Root, RoomFor(r.cfg, "", "").Writable[2:]); err != nil {
+	// Where a room of this run would write, whatever the machine gives
+	// and even with the sandbox off (a key there is refused all the same).
+	writable := sandbox.ToolRoom("", "", writableExtra(r.cfg), chainEnvs(r.cfg)).Writable[2:]
+	if err := engine.CheckKeyPlace(path, r.p.Root, writable); err != nil {
 		return nil, err
 	}
 	key, err := engine.LoadKey(path)
