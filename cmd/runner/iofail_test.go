@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -77,23 +78,23 @@ const doneScript = `{"default": {"message": {"status": "done", "summary": "did i
 // spent, however often it is tried; once space is freed the task runs.
 func TestDiskFullBeforeAgent(t *testing.T) {
 	root := mountTmpfs(t, "4m")
-	r := fakeAgentRepoAt(t, root, oneTask, doneScript, `timeout = "1m"`)
+	r := e2e.FakeAgentRepoAt(t, root, e2e.OneTask, doneScript, `timeout = "1m"`)
 	filler := fill(t, root)
 	for try := 0; try < 3; try++ {
-		res := r.runRunner(time.Minute, 0, nil, "run")
-		if res.code != 1 || !strings.Contains(res.out, "no space left on device") || !strings.Contains(res.out, "the disk is full: free some space") {
-			t.Fatalf("run %d on a full disk: exit %d, want 1 naming the cause and the fix:\n%s", try+1, res.code, res.out)
+		res := r.RunRunner(time.Minute, 0, nil, "run")
+		if res.Code != 1 || !strings.Contains(res.Out, "no space left on device") || !strings.Contains(res.Out, "the disk is full: free some space") {
+			t.Fatalf("run %d on a full disk: exit %d, want 1 naming the cause and the fix:\n%s", try+1, res.Code, res.Out)
 		}
-		if a, _ := attemptsOf(t, r.p, "only"); a != 0 {
+		if a, _ := attemptsOf(t, r.Paths, "only"); a != 0 {
 			t.Fatalf("after %d runs on a full disk the task has %d attempts, want 0", try+1, a)
 		}
 	}
 	os.Remove(filler)
-	res := r.runRunner(time.Minute, 0, nil, "run")
-	if res.code != 0 {
-		t.Fatalf("run after space was freed: exit %d:\n%s", res.code, res.out)
+	res := r.RunRunner(time.Minute, 0, nil, "run")
+	if res.Code != 0 {
+		t.Fatalf("run after space was freed: exit %d:\n%s", res.Code, res.Out)
 	}
-	if a, st := attemptsOf(t, r.p, "only"); a != 0 || st != tree.StatusDone {
+	if a, st := attemptsOf(t, r.Paths, "only"); a != 0 || st != tree.StatusDone {
 		t.Errorf("task: %d attempts, %s; want done without an attempt spent", a, st)
 	}
 }
@@ -102,8 +103,8 @@ func TestDiskFullBeforeAgent(t *testing.T) {
 // remounted read-only. The run exits 1 naming the cause; no attempt is
 // spent; once it is writable again the task runs.
 func TestReadOnlyStateBeforeAgent(t *testing.T) {
-	r := fakeAgentRepo(t, oneTask, doneScript, `timeout = "1m"`)
-	st := r.p.StateDir()
+	r := e2e.FakeAgentRepo(t, e2e.OneTask, doneScript, `timeout = "1m"`)
+	st := r.Paths.StateDir()
 	if err := os.MkdirAll(st, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -114,20 +115,20 @@ func TestReadOnlyStateBeforeAgent(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,ro", st).CombinedOutput(); err != nil {
 		t.Skipf("cannot remount read-only: %v: %s", err, out)
 	}
-	res := r.runRunner(time.Minute, 0, nil, "run")
-	if res.code != 1 || !strings.Contains(res.out, "read-only file system") || !strings.Contains(res.out, "remount it read-write") {
-		t.Fatalf("run on a read-only state folder: exit %d, want 1 naming the cause and the fix:\n%s", res.code, res.out)
+	res := r.RunRunner(time.Minute, 0, nil, "run")
+	if res.Code != 1 || !strings.Contains(res.Out, "read-only file system") || !strings.Contains(res.Out, "remount it read-write") {
+		t.Fatalf("run on a read-only state folder: exit %d, want 1 naming the cause and the fix:\n%s", res.Code, res.Out)
 	}
-	if a, _ := attemptsOf(t, r.p, "only"); a != 0 {
+	if a, _ := attemptsOf(t, r.Paths, "only"); a != 0 {
 		t.Fatalf("the task has %d attempts, want 0", a)
 	}
 	if out, err := exec.Command("mount", "-o", "remount,rw", st).CombinedOutput(); err != nil {
 		t.Fatalf("remount read-write: %v: %s", err, out)
 	}
-	if res := r.runRunner(time.Minute, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("run once writable: exit %d:\n%s", res.code, res.out)
+	if res := r.RunRunner(time.Minute, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("run once writable: exit %d:\n%s", res.Code, res.Out)
 	}
-	if a, st := attemptsOf(t, r.p, "only"); a != 0 || st != tree.StatusDone {
+	if a, st := attemptsOf(t, r.Paths, "only"); a != 0 || st != tree.StatusDone {
 		t.Errorf("task: %d attempts, %s; want done without an attempt spent", a, st)
 	}
 }
@@ -146,20 +147,20 @@ func TestDiskFullAfterAgent(t *testing.T) {
   "head -c 8000000 /dev/zero > big.bin 2>/dev/null; rm reserve.bin"],
   "message": {"status": "done", "summary": "built everything"}}],
  "default": {"message": {"status": "blocked", "summary": "ran a second time"}}}`
-	r := fakeAgentRepoAt(t, root, oneTask, script, `timeout = "1m"`)
-	res := r.runRunner(time.Minute, 0, nil, "run")
-	if res.code != 1 || !strings.Contains(res.out, "the disk is full: free some space") {
-		t.Fatalf("run that fills the disk: exit %d, want 1 saying the disk is full:\n%s", res.code, res.out)
+	r := e2e.FakeAgentRepoAt(t, root, e2e.OneTask, script, `timeout = "1m"`)
+	res := r.RunRunner(time.Minute, 0, nil, "run")
+	if res.Code != 1 || !strings.Contains(res.Out, "the disk is full: free some space") {
+		t.Fatalf("run that fills the disk: exit %d, want 1 saying the disk is full:\n%s", res.Code, res.Out)
 	}
 	os.Remove(filepath.Join(root, "big.bin"))
-	res = r.runRunner(time.Minute, 0, nil, "run")
-	if res.code != 0 {
-		t.Fatalf("run after space was freed: exit %d:\n%s", res.code, res.out)
+	res = r.RunRunner(time.Minute, 0, nil, "run")
+	if res.Code != 0 {
+		t.Fatalf("run after space was freed: exit %d:\n%s", res.Code, res.Out)
 	}
-	if a, st := attemptsOf(t, r.p, "only"); a != 0 || st != tree.StatusDone {
-		t.Errorf("task: %d attempts, %s; want done from the saved message, no attempt spent:\n%s", a, st, res.out)
+	if a, st := attemptsOf(t, r.Paths, "only"); a != 0 || st != tree.StatusDone {
+		t.Errorf("task: %d attempts, %s; want done from the saved message, no attempt spent:\n%s", a, st, res.Out)
 	}
-	m, err := state.LoadMeta(r.p.RunDir(1))
+	m, err := state.LoadMeta(r.Paths.RunDir(1))
 	if err != nil || m.Outcome != state.OutcomeDone || m.Summary != "built everything" {
 		t.Errorf("iteration 1: %+v (%v); want done with the agent's summary", m, err)
 	}

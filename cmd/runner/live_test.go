@@ -1,37 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/runner-cli/runner/e2e"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLiveProgressOnATerminal runs `runner run` on a pseudo-terminal: a
 // line says when the iteration's agent starts, and while it works a
@@ -74,9 +55,9 @@ func TestLiveProgressOnATerminal(t *testing.T) {
 func runOnTerminal(t *testing.T, env map[string]string) string {
 	dir := t.TempDir()
 	release := filepath.Join(dir, "release")
-	r := fakeAgentRepo(t, oneTask, fmt.Sprintf(`{"default": {"wait_file": %q, "write": [{"path": "done.txt", "content": "x\n"}],
+	r := e2e.FakeAgentRepo(t, e2e.OneTask, fmt.Sprintf(`{"default": {"wait_file": %q, "write": [{"path": "done.txt", "content": "x\n"}],
 		"message": {"status": "done", "summary": "done"}}}`, release), "")
-	cmd, _ := r.runnerCmd(nil, "run")
+	cmd, _ := r.RunnerCmd(nil, "run")
 	cmd.Stdout, cmd.Stderr = nil, nil
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
@@ -93,7 +74,7 @@ func runOnTerminal(t *testing.T, env map[string]string) string {
 		t.Skipf("no pseudo-terminal here: %v", err)
 	}
 	defer tty.Close()
-	var out syncBuffer
+	var out e2e.SyncBuffer
 	copied := make(chan struct{})
 	go func() { io.Copy(&out, tty); close(copied) }()
 

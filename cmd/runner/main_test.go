@@ -14,24 +14,21 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/runner-cli/runner/internal/cli"
-	"github.com/runner-cli/runner/internal/fakeagent"
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // TestMain lets the test binary play `runner` and `fakeagent` inside the
 // scripts, so the end-to-end tests run the real command line against a
-// scripted agent without building anything separately.
+// scripted agent without building anything separately. The end-to-end
+// tests that kill runners are in e2e/crash, those of workers on Temporal
+// in e2e/workers.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"runner":    func() { os.Exit(cli.Main()) },
-		"fakeagent": func() { os.Exit(fakeagent.Main()) },
-		"gen":       func() { os.Exit(gen(os.Args[1:])) },
-		"sizeat":    func() { os.Exit(sizeAtMost(os.Args[1:])) },
-		// Fake codex and claude CLIs (script in FAKEAGENT_SCRIPT); see agent_*.txt.
-		"codex":  func() { os.Exit(fakeagent.MainAs(fakeagent.ModeCodex)) },
-		"claude": func() { os.Exit(fakeagent.MainAs(fakeagent.ModeClaude)) },
+	commands := e2e.Commands() // runner, fakeagent, codex, claude (see agent_*.txt)
+	for name, f := range map[string]func(){
+		"gen":    func() { os.Exit(gen(os.Args[1:])) },
+		"sizeat": func() { os.Exit(sizeAtMost(os.Args[1:])) },
 		// Helpers for steering a running runner; see watch_test.go.
 		"waitfor":     func() { os.Exit(waitFor(os.Args[1:])) },
 		"atomicwrite": func() { os.Exit(atomicWrite(os.Args[1:])) },
@@ -39,7 +36,10 @@ func TestMain(m *testing.M) {
 		// A socket outside the agent's room, and a client; see room_*.txt.
 		"listen": func() { os.Exit(listen(os.Args[1:])) },
 		"dial":   func() { os.Exit(dial(os.Args[1:])) },
-	})
+	} {
+		commands[name] = f
+	}
+	testscript.Main(m, commands)
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script.

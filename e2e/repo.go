@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -31,21 +31,21 @@ import (
 // TestMain dispatches on argv[0]), and plays the crash agent under
 // crashAgentEnv (see crash_agent_test.go).
 
-// crashRepo is a repository the crash tests drive.
-type crashRepo struct {
-	t     testing.TB
-	root  string
-	p     state.Paths
-	log   string // CRASH_LOG: agents.txt, overlap.txt
-	token string // CRASH_TOKEN of every agent process of this repository
-	// namespaces: the agents' rooms are built in namespaces, where each
+// Repo is a repository the crash tests drive.
+type Repo struct {
+	T     testing.TB
+	Root  string
+	Paths state.Paths
+	Log   string // CRASH_LOG: agents.txt, overlap.txt
+	Token string // CRASH_TOKEN of every agent process of this repository
+	// Namespaces: the agents' rooms are built in Namespaces, where each
 	// sees its own processes only (see runnerCmd).
-	namespaces bool
+	Namespaces bool
 }
 
-// tomlString quotes s for TOML (a JSON string is a valid TOML basic string
+// TomlString quotes s for TOML (a JSON string is a valid TOML basic string
 // for what the tests write).
-func tomlString(s string) string {
+func TomlString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
@@ -59,17 +59,17 @@ func randomToken(t testing.TB) string {
 	return hex.EncodeToString(b[:])
 }
 
-// newCrashRepo creates a repository whose agent is the crash agent, with
+// NewRepo creates a repository whose agent is the crash agent, with
 // the given tree and extra config (appended to a config that has no
 // attempt or iteration limit worth mentioning). agentEnv adds entries
 // ("NAME = \"value\"") to the agent's environment.
-func newCrashRepo(t testing.TB, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
+func NewRepo(t testing.TB, treeJSON, extraConfig string, agentEnv ...string) *Repo {
 	t.Helper()
-	return newCrashRepoAt(t, t.TempDir(), treeJSON, extraConfig, agentEnv...)
+	return NewRepoAt(t, t.TempDir(), treeJSON, extraConfig, agentEnv...)
 }
 
-// newCrashRepoAt is newCrashRepo in the folder root.
-func newCrashRepoAt(t testing.TB, root, treeJSON, extraConfig string, agentEnv ...string) *crashRepo {
+// NewRepoAt is newCrashRepo in the folder root.
+func NewRepoAt(t testing.TB, root, treeJSON, extraConfig string, agentEnv ...string) *Repo {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the crash tests read /proc to find surviving processes")
@@ -82,7 +82,7 @@ func newCrashRepoAt(t testing.TB, root, treeJSON, extraConfig string, agentEnv .
 	for _, e := range agentEnv {
 		extraEnv += ", " + e
 	}
-	r := &crashRepo{t: t, root: root, p: state.NewPaths(root), log: t.TempDir(), token: randomToken(t)}
+	r := &Repo{T: t, Root: root, Paths: state.NewPaths(root), Log: t.TempDir(), Token: randomToken(t)}
 	// The crash tests' guards fail until an agent worked: no preflight.
 	// They check the checkout itself after every kill: the work is done
 	// in place (git.worktree = false).
@@ -102,42 +102,42 @@ env = { %s = "1", %s = %s, %s = %s%s }
 [loop]
 max_iterations = 100000
 max_attempts = 100000
-%s`, tomlString(exe), crashAgentEnv, crashTokenEnv, tomlString(r.token), crashLogEnv, tomlString(r.log), extraEnv, extraConfig)
-	r.write(".runner/config.toml", config)
-	r.write(".runner/tree.json", treeJSON)
+%s`, TomlString(exe), CrashAgentEnv, CrashTokenEnv, TomlString(r.Token), CrashLogEnv, TomlString(r.Log), extraEnv, extraConfig)
+	r.Write(".runner/config.toml", config)
+	r.Write(".runner/tree.json", treeJSON)
 	t.Cleanup(func() { r.killSurvivors() })
 	return r
 }
 
-func (r *crashRepo) write(rel, content string) {
-	r.t.Helper()
-	path := filepath.Join(r.root, rel)
+func (r *Repo) Write(rel, content string) {
+	r.T.Helper()
+	path := filepath.Join(r.Root, rel)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 }
 
-// runnerCmd returns `runner --dir ROOT args...` as a separate process,
+// RunnerCmd returns `runner --dir ROOT args...` as a separate process,
 // with extra environment entries.
-func (r *crashRepo) runnerCmd(env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	r.t.Helper()
+func (r *Repo) RunnerCmd(env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	r.T.Helper()
 	exe, err := os.Executable()
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	cmd := &exec.Cmd{
 		Path: exe,
-		Args: append([]string{"runner", "--dir", r.root}, args...),
-		Dir:  r.root,
+		Args: append([]string{"runner", "--dir", r.Root}, args...),
+		Dir:  r.Root,
 		// The repository is what the test made it, whatever folder the
 		// machine's temporary folder is in: git (and the runner) do not
 		// look for a repository above it.
-		Env: append(append(os.Environ(), "NO_COLOR=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.root),
+		Env: append(append(os.Environ(), "NO_COLOR=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.Root),
 			// The crash agents log outside the repository.
-			"RUNNER_SANDBOX_WRITABLE="+r.log,
+			"RUNNER_SANDBOX_WRITABLE="+r.Log,
 			// They find each other, and log their pids, through /proc,
 			// which a room's PID namespace would keep to itself (the
 			// rooms in namespaces are room_*.txt's subject), unless the
@@ -150,31 +150,31 @@ func (r *crashRepo) runnerCmd(env []string, args ...string) (*exec.Cmd, *bytes.B
 }
 
 // withoutNamespaces is what the runner's rooms leave out.
-func (r *crashRepo) withoutNamespaces() string {
-	if r.namespaces {
+func (r *Repo) withoutNamespaces() string {
+	if r.Namespaces {
 		return ""
 	}
 	return "namespaces"
 }
 
-// runnerResult is how one runner process ended.
-type runnerResult struct {
-	code   int  // exit code; -1 when killed by a signal
-	killed bool // ended by SIGKILL
-	took   time.Duration
-	out    string
-	state  *os.ProcessState
+// RunnerResult is how one runner process ended.
+type RunnerResult struct {
+	Code   int  // exit code; -1 when killed by a signal
+	Killed bool // ended by SIGKILL
+	Took   time.Duration
+	Out    string
+	State  *os.ProcessState
 }
 
-// runRunner starts a runner and waits for it for at most limit, failing
+// RunRunner starts a runner and waits for it for at most limit, failing
 // the test when it takes longer. With killAfter > 0 it sends SIGKILL once
 // killAfter has passed.
-func (r *crashRepo) runRunner(limit, killAfter time.Duration, env []string, args ...string) runnerResult {
-	r.t.Helper()
-	cmd, out := r.runnerCmd(env, args...)
+func (r *Repo) RunRunner(limit, killAfter time.Duration, env []string, args ...string) RunnerResult {
+	r.T.Helper()
+	cmd, out := r.RunnerCmd(env, args...)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -193,28 +193,28 @@ func (r *crashRepo) runRunner(limit, killAfter time.Duration, env []string, args
 		case <-deadline:
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-done
-			r.t.Fatalf("runner %v did not finish within %s; output:\n%s", args, limit, out)
+			r.T.Fatalf("runner %v did not finish within %s; output:\n%s", args, limit, out)
 		}
 	}
-	res := runnerResult{code: cmd.ProcessState.ExitCode(), took: time.Since(start), out: out.String(), state: cmd.ProcessState}
+	res := RunnerResult{Code: cmd.ProcessState.ExitCode(), Took: time.Since(start), Out: out.String(), State: cmd.ProcessState}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-		res.killed = true
+		res.Killed = true
 	}
 	return res
 }
 
-// agentProcesses lists the live processes (zombies excluded) carrying
+// AgentProcesses lists the live processes (zombies excluded) carrying
 // this repository's agent token.
-func (r *crashRepo) agentProcesses() []int {
-	return liveWithEnv(crashTokenEnv + "=" + r.token)
+func (r *Repo) AgentProcesses() []int {
+	return LiveWithEnv(CrashTokenEnv + "=" + r.Token)
 }
 
-// waitNoAgents waits (bounded) until no agent process is alive and
+// WaitNoAgents waits (bounded) until no agent process is alive and
 // reports the survivors otherwise.
-func (r *crashRepo) waitNoAgents(within time.Duration) []int {
+func (r *Repo) WaitNoAgents(within time.Duration) []int {
 	deadline := time.Now().Add(within)
 	for {
-		left := r.agentProcesses()
+		left := r.AgentProcesses()
 		if len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
@@ -222,84 +222,84 @@ func (r *crashRepo) waitNoAgents(within time.Duration) []int {
 	}
 }
 
-func (r *crashRepo) killSurvivors() {
-	for _, pid := range r.agentProcesses() {
+func (r *Repo) killSurvivors() {
+	for _, pid := range r.AgentProcesses() {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
-// overlaps returns what the crash agents reported in overlap.txt.
-func (r *crashRepo) overlaps() string {
-	data, _ := os.ReadFile(filepath.Join(r.log, "overlap.txt"))
+// Overlaps returns what the crash agents reported in overlap.txt.
+func (r *Repo) Overlaps() string {
+	data, _ := os.ReadFile(filepath.Join(r.Log, "overlap.txt"))
 	return string(data)
 }
 
-// agentStart is one line of agents.txt.
-type agentStart struct {
-	pid, pgid, iteration int
-	node, role           string
+// AgentStart is one line of agents.txt.
+type AgentStart struct {
+	PID, PGID, Iteration int
+	Node, Role           string
 }
 
-func (r *crashRepo) agentStarts() []agentStart {
-	r.t.Helper()
-	data, err := os.ReadFile(filepath.Join(r.log, "agents.txt"))
+func (r *Repo) AgentStarts() []AgentStart {
+	r.T.Helper()
+	data, err := os.ReadFile(filepath.Join(r.Log, "agents.txt"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
-	var out []agentStart
+	var out []AgentStart
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 5 {
 			continue // a line torn by a kill of the agent
 		}
-		var a agentStart
-		a.pid, _ = strconv.Atoi(f[0])
-		a.pgid, _ = strconv.Atoi(f[1])
-		a.iteration, _ = strconv.Atoi(f[2])
-		a.node, a.role = f[3], f[4]
+		var a AgentStart
+		a.PID, _ = strconv.Atoi(f[0])
+		a.PGID, _ = strconv.Atoi(f[1])
+		a.Iteration, _ = strconv.Atoi(f[2])
+		a.Node, a.Role = f[3], f[4]
 		out = append(out, a)
 	}
 	return out
 }
 
-// stateSnapshot is every state file of a repository, each checked to
+// Snapshot is every state file of a repository, each checked to
 // parse.
-type stateSnapshot struct {
-	tree    *tree.Tree
-	rs      *state.RunState
-	journal []state.Record
-	metas   map[int]*state.Meta // by iteration; nil: the run folder has no meta.json
-	temps   []string            // temporary files left by atomic writes
+type Snapshot struct {
+	Tree    *tree.Tree
+	RS      *state.RunState
+	Journal []state.Record
+	Metas   map[int]*state.Meta // by iteration; nil: the run folder has no meta.json
+	Temps   []string            // temporary files left by atomic writes
 }
 
-// checkState reads every state file and fails the test when one does not
+// CheckState reads every state file and fails the test when one does not
 // parse: a crash at any instant must leave each one whole.
-func (r *crashRepo) checkState(when string) *stateSnapshot {
-	r.t.Helper()
+func (r *Repo) CheckState(when string) *Snapshot {
+	r.T.Helper()
 	fail := func(format string, args ...any) {
-		r.t.Helper()
-		r.t.Fatalf("%s: "+format, append([]any{when}, args...)...)
+		r.T.Helper()
+		r.T.Fatalf("%s: "+format, append([]any{when}, args...)...)
 	}
-	s := &stateSnapshot{metas: map[int]*state.Meta{}}
+	s := &Snapshot{Metas: map[int]*state.Meta{}}
 	var err error
-	if s.tree, err = tree.Load(r.p.Tree()); err != nil {
+	if s.Tree, err = tree.Load(r.Paths.Tree()); err != nil {
 		fail("tree.json: %v", err)
 	}
-	if s.rs, err = state.LoadRunState(r.p.RunState()); err != nil {
+	if s.RS, err = state.LoadRunState(r.Paths.RunState()); err != nil {
 		fail("run_state.json: %v", err)
 	}
-	if s.journal, err = state.ReadJournal(r.p.Journal()); err != nil {
+	if s.Journal, err = state.ReadJournal(r.Paths.Journal()); err != nil {
 		fail("journal: %v", err)
 	}
-	for _, notes := range []string{r.p.Assumptions(), r.p.Questions()} {
+	for _, notes := range []string{r.Paths.Assumptions(), r.Paths.Questions()} {
 		if _, err := fsutil.ReadLimited(notes, 16<<20, true); err != nil && !errors.Is(err, os.ErrNotExist) {
 			fail("%v", err)
 		}
 	}
-	entries, err := os.ReadDir(r.p.RunsDir())
+	entries, err := os.ReadDir(r.Paths.RunsDir())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		fail("%v", err)
 	}
@@ -308,15 +308,15 @@ func (r *crashRepo) checkState(when string) *stateSnapshot {
 		if err != nil || !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(r.p.RunsDir(), e.Name())
+		dir := filepath.Join(r.Paths.RunsDir(), e.Name())
 		m, err := state.LoadMeta(dir)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			s.metas[n] = nil
+			s.Metas[n] = nil
 		case err != nil:
 			fail("run %d: %v", n, err)
 		default:
-			s.metas[n] = m
+			s.Metas[n] = m
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, "output.json")); err == nil {
 			if _, err := executor.ParseMessage(data); err != nil {
@@ -327,9 +327,9 @@ func (r *crashRepo) checkState(when string) *stateSnapshot {
 			fail("run %d: context.json is not valid JSON", n)
 		}
 	}
-	filepath.WalkDir(r.p.Dir, func(path string, d os.DirEntry, err error) error {
+	filepath.WalkDir(r.Paths.Dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), fsutil.TempPrefix) {
-			s.temps = append(s.temps, r.p.Rel(path))
+			s.Temps = append(s.Temps, r.Paths.Rel(path))
 		}
 		return nil
 	})
@@ -337,32 +337,32 @@ func (r *crashRepo) checkState(when string) *stateSnapshot {
 	// run_state.json's in-flight markers, or one whose started record the
 	// journal holds unanswered (it reaches run_state.json moments later;
 	// with parallel slots there may be several of each).
-	unfinished, err := state.UnfinishedStarts(r.p.Journal(), 0)
+	unfinished, err := state.UnfinishedStarts(r.Paths.Journal(), 0)
 	if err != nil {
 		fail("%v", err)
 	}
-	for n, m := range s.metas {
-		inFlight := s.rs.Flight(n) != nil || slices.ContainsFunc(unfinished, func(rec state.Record) bool { return rec.Iteration == n })
+	for n, m := range s.Metas {
+		inFlight := s.RS.Flight(n) != nil || slices.ContainsFunc(unfinished, func(rec state.Record) bool { return rec.Iteration == n })
 		if m == nil && !inFlight {
-			fail("run %d has no meta.json and is not in flight (in flight %v, unfinished started records %+v)", n, flightNumbers(s.rs), unfinished)
+			fail("run %d has no meta.json and is not in flight (in flight %v, unfinished started records %+v)", n, flightNumbers(s.RS), unfinished)
 		}
 	}
 	return s
 }
 
-// checkFinal checks a finished run: nothing in flight, no temporary file,
+// CheckFinal checks a finished run: nothing in flight, no temporary file,
 // every leaf done, and every iteration recorded exactly once, consistently
 // in the journal, its meta.json, the tree's attempts and the notes. It
 // returns the number of iterations and of interrupted iterations.
-func (r *crashRepo) checkFinal() (iterations, interrupted int) {
-	r.t.Helper()
-	s := r.checkState("after the last run")
-	t := r.t
-	if s.rs.InFlight != nil || len(s.rs.MoreInFlight) > 0 {
-		t.Errorf("iterations %v in flight after a complete run, want in_flight null and no in_flight_more", flightNumbers(s.rs))
+func (r *Repo) CheckFinal() (iterations, interrupted int) {
+	r.T.Helper()
+	s := r.CheckState("after the last run")
+	t := r.T
+	if s.RS.InFlight != nil || len(s.RS.MoreInFlight) > 0 {
+		t.Errorf("iterations %v in flight after a complete run, want in_flight null and no in_flight_more", flightNumbers(s.RS))
 	}
-	if len(s.temps) > 0 {
-		t.Errorf("temporary files left: %v", s.temps)
+	if len(s.Temps) > 0 {
+		t.Errorf("temporary files left: %v", s.Temps)
 	}
 
 	// The journal: one started and one final record per iteration, in
@@ -373,7 +373,7 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 	}
 	iters := map[int]*perIter{}
 	last := 0
-	for _, rec := range s.journal {
+	for _, rec := range s.Journal {
 		if rec.Iteration == 0 {
 			continue
 		}
@@ -394,7 +394,7 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 			it.rec = rec
 		}
 	}
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		it := iters[n]
 		if it == nil || it.final != 1 {
 			t.Errorf("run %d: want exactly one recorded/interrupted journal record, got %+v", n, it)
@@ -412,21 +412,21 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 		}
 	}
 	for n, it := range iters {
-		if _, ok := s.metas[n]; !ok {
+		if _, ok := s.Metas[n]; !ok {
 			t.Errorf("journal iteration %d has no run folder", n)
 		}
 		if it.final > 1 {
 			t.Errorf("iteration %d recorded %d times", n, it.final)
 		}
 	}
-	if max := maxKey(s.metas); s.rs.Iteration != max {
-		t.Errorf("run_state.iteration = %d, want the last run %d", s.rs.Iteration, max)
+	if max := maxKey(s.Metas); s.RS.Iteration != max {
+		t.Errorf("run_state.iteration = %d, want the last run %d", s.RS.Iteration, max)
 	}
 
 	// Per node: done exactly once, attempts = iterations that spent one.
 	spent := map[string]int{}
 	doneRecords := map[string]int{}
-	notes, _ := os.ReadFile(r.p.Assumptions())
+	notes, _ := os.ReadFile(r.Paths.Assumptions())
 	for n, it := range iters {
 		rec := it.rec
 		switch rec.Outcome {
@@ -453,8 +453,8 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 			}
 		}
 	}
-	ix := tree.NewIndex(s.tree)
-	walkTree(s.tree.Root, func(n *tree.Node) {
+	ix := tree.NewIndex(s.Tree)
+	WalkTree(s.Tree.Root, func(n *tree.Node) {
 		if !n.IsLeaf() {
 			return
 		}
@@ -473,27 +473,27 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 	// never run again. An iteration set aside without an attempt
 	// (aborted: the runner stopped before its agent started) had none.
 	seen := map[int]int{}
-	for _, a := range r.agentStarts() {
-		if a.role != "agent" {
+	for _, a := range r.AgentStarts() {
+		if a.Role != "agent" {
 			continue
 		}
-		if it := iters[a.iteration]; it != nil && it.rec.Event == state.EventAborted {
-			t.Errorf("iteration %d was set aside as if no agent had run (%s), but its agent ran", a.iteration, it.rec.Error)
+		if it := iters[a.Iteration]; it != nil && it.rec.Event == state.EventAborted {
+			t.Errorf("iteration %d was set aside as if no agent had run (%s), but its agent ran", a.Iteration, it.rec.Error)
 		}
-		if seen[a.iteration]++; seen[a.iteration] > 1 {
-			t.Errorf("iteration %d ran the agent twice", a.iteration)
+		if seen[a.Iteration]++; seen[a.Iteration] > 1 {
+			t.Errorf("iteration %d ran the agent twice", a.Iteration)
 		}
-		if _, ok := s.metas[a.iteration]; !ok {
-			t.Errorf("the agent ran for iteration %d, which has no run folder", a.iteration)
+		if _, ok := s.Metas[a.Iteration]; !ok {
+			t.Errorf("the agent ran for iteration %d, which has no run folder", a.Iteration)
 		}
 	}
 	// Only an agent at work when the runner stopped costs an attempt: an
 	// iteration interrupted while its only agent runs had hit a rate limit
 	// was stopped during the wait, and must not have been charged.
 	limited := map[int]bool{}
-	for _, a := range r.agentStarts() {
-		if a.role == "limited" {
-			limited[a.iteration] = true
+	for _, a := range r.AgentStarts() {
+		if a.Role == "limited" {
+			limited[a.Iteration] = true
 		}
 	}
 	for n, it := range iters {
@@ -507,20 +507,20 @@ func (r *crashRepo) checkFinal() (iterations, interrupted int) {
 		// "limited" and before it exited: then an attempt is rightly
 		// spent. Without a record the runner had not got as far as
 		// starting an agent again.
-		ex, err := proc.ReadExitRecord(filepath.Join(r.p.RunDir(n), executor.ExitFileName))
+		ex, err := proc.ReadExitRecord(filepath.Join(r.Paths.RunDir(n), executor.ExitFileName))
 		if err != nil || ex.Stopped {
 			continue
 		}
-		log, _ := os.ReadFile(filepath.Join(r.p.RunDir(n), "executor.log"))
+		log, _ := os.ReadFile(filepath.Join(r.Paths.RunDir(n), "executor.log"))
 		{
-			meta, _ := os.ReadFile(filepath.Join(r.p.RunDir(n), "meta.json"))
+			meta, _ := os.ReadFile(filepath.Join(r.Paths.RunDir(n), "meta.json"))
 			t.Errorf("iteration %d was charged as interrupted, but its only agent run had ended on a rate limit: no agent was working\nexecutor.log:\n%s\nmeta.json:\n%s", n, log, meta)
 		}
 	}
-	if o := r.overlaps(); o != "" {
+	if o := r.Overlaps(); o != "" {
 		t.Errorf("two agents worked at once:\n%s", o)
 	}
-	if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
+	if left := r.WaitNoAgents(10 * time.Second); len(left) > 0 {
 		t.Errorf("agent processes survived: %v", left)
 	}
 	return len(iters), interrupted
@@ -545,16 +545,16 @@ func maxKey[V any](m map[int]V) int {
 	return max
 }
 
-func walkTree(n *tree.Node, fn func(*tree.Node)) {
+func WalkTree(n *tree.Node, fn func(*tree.Node)) {
 	fn(n)
 	for _, c := range n.Children {
-		walkTree(c, fn)
+		WalkTree(c, fn)
 	}
 }
 
-// chainTree returns a tree of n leaves under a root, in groups of four,
+// ChainTree returns a tree of n leaves under a root, in groups of four,
 // each leaf depending on the one before it in its group.
-func chainTree(prefix string, n int) string {
+func ChainTree(prefix string, n int) string {
 	type node struct {
 		ID        string   `json:"id"`
 		Title     string   `json:"title"`
@@ -579,7 +579,7 @@ func chainTree(prefix string, n int) string {
 	return string(data) + "\n"
 }
 
-func readFile(t *testing.T, path string) string {
+func ReadFile(t *testing.T, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -588,9 +588,9 @@ func readFile(t *testing.T, path string) string {
 	return string(data)
 }
 
-// lockHolders lists the processes that have the lock file open (Linux),
+// LockHolders lists the processes that have the lock file open (Linux),
 // for the message of a test that found the lock taken.
-func lockHolders(lock string) string {
+func LockHolders(lock string) string {
 	var b strings.Builder
 	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
 	for _, fd := range fds {

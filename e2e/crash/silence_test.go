@@ -1,4 +1,4 @@
-package main
+package crash
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runner-cli/runner/e2e"
 )
 
 // The tests here kill the runner with SIGKILL while its agent or a guard
@@ -46,9 +48,9 @@ const doneAgent = `echo '{"status": "done", "summary": "done"}' > "$RUNNER_OUTPU
 
 // silenceRepo creates a repository whose agent and guard are shell
 // scripts, with kill_grace = grace; guard "" means no guard.
-func silenceRepo(t testing.TB, agent, guard string, grace time.Duration) *crashRepo {
+func silenceRepo(t testing.TB, agent, guard string, grace time.Duration) *e2e.Repo {
 	t.Helper()
-	r := newCrashRepo(t, oneTask, "")
+	r := e2e.NewRepo(t, e2e.OneTask, "")
 	config := fmt.Sprintf(`[executor]
 preset = "command"
 command = ["sh", "-c", %s]
@@ -58,11 +60,11 @@ kill_grace = %q
 [loop]
 max_iterations = 10
 max_attempts = 5
-`, tomlString(agent), grace.String())
+`, e2e.TomlString(agent), grace.String())
 	if guard != "" {
-		config += fmt.Sprintf("\n[[guard]]\nname = \"serve\"\nrun = %s\n", tomlString(guard))
+		config += fmt.Sprintf("\n[[guard]]\nname = \"serve\"\nrun = %s\n", e2e.TomlString(guard))
 	}
-	r.write(".runner/config.toml", config)
+	r.Write(".runner/config.toml", config)
 	return r
 }
 
@@ -159,10 +161,10 @@ func killPIDs(pids []int) {
 // started all its processes, and kills the runner with SIGKILL. It
 // returns the script's processes and their supervisor, and when the
 // runner was killed.
-func killedMidway(t testing.TB, r *crashRepo, pidFile string) (pids []int, killed time.Time) {
+func killedMidway(t testing.TB, r *e2e.Repo, pidFile string) (pids []int, killed time.Time) {
 	t.Helper()
 	// A binary built with -race sleeps a second before it exits, unless told not to.
-	cmd, out := r.runnerCmd([]string{"GORACE=atexit_sleep_ms=0"}, "run")
+	cmd, out := r.RunnerCmd([]string{"GORACE=atexit_sleep_ms=0"}, "run")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,15 @@
-package main
+package crash
 
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
@@ -54,16 +53,16 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 
 	const tasks = 6
-	r := newCrashRepo(t, chainTree("crash", tasks), crashGuard)
+	r := e2e.NewRepo(t, e2e.ChainTree("crash", tasks), crashGuard)
 	if confined {
-		r.inWorktreeConfined()
+		r.InWorktreeConfined()
 	}
-	r.git("init", "-q", "-b", "main")
-	r.write("README", "the project\n")
-	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
-	personHead := r.git("rev-parse", "HEAD")
+	r.Git("init", "-q", "-b", "main")
+	r.Write("README", "the project\n")
+	r.Write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
+	r.Git("add", "-A")
+	r.Git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	personHead := r.Git("rev-parse", "HEAD")
 
 	points := []string{"git:commit", "git:advance", "rename:run_state.json", "rename:tree.json", "append:journal.jsonl", "guards:ran", "gitcmd"}
 	made, batches := 0, 0
@@ -80,34 +79,34 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 			env = append(env, fsutil.FailpointEnv+"="+fp)
 			delay = 0
 		}
-		res := r.runRunner(runLimit, delay, env, "run")
+		res := r.RunRunner(runLimit, delay, env, "run")
 		switch {
-		case res.killed:
+		case res.Killed:
 			made++
-			r.checkState(fmt.Sprintf("after kill %d (%v, %s)", made, env, delay))
-		case res.code == 0:
+			r.CheckState(fmt.Sprintf("after kill %d (%v, %s)", made, env, delay))
+		case res.Code == 0:
 			// The tree is complete before the failpoint was reached: more work.
 			if batches++; batches > 4*kills {
 				t.Fatalf("%d runs ended without reaching a kill point", batches)
 			}
 			addTasks(t, r, fmt.Sprintf("more%d", batches), 2)
 		default:
-			t.Fatalf("runner exit %d (%v):\n%s", res.code, env, res.out)
+			t.Fatalf("runner exit %d (%v):\n%s", res.Code, env, res.Out)
 		}
 	}
-	if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("the last runner: exit %d:\n%s", res.code, res.out)
+	if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("the last runner: exit %d:\n%s", res.Code, res.Out)
 	}
-	r.checkFinal()
-	s := r.checkState("after the last run")
+	r.CheckFinal()
+	s := r.CheckState("after the last run")
 
-	tr, err := tree.Load(r.p.Tree())
+	tr, err := tree.Load(r.Paths.Tree())
 	if err != nil {
 		t.Fatal(err)
 	}
 	commits := map[string]int{}
 	onBranch := map[string]string{} // commit → its task
-	log := r.git("log", "--format=%H %(trailers:key=Runner-Node,valueonly,separator=%x2C)", "runner/crash", "^main")
+	log := r.Git("log", "--format=%H %(trailers:key=Runner-Node,valueonly,separator=%x2C)", "runner/crash", "^main")
 	for _, line := range strings.Split(log, "\n") {
 		id, node, _ := strings.Cut(line, " ")
 		commits[node]++
@@ -115,7 +114,7 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 	}
 	// Each done iteration records the commit its task has on the branch,
 	// the one made before a kill included.
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		if m == nil || m.Outcome != state.OutcomeDone {
 			continue
 		}
@@ -138,20 +137,20 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 		t.Errorf("the run branch holds commits of %d tasks, want %d: %v", len(commits), want, commits)
 	}
 	fsck := exec.Command("git", "fsck", "--no-progress", "--no-dangling")
-	fsck.Dir = r.root
+	fsck.Dir = r.Root
 	if out, err := fsck.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Errorf("git fsck: %v\n%s", err, out)
 	}
-	work := r.root
+	work := r.Root
 	if confined {
-		work = r.worktree("runner/crash")
-		if head, st := r.git("symbolic-ref", "HEAD"), r.git("status", "--porcelain", "--untracked-files=all", "--", ".", ":!.runner"); head != "refs/heads/main" || st != "" {
+		work = r.Worktree("runner/crash")
+		if head, st := r.Git("symbolic-ref", "HEAD"), r.Git("status", "--porcelain", "--untracked-files=all", "--", ".", ":!.runner"); head != "refs/heads/main" || st != "" {
 			t.Errorf("the checkout moved: HEAD %s, status:\n%s", head, st)
 		}
-		if main := r.git("rev-parse", "main"); main != personHead {
+		if main := r.Git("rev-parse", "main"); main != personHead {
 			t.Errorf("the person's branch main moved from %s to %s", personHead, main)
 		}
-		for n, m := range s.metas {
+		for n, m := range s.Metas {
 			if m != nil && m.Unconfined != "" {
 				t.Errorf("iteration %d ran unconfined: %s", n, m.Unconfined)
 			}
@@ -161,54 +160,4 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 		t.Errorf("the working tree %s holds changes after the run (%v):\n%s", work, err, st)
 	}
 	t.Logf("%d kills, %d task batches added, %d task commits", made, batches, len(commits))
-}
-
-// inWorktreeConfined makes the repository's runs work as runs do by
-// default, in the run branch's worktree, with the agent and the guards
-// confined (sandbox.mode = "required"); the crash agent's log folder is
-// writable.
-func (r *crashRepo) inWorktreeConfined() {
-	r.t.Helper()
-	path := filepath.Join(r.root, ".runner/config.toml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	config := strings.Replace(string(data), "[git]\nworktree = false\n", "[git]\nworktree = true\n", 1)
-	config += fmt.Sprintf("\n[sandbox]\nmode = \"required\"\nwritable = [%s]\n", tomlString(r.log))
-	r.write(".runner/config.toml", config)
-	r.namespaces = true
-}
-
-// worktree returns the linked worktree that holds branch.
-func (r *crashRepo) worktree(branch string) string {
-	r.t.Helper()
-	var dir string
-	for _, line := range strings.Split(r.git("worktree", "list", "--porcelain"), "\n") {
-		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			dir = p
-		}
-		if line == "branch refs/heads/"+branch {
-			return dir
-		}
-	}
-	r.t.Fatalf("no worktree holds %s", branch)
-	return ""
-}
-
-// git runs git in the repository and returns its output; a failure fails
-// the test.
-func (r *crashRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.root
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, msg)
-	}
-	return strings.TrimSpace(string(out))
 }

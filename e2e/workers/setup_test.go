@@ -1,4 +1,4 @@
-package main
+package workers
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -24,7 +25,7 @@ import (
 // work (and a second one refused its folder), the same tree then runs to
 // the end.
 func TestEngineWorkerCannotWork(t *testing.T) {
-	srv, r, remote := engineRepo(t, flatTree("fetch", 2, 0), engineConf("max_consecutive_errors = 3\n", 2, ""), crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
+	srv, r, remote := engineRepo(t, e2e.FlatTree("fetch", 2, 0), engineConf("max_consecutive_errors = 3\n", 2, ""), e2e.CrashSteadyEnv+` = "1"`, e2e.CrashSlotsEnv+` = "2"`)
 	// The agent is a program looked for on PATH, which only some workers
 	// have.
 	exe, err := os.Executable()
@@ -35,12 +36,12 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if err := os.Symlink(exe, filepath.Join(agentDir, "crash-agent")); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := os.ReadFile(r.p.Config())
+	cfg, err := os.ReadFile(r.Paths.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.write(".runner/config.toml", strings.Replace(string(cfg), "command = ["+tomlString(exe)+"]", `command = ["crash-agent"]`, 1))
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qam", "the agent on PATH")
+	r.Write(".runner/config.toml", strings.Replace(string(cfg), "command = ["+e2e.TomlString(exe)+"]", `command = ["crash-agent"]`, 1))
+	r.Git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qam", "the agent on PATH")
 	withAgent := "PATH=" + agentDir + string(os.PathListSeparator) + os.Getenv("PATH")
 
 	elsewhere := filepath.Join(t.TempDir(), "gitconfig")
@@ -50,18 +51,18 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	badWorker := func(name, why string, env ...string) {
 		t.Helper()
 		w := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), name), name, env)
-		before := len(r.checkState("before " + name).metas)
-		res := r.runRunner(3*time.Minute, 0, nil, "run")
-		if res.code != 1 || !strings.Contains(res.out, "iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = 3)") ||
-			!strings.Contains(res.out, why) {
-			t.Fatalf("with worker %s, runner run exited %d, want 1 and the worker's failure (%s):\n%s\nworker:\n%s", name, res.code, why, res.out, w.out)
+		before := len(r.CheckState("before " + name).Metas)
+		res := r.RunRunner(3*time.Minute, 0, nil, "run")
+		if res.Code != 1 || !strings.Contains(res.Out, "iterations in a row failed on their workers before the agent started (loop.max_consecutive_errors = 3)") ||
+			!strings.Contains(res.Out, why) {
+			t.Fatalf("with worker %s, runner run exited %d, want 1 and the worker's failure (%s):\n%s\nworker:\n%s", name, res.Code, why, res.Out, w.out)
 		}
 		w.stopCleanly()
-		s := r.checkState("after worker " + name)
-		if len(s.metas)-before < 3 {
-			t.Errorf("%d iterations on %s, want at least 3 before the stop", len(s.metas)-before, name)
+		s := r.CheckState("after worker " + name)
+		if len(s.Metas)-before < 3 {
+			t.Errorf("%d iterations on %s, want at least 3 before the stop", len(s.Metas)-before, name)
 		}
-		for n, m := range s.metas {
+		for n, m := range s.Metas {
 			if m.Outcome != state.OutcomeInterrupted || !m.NoAttempt {
 				t.Errorf("iteration %d on %s: outcome %s, no_attempt %v; want interrupted with no attempt", n, m.Worker, m.Outcome, m.NoAttempt)
 			}
@@ -69,12 +70,12 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 				t.Errorf("iteration %d: worker %q, want %s", n, m.Worker, name)
 			}
 		}
-		for _, c := range s.tree.Root.Children {
+		for _, c := range s.Tree.Root.Children {
 			if c.Attempts != 0 || c.EffectiveStatus() != tree.StatusOpen {
 				t.Errorf("task %s: %s with %d attempts, want open with none", c.ID, c.EffectiveStatus(), c.Attempts)
 			}
 		}
-		if starts := r.agentStarts(); len(starts) > 0 {
+		if starts := r.AgentStarts(); len(starts) > 0 {
 			t.Errorf("an agent started on worker %s: %+v", name, starts)
 		}
 	}
@@ -92,11 +93,11 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if code := twin.wait(time.Minute); code == 0 || !strings.Contains(twin.out.String(), "another runner worker uses "+goodDir) {
 		t.Errorf("a second worker in the good worker's folder exited %d, want refused:\n%s", code, twin.out)
 	}
-	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("with a worker that can fetch, runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, good.out)
+	if res := r.RunRunner(3*time.Minute, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("with a worker that can fetch, runner run exited %d:\n%s\nworker:\n%s", res.Code, res.Out, good.out)
 	}
 	good.stopCleanly()
-	r.checkFinal()
+	r.CheckFinal()
 }
 
 // TestEngineResultWaitsForAWorker follows an iteration on a worker with
@@ -111,9 +112,9 @@ func TestEngineResultWaitsForAWorker(t *testing.T) {
 	srv, r, _, hold := heldTask(t, "hand")
 	w1 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w1"), "w1")
 	coord := startCoordinator(t, r)
-	awaitCond(t, 90*time.Second, "the agent at work on w1", coord, func() bool { return len(r.agentProcesses()) > 0 })
+	awaitCond(t, 90*time.Second, "the agent at work on w1", coord, func() bool { return len(r.AgentProcesses()) > 0 })
 	// show --follow says where it runs and follows its worker's events.
-	followCmd, _ := r.runnerCmd(nil, "show", "1", "--follow")
+	followCmd, _ := r.RunnerCmd(nil, "show", "1", "--follow")
 	follow := startProcess(t, followCmd)
 	awaitCond(t, time.Minute, "show --follow to follow the worker", coord, func() bool {
 		out := follow.out.String()
@@ -124,13 +125,13 @@ func TestEngineResultWaitsForAWorker(t *testing.T) {
 	if code := w1.wait(time.Minute); code != 0 {
 		t.Fatalf("w1 exited %d after an interrupt:\n%s", code, w1.out)
 	}
-	var status runnerResult
+	var status e2e.RunnerResult
 	awaitCond(t, time.Minute, "status to say the result waits for a worker", coord, func() bool {
-		status = r.runRunner(time.Minute, 0, nil, "status")
-		return strings.Contains(status.out, "finished on worker w1; what came of it waits for a worker to poll the task queue")
+		status = r.RunRunner(time.Minute, 0, nil, "status")
+		return strings.Contains(status.Out, "finished on worker w1; what came of it waits for a worker to poll the task queue")
 	})
-	if !strings.Contains(status.out, "running: iteration 1 on hand-000, on worker w1") {
-		t.Errorf("status while the result waits:\n%s", status.out)
+	if !strings.Contains(status.Out, "running: iteration 1 on hand-000, on worker w1") {
+		t.Errorf("status while the result waits:\n%s", status.Out)
 	}
 
 	w2 := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2")
@@ -141,10 +142,10 @@ func TestEngineResultWaitsForAWorker(t *testing.T) {
 	if code := follow.wait(time.Minute); code != 0 || !strings.Contains(follow.out.String(), "iteration 1 — hand/hand-000") {
 		t.Errorf("show --follow exited %d, want 0 after showing the iteration:\n%s", code, follow.out)
 	}
-	r.checkFinal()
-	s := r.checkState("at the end")
-	if m := s.metas[1]; len(s.metas) != 1 || m == nil || m.Outcome != state.OutcomeDone || m.Worker != "w1" {
-		t.Errorf("iterations %+v, want one, done on w1", s.metas)
+	r.CheckFinal()
+	s := r.CheckState("at the end")
+	if m := s.Metas[1]; len(s.Metas) != 1 || m == nil || m.Outcome != state.OutcomeDone || m.Worker != "w1" {
+		t.Errorf("iterations %+v, want one, done on w1", s.Metas)
 	}
 }
 
@@ -160,13 +161,13 @@ func TestEngineWorkerStopsPastItsGrace(t *testing.T) {
 	w1 := startWorker(t, r, srv.address, w1dir, "w1")
 	coord := startCoordinator(t, r)
 	awaitCond(t, 90*time.Second, "the agent at work on w1, having written", coord, func() bool {
-		return len(r.agentsOn(w1dir)) > 0 && len(startedIn(w1dir, "grace-")) == 1
+		return len(r.AgentsOn(w1dir)) > 0 && len(startedIn(w1dir, "grace-")) == 1
 	})
 	w1.cmd.Process.Signal(os.Interrupt)
 	if code := w1.wait(2 * time.Minute); code != 0 {
 		t.Fatalf("w1 exited %d after an interrupt:\n%s", code, w1.out)
 	}
-	if left := r.agentsOn(w1dir); len(left) > 0 {
+	if left := r.AgentsOn(w1dir); len(left) > 0 {
 		t.Errorf("agents left by the stopped worker: %v", left)
 	}
 	ref := engine.LeftoverRef(runIDOf(t, r), 1, 0)
@@ -185,9 +186,9 @@ func TestEngineWorkerStopsPastItsGrace(t *testing.T) {
 		t.Fatalf("the coordinator exited %d:\n%s", code, coord.out)
 	}
 	w2.stopCleanly()
-	r.checkFinal()
-	s := r.checkState("at the end")
-	if m := s.metas[1]; m == nil || m.Outcome != state.OutcomeInterrupted || m.Worker != "w1" {
+	r.CheckFinal()
+	s := r.CheckState("at the end")
+	if m := s.Metas[1]; m == nil || m.Outcome != state.OutcomeInterrupted || m.Worker != "w1" {
 		t.Errorf("iteration 1: %+v, want interrupted on w1", m)
 	}
 }
@@ -202,7 +203,7 @@ func TestEngineWorkerStopsPastItsGrace(t *testing.T) {
 func TestEngineWorkerLostInItsGuards(t *testing.T) {
 	marks := t.TempDir()
 	hold, inGuard := filepath.Join(marks, "hold"), filepath.Join(marks, "in-guard")
-	srv, r, _ := engineRepo(t, flatTree("lost", 1, 0), func(address, remote string) string {
+	srv, r, _ := engineRepo(t, e2e.FlatTree("lost", 1, 0), func(address, remote string) string {
 		return fmt.Sprintf(`
 [sandbox]
 mode = "off"
@@ -218,7 +219,7 @@ remote = %[4]q
 parallel = 1
 heartbeat = "3s"
 `, inGuard, hold, address, remote)
-	}, crashSteadyEnv+` = "1"`)
+	}, e2e.CrashSteadyEnv+` = "1"`)
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -231,19 +232,19 @@ heartbeat = "3s"
 	// Its activity times out; until a worker polls, the workflow's last
 	// step waits, and status says so.
 	awaitCond(t, time.Minute, "status to say the iteration was lost and waits for a worker", coord, func() bool {
-		return strings.Contains(r.runRunner(time.Minute, 0, nil, "status").out, "lost (its worker stopped answering) on worker w1; what came of it waits for a worker")
+		return strings.Contains(r.RunRunner(time.Minute, 0, nil, "status").Out, "lost (its worker stopped answering) on worker w1; what came of it waits for a worker")
 	})
 	os.Remove(inGuard)
 	w2 := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2", nil, "--sandbox", "off")
 	awaitCond(t, time.Minute, "iteration 1 recorded", coord, func() bool {
-		m, err := state.LoadMeta(r.p.RunDir(1))
+		m, err := state.LoadMeta(r.Paths.RunDir(1))
 		return err == nil && m.Phase == state.PhaseRecorded
 	})
-	m, _ := state.LoadMeta(r.p.RunDir(1))
+	m, _ := state.LoadMeta(r.Paths.RunDir(1))
 	if m.Outcome != state.OutcomeInterrupted || !strings.Contains(m.Note, "it is kept as this attempt's") {
 		t.Errorf("iteration 1: outcome %s, note %q; want interrupted, its pushed work kept", m.Outcome, m.Note)
 	}
-	if files := r.git("ls-tree", "-r", "--name-only", "refs/runner/attempts/1"); !strings.Contains(files, "work/lost-000.txt") {
+	if files := r.Git("ls-tree", "-r", "--name-only", "refs/runner/attempts/1"); !strings.Contains(files, "work/lost-000.txt") {
 		t.Errorf("the attempt of iteration 1 lacks the work its worker pushed:\n%s", files)
 	}
 
@@ -252,17 +253,17 @@ heartbeat = "3s"
 		t.Fatalf("the coordinator exited %d:\n%s", code, coord.out)
 	}
 	w2.stopCleanly()
-	r.checkFinal()
+	r.CheckFinal()
 }
 
 // heldTask is engineRepo with one task, named after prefix, whose crash
 // agent writes work/<task>.started and then waits while the returned
 // hold file exists (it does until the test removes it, at the latest
 // when it ends).
-func heldTask(t *testing.T, prefix string) (*devServer, *crashRepo, string, string) {
+func heldTask(t *testing.T, prefix string) (*devServer, *e2e.Repo, string, string) {
 	t.Helper()
 	hold := filepath.Join(t.TempDir(), "hold")
-	srv, r, remote := engineRepo(t, flatTree(prefix, 1, 0), engineConf("", 1, ""), crashSteadyEnv+` = "1"`, crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
+	srv, r, remote := engineRepo(t, e2e.FlatTree(prefix, 1, 0), engineConf("", 1, ""), e2e.CrashSteadyEnv+` = "1"`, e2e.CrashHoldEnv+" = "+e2e.TomlString(hold), e2e.CrashEarlyEnv+` = "1"`)
 	if err := os.WriteFile(hold, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -277,23 +278,23 @@ func heldTask(t *testing.T, prefix string) (*devServer, *crashRepo, string, stri
 // interrupted (an attempt: an agent worked) and names that ref, and the
 // next attempt lands.
 func TestEngineWorkerFailsAfterTheAgent(t *testing.T) {
-	srv, r, remote := engineRepo(t, flatTree("fail", 1, 0), engineConf("", 1, ""), crashSteadyEnv+` = "1"`)
+	srv, r, remote := engineRepo(t, e2e.FlatTree("fail", 1, 0), engineConf("", 1, ""), e2e.CrashSteadyEnv+` = "1"`)
 	refused := filepath.Join(t.TempDir(), "refused")
 	hook := fmt.Sprintf("#!/bin/sh\nwhile read old new ref; do\n  case $ref in */result) if [ ! -e %[1]s ]; then touch %[1]s; echo 'results are refused once' >&2; exit 1; fi;; esac\ndone\n", refused)
 	if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
-	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, w.out)
+	if res := r.RunRunner(3*time.Minute, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("runner run exited %d:\n%s\nworker:\n%s", res.Code, res.Out, w.out)
 	}
 	w.stopCleanly()
 	if !fileExists(refused) {
 		t.Fatal("the remote's hook never refused a result: the test tests nothing")
 	}
-	r.checkFinal()
-	s := r.checkState("at the end")
-	m := s.metas[1]
+	r.CheckFinal()
+	s := r.CheckState("at the end")
+	m := s.Metas[1]
 	ref := engine.LeftoverRef(runIDOf(t, r), 1, 0)
 	if m == nil || m.Outcome != state.OutcomeInterrupted || !strings.Contains(m.Note, "its worker failed: ") || !strings.Contains(m.Note, ref) {
 		t.Errorf("iteration 1: %+v; want interrupted, its worker's failure and %s in its note", m, ref)
@@ -301,7 +302,7 @@ func TestEngineWorkerFailsAfterTheAgent(t *testing.T) {
 	if out, err := exec.Command("git", "--git-dir", remote, "ls-tree", "-r", "--name-only", ref).CombinedOutput(); err != nil || !strings.Contains(string(out), "work/fail-000.txt") {
 		t.Errorf("the failed iteration's work at %s: %v\n%s", ref, err, out)
 	}
-	if m := s.metas[2]; m == nil || m.Outcome != state.OutcomeDone {
+	if m := s.Metas[2]; m == nil || m.Outcome != state.OutcomeDone {
 		t.Errorf("iteration 2: %+v, want done", m)
 	}
 }

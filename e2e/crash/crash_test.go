@@ -1,4 +1,4 @@
-package main
+package crash
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -24,7 +25,7 @@ import (
 // RUNNER_CRASH_KILLS sets how many kills TestCrashRandomKills makes
 // (default 16, 4 with -short); raise it for a long run:
 //
-//	RUNNER_CRASH_KILLS=1000 go test -run TestCrashRandomKills -timeout 2h -v ./cmd/runner
+//	RUNNER_CRASH_KILLS=1000 go test -run TestCrashRandomKills -timeout 2h -v ./e2e/crash
 //
 // The test logs its random seed; RUNNER_CRASH_SEED=N replays a run's
 // choices (the timing of the kills still varies).
@@ -105,50 +106,50 @@ func sweepWrites(t *testing.T, guards, failAt, phase string) int {
 			for n := first; n < first+wave; n++ {
 				t.Run(strconv.Itoa(n), func(t *testing.T) {
 					t.Parallel()
-					r := newCrashRepo(t, `{"version": 1, "root": {"id": "job", "title": "Job", "children": [
-  {"id": "only", "title": "The only task"}]}}`, guards, crashSteadyEnv+` = "1"`)
+					r := e2e.NewRepo(t, `{"version": 1, "root": {"id": "job", "title": "Job", "children": [
+  {"id": "only", "title": "The only task"}]}}`, guards, e2e.CrashSteadyEnv+` = "1"`)
 					if failAt != "" {
-						res := r.runRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=" + failAt}, "run")
-						s := r.checkState("after the first kill")
-						left := s.rs.InFlight != nil && s.rs.InFlight.Phase == phase
+						res := r.RunRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=" + failAt}, "run")
+						s := r.CheckState("after the first kill")
+						left := s.RS.InFlight != nil && s.RS.InFlight.Phase == phase
 						if phase == startedInJournalOnly {
-							rec, err := state.UnfinishedStart(r.p.Journal())
-							left = err == nil && rec != nil && s.rs.InFlight == nil
+							rec, err := state.UnfinishedStart(r.Paths.Journal())
+							left = err == nil && rec != nil && s.RS.InFlight == nil
 						}
-						if !res.killed || !left {
+						if !res.Killed || !left {
 							t.Fatalf("the run with %s=%s left in_flight %+v (killed %v), want phase %s:\n%s",
-								fsutil.FailpointEnv, failAt, s.rs.InFlight, res.killed, phase, res.out)
+								fsutil.FailpointEnv, failAt, s.RS.InFlight, res.Killed, phase, res.Out)
 						}
 					}
 					fp := fsutil.FailpointEnv + "=*@" + strconv.Itoa(n)
-					res := r.runRunner(runLimit, 0, []string{fp}, "run")
+					res := r.RunRunner(runLimit, 0, []string{fp}, "run")
 					kept := 0 // an iteration whose agent's result was saved when the runner died
 					switch {
-					case res.killed:
+					case res.Killed:
 						mu.Lock()
 						kills++
 						mu.Unlock()
-						s := r.checkState(fmt.Sprintf("killed at write point %d", n))
-						if in := s.rs.InFlight; in != nil {
-							if m := s.metas[in.Iteration]; m != nil && (m.Phase == state.PhaseAgentDone || m.Phase == state.PhaseGuardsDone ||
+						s := r.CheckState(fmt.Sprintf("killed at write point %d", n))
+						if in := s.RS.InFlight; in != nil {
+							if m := s.Metas[in.Iteration]; m != nil && (m.Phase == state.PhaseAgentDone || m.Phase == state.PhaseGuardsDone ||
 								(m.Phase == state.PhaseRecorded && m.Outcome != state.OutcomeInterrupted)) {
 								kept = in.Iteration
 							}
 						}
-					case res.code == 0:
+					case res.Code == 0:
 						mu.Lock()
 						finished = true
 						mu.Unlock()
 					default:
-						t.Fatalf("runner with %s: exit %d, want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", fp, res.code, res.out, lockHolders(r.p.Lock()))
+						t.Fatalf("runner with %s: exit %d, want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", fp, res.Code, res.Out, e2e.LockHolders(r.Paths.Lock()))
 					}
-					if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
-						t.Fatalf("the runner after the kill at point %d: exit %d:\n%s\nprocesses with the lock file open:\n%s", n, res.code, res.out, lockHolders(r.p.Lock()))
+					if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+						t.Fatalf("the runner after the kill at point %d: exit %d:\n%s\nprocesses with the lock file open:\n%s", n, res.Code, res.Out, e2e.LockHolders(r.Paths.Lock()))
 					}
-					r.checkFinal()
+					r.CheckFinal()
 					if kept > 0 {
 						// The agent's saved result is used, never thrown away.
-						if m, err := state.LoadMeta(r.p.RunDir(kept)); err != nil || m.Outcome == state.OutcomeInterrupted {
+						if m, err := state.LoadMeta(r.Paths.RunDir(kept)); err != nil || m.Outcome == state.OutcomeInterrupted {
 							t.Errorf("iteration %d had its agent's result saved when the runner died, yet was recorded as %v (%v)", kept, m, err)
 						}
 					}
@@ -191,7 +192,7 @@ func TestCrashRandomKills(t *testing.T) {
 	// The agent sometimes hits a rate limit: kills also land while the
 	// runner waits it out, which must cost no attempt.
 	limits := "rate_limit_backoff = \"150ms\"\nrate_limit_backoff_max = \"300ms\"\n"
-	r := newCrashRepo(t, chainTree("crash", 8), limits+crashGuard, crashLimitsEnv+` = "1"`)
+	r := e2e.NewRepo(t, e2e.ChainTree("crash", 8), limits+crashGuard, e2e.CrashLimitsEnv+` = "1"`)
 	start := time.Now()
 	kills, failpointKills, batches := 0, 0, 0
 	points := []string{fsutil.FailTemp, fsutil.FailRename, fsutil.FailAppend}
@@ -213,44 +214,44 @@ func TestCrashRandomKills(t *testing.T) {
 			env = append(env, fsutil.FailpointEnv+"="+fp)
 			delay += 400 * time.Millisecond // a point not reached still ends in a kill
 		}
-		res := r.runRunner(runLimit, delay, env, "run")
+		res := r.RunRunner(runLimit, delay, env, "run")
 		switch {
-		case res.killed:
+		case res.Killed:
 			kills++
-			if res.took < delay {
+			if res.Took < delay {
 				failpointKills++
 			}
-			r.checkState(fmt.Sprintf("after kill %d (%v, %s)", kills, env, delay))
-		case res.code == 0:
+			r.CheckState(fmt.Sprintf("after kill %d (%v, %s)", kills, env, delay))
+		case res.Code == 0:
 			// The tree is complete: give it more work.
 			batches++
 			addTasks(t, r, fmt.Sprintf("more%d", batches), 4)
 		default:
-			t.Fatalf("runner exit %d after %s (%v), want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", res.code, res.took, env, res.out, lockHolders(r.p.Lock()))
+			t.Fatalf("runner exit %d after %s (%v), want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", res.Code, res.Took, env, res.Out, e2e.LockHolders(r.Paths.Lock()))
 		}
 	}
-	if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("the last runner: exit %d:\n%s", res.code, res.out)
+	if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("the last runner: exit %d:\n%s", res.Code, res.Out)
 	}
-	iterations, interrupted := r.checkFinal()
+	iterations, interrupted := r.CheckFinal()
 	t.Logf("%d kills (%d inside a state write), %d iterations, %d interrupted, %d task batches added, %s",
 		kills, failpointKills, iterations, interrupted, batches, time.Since(start).Round(time.Second))
 }
 
 // addTasks adds a group of n chained tasks to the repository's tree, as a
 // person would while no runner runs.
-func addTasks(t *testing.T, r *crashRepo, id string, n int) {
+func addTasks(t *testing.T, r *e2e.Repo, id string, n int) {
 	t.Helper()
-	tr, err := tree.Load(r.p.Tree())
+	tr, err := tree.Load(r.Paths.Tree())
 	if err != nil {
 		t.Fatal(err)
 	}
-	more, err := tree.Parse("more.json", []byte(chainTree(id, n)))
+	more, err := tree.Parse("more.json", []byte(e2e.ChainTree(id, n)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr.Root.Children = append(tr.Root.Children, more.Root.Children...)
-	if err := tree.Save(r.p.Tree(), tr); err != nil {
+	if err := tree.Save(r.Paths.Tree(), tr); err != nil {
 		t.Fatal(err)
 	}
 }

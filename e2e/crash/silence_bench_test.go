@@ -1,9 +1,11 @@
-package main
+package crash
 
 import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/runner-cli/runner/e2e"
 )
 
 // BenchmarkTimeToSilence measures the time from the runner's death by
@@ -15,7 +17,7 @@ import (
 // grace period. The figures are the ms-mean and ms-max metrics (ns/op
 // counts the whole run, setup included):
 //
-//	go test ./cmd/runner -run '^$' -bench TimeToSilence -benchtime 10x
+//	go test ./e2e/crash -run '^$' -bench TimeToSilence -benchtime 10x
 func BenchmarkTimeToSilence(b *testing.B) {
 	const grace = time.Second
 	for _, what := range []string{"agent", "guard"} {
@@ -29,7 +31,7 @@ func BenchmarkTimeToSilence(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					pidFile := filepath.Join(b.TempDir(), "pids")
 					script := strayScript(pidFile, ignoreTerm)
-					var r *crashRepo
+					var r *e2e.Repo
 					if what == "agent" {
 						r = silenceRepo(b, script, "", grace)
 					} else {

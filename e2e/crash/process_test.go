@@ -1,4 +1,4 @@
-package main
+package crash
 
 import (
 	"fmt"
@@ -12,72 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/state"
 )
-
-// oneTask is a tree with a single task.
-const oneTask = `{"version": 1, "root": {"id": "job", "title": "Job", "children": [{"id": "only", "title": "The only task"}]}}`
-
-// fakeAgentRepo creates a repository whose agent is the scripted fake
-// agent (internal/fakeagent) with the given script and extra [executor]
-// lines; the agent and its children carry the repository's token.
-func fakeAgentRepo(t *testing.T, treeJSON, script, executorExtra string) *crashRepo {
-	t.Helper()
-	return fakeAgentRepoAt(t, t.TempDir(), treeJSON, script, executorExtra)
-}
-
-// fakeAgentRepoAt is fakeAgentRepo in the folder root.
-func fakeAgentRepoAt(t *testing.T, root, treeJSON, script, executorExtra string) *crashRepo {
-	t.Helper()
-	if _, err := exec.LookPath("fakeagent"); err != nil {
-		t.Skipf("fakeagent is not installed by TestMain: %v", err)
-	}
-	r := newCrashRepoAt(t, root, treeJSON, "")
-	r.write("agent.json", script)
-	r.write(".runner/config.toml", fmt.Sprintf(`[executor]
-preset = "command"
-command = ["fakeagent", %s]
-env = { %s = %s }
-%s
-
-[loop]
-max_iterations = 10
-max_attempts = 5
-`, tomlString(filepath.Join(r.root, "agent.json")), crashTokenEnv, tomlString(r.token), executorExtra))
-	return r
-}
-
-// startRunner starts `runner run` in the background; the returned
-// function waits for it, at most limit.
-func (r *crashRepo) startRunner(args ...string) (*exec.Cmd, func(limit time.Duration) runnerResult) {
-	r.t.Helper()
-	cmd, out := r.runnerCmd(nil, append([]string{"run"}, args...)...)
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	r.t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGKILL)
-		<-done
-	})
-	return cmd, func(limit time.Duration) runnerResult {
-		r.t.Helper()
-		select {
-		case <-done:
-		case <-time.After(limit):
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			r.t.Fatalf("runner did not finish within %s; output:\n%s", limit, out)
-		}
-		res := runnerResult{code: cmd.ProcessState.ExitCode(), took: time.Since(start), out: out.String(), state: cmd.ProcessState}
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.killed = ws.Signal() == syscall.SIGKILL
-		}
-		return res
-	}
-}
 
 // waitUntil polls cond every 20 ms for at most limit.
 func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool) {
@@ -89,12 +26,6 @@ func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// agentRunning reports whether iteration 1's agent printed "ready".
-func (r *crashRepo) agentRunning() bool {
-	data, _ := os.ReadFile(filepath.Join(r.p.RunDir(1), "executor.log"))
-	return strings.Contains(string(data), "ready")
 }
 
 // stubbornScript: the first attempt ignores SIGTERM and sleeps; the
@@ -112,15 +43,15 @@ func TestSignalInterruptsRun(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			const grace = time.Second
-			r := fakeAgentRepo(t, oneTask, stubbornScript, `timeout = "5m"`+"\n"+`kill_grace = "1s"`)
-			cmd, wait := r.startRunner()
-			waitUntil(t, "the agent to start", time.Minute, r.agentRunning)
+			r := e2e.FakeAgentRepo(t, e2e.OneTask, stubbornScript, `timeout = "5m"`+"\n"+`kill_grace = "1s"`)
+			cmd, wait := r.StartRunner()
+			waitUntil(t, "the agent to start", time.Minute, r.AgentRunning)
 			sent := time.Now()
 			cmd.Process.Signal(sig)
 			res := wait(time.Minute)
 			took := time.Since(sent)
-			if res.code != 130 {
-				t.Fatalf("exit %d, want 130:\n%s", res.code, res.out)
+			if res.Code != 130 {
+				t.Fatalf("exit %d, want 130:\n%s", res.Code, res.Out)
 			}
 			// The agent ignores SIGTERM, so it dies only at SIGKILL: not
 			// before the grace period, and long before its minute of sleep.
@@ -128,32 +59,32 @@ func TestSignalInterruptsRun(t *testing.T) {
 			if bound := 30 * time.Second; took > bound || took < grace {
 				t.Errorf("the runner exited %s after the signal; want between the grace period (%s) and %s, well before the agent's sleep ends", took, grace, bound)
 			}
-			if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
+			if left := r.WaitNoAgents(10 * time.Second); len(left) > 0 {
 				t.Errorf("agent processes survived the interrupt: %v", left)
 			}
-			if held, holder, err := state.LockHolder(r.p); err != nil || held {
+			if held, holder, err := state.LockHolder(r.Paths); err != nil || held {
 				t.Errorf("lock after exit: held %v by %q (%v); want released", held, holder, err)
 			}
-			s := r.checkState("after the interrupt")
-			if s.rs.InFlight != nil || s.rs.LastStatus != "interrupted" {
-				t.Errorf("run state %+v; want nothing in flight and last_status interrupted", s.rs)
+			s := r.CheckState("after the interrupt")
+			if s.RS.InFlight != nil || s.RS.LastStatus != "interrupted" {
+				t.Errorf("run state %+v; want nothing in flight and last_status interrupted", s.RS)
 			}
-			if n := s.tree.Root.Children[0]; n.Attempts != 1 {
+			if n := s.Tree.Root.Children[0]; n.Attempts != 1 {
 				t.Errorf("attempts = %d after an interrupted iteration, want 1", n.Attempts)
 			}
-			if !hasEvent(s.journal, 1, state.EventInterrupted) {
-				t.Errorf("journal has no interrupted record for iteration 1: %+v", s.journal)
+			if !hasEvent(s.Journal, 1, state.EventInterrupted) {
+				t.Errorf("journal has no interrupted record for iteration 1: %+v", s.Journal)
 			}
 
-			res = r.runRunner(time.Minute, 0, nil, "run")
-			if res.code != 0 {
-				t.Fatalf("the next run: exit %d:\n%s", res.code, res.out)
+			res = r.RunRunner(time.Minute, 0, nil, "run")
+			if res.Code != 0 {
+				t.Fatalf("the next run: exit %d:\n%s", res.Code, res.Out)
 			}
-			history := readFile(t, filepath.Join(r.p.ContextDir(), "history.md"))
+			history := e2e.ReadFile(t, filepath.Join(r.Paths.ContextDir(), "history.md"))
 			if !strings.Contains(history, "interrupted") || !strings.Contains(history, "partial changes") {
 				t.Errorf("history.md of the retry does not say the attempt was interrupted and left partial changes:\n%s", history)
 			}
-			prompt := readFile(t, filepath.Join(r.p.RunDir(2), "prompt.md"))
+			prompt := e2e.ReadFile(t, filepath.Join(r.Paths.RunDir(2), "prompt.md"))
 			if !strings.Contains(prompt, "partial changes") {
 				t.Errorf("the retry's prompt does not carry the interrupted history")
 			}
@@ -175,45 +106,45 @@ func hasEvent(journal []state.Record, iteration int, event string) bool {
 // killed with SIGKILL the next one takes the lock at once, records the
 // interrupted iteration and finishes the work.
 func TestLockOneRunnerPerRepository(t *testing.T) {
-	r := fakeAgentRepo(t, oneTask, stubbornScript, `kill_grace = "1s"`)
-	first, wait := r.startRunner()
-	waitUntil(t, "the agent to start", time.Minute, r.agentRunning)
+	r := e2e.FakeAgentRepo(t, e2e.OneTask, stubbornScript, `kill_grace = "1s"`)
+	first, wait := r.StartRunner()
+	waitUntil(t, "the agent to start", time.Minute, r.AgentRunning)
 
-	second := r.runRunner(time.Minute, 0, nil, "run")
-	t.Logf("the second runner exited after %s", second.took)
-	if second.code != 1 {
-		t.Fatalf("second runner: exit %d, want 1:\n%s", second.code, second.out)
+	second := r.RunRunner(time.Minute, 0, nil, "run")
+	t.Logf("the second runner exited after %s", second.Took)
+	if second.Code != 1 {
+		t.Fatalf("second runner: exit %d, want 1:\n%s", second.Code, second.Out)
 	}
-	if want := fmt.Sprintf("pid %d", first.Process.Pid); !strings.Contains(second.out, want) {
-		t.Errorf("second runner's message does not name the holder (%s):\n%s", want, second.out)
+	if want := fmt.Sprintf("pid %d", first.Process.Pid); !strings.Contains(second.Out, want) {
+		t.Errorf("second runner's message does not name the holder (%s):\n%s", want, second.Out)
 	}
 	// It does not wait for the lock: it gave up while the first runner,
 	// whose agent sleeps for a minute, still held it.
-	if held, holder, err := state.LockHolder(r.p); err != nil || !held || !strings.Contains(holder, strconv.Itoa(first.Process.Pid)) {
+	if held, holder, err := state.LockHolder(r.Paths); err != nil || !held || !strings.Contains(holder, strconv.Itoa(first.Process.Pid)) {
 		t.Errorf("when the second runner gave up, the lock was held %v by %q (%v); want held by the first runner, pid %d", held, holder, err, first.Process.Pid)
 	}
-	if got := readFile(t, r.p.Lock()); !strings.Contains(got, strconv.Itoa(first.Process.Pid)) {
+	if got := e2e.ReadFile(t, r.Paths.Lock()); !strings.Contains(got, strconv.Itoa(first.Process.Pid)) {
 		t.Errorf("the second runner changed the lock file: %q", got)
 	}
 
 	first.Process.Signal(syscall.SIGKILL)
-	if res := wait(30 * time.Second); !res.killed {
+	if res := wait(30 * time.Second); !res.Killed {
 		t.Fatalf("first runner was not killed: %+v", res)
 	}
 	// The lock is taken without waiting, so a runner that did not get it
 	// would exit 1 at once: exit 0 means the kernel freed it at the kill.
-	res := r.runRunner(time.Minute, 0, nil, "run")
-	if res.code != 0 || strings.Contains(res.out, "lock") {
-		t.Fatalf("third runner: exit %d:\n%s", res.code, res.out)
+	res := r.RunRunner(time.Minute, 0, nil, "run")
+	if res.Code != 0 || strings.Contains(res.Out, "lock") {
+		t.Fatalf("third runner: exit %d:\n%s", res.Code, res.Out)
 	}
-	if _, err := os.Stat(r.p.Lock()); err != nil {
+	if _, err := os.Stat(r.Paths.Lock()); err != nil {
 		t.Errorf("the lock file must never be deleted: %v", err)
 	}
-	s := r.checkState("after the third runner")
-	if !hasEvent(s.journal, 1, state.EventInterrupted) || !hasEvent(s.journal, 2, state.EventRecorded) {
-		t.Errorf("journal: want iteration 1 interrupted and iteration 2 recorded: %+v", s.journal)
+	s := r.CheckState("after the third runner")
+	if !hasEvent(s.Journal, 1, state.EventInterrupted) || !hasEvent(s.Journal, 2, state.EventRecorded) {
+		t.Errorf("journal: want iteration 1 interrupted and iteration 2 recorded: %+v", s.Journal)
 	}
-	if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
+	if left := r.WaitNoAgents(10 * time.Second); len(left) > 0 {
 		t.Errorf("agent processes survived: %v", left)
 	}
 }
@@ -225,7 +156,7 @@ func TestLockOneRunnerPerRepository(t *testing.T) {
 // whose id was recorded but is not this repository's agent (an id reused
 // after a reboot) is left alone.
 func TestLeftoverAgentKilledOnStart(t *testing.T) {
-	r := fakeAgentRepo(t, oneTask, `{"default": {"message": {"status": "done", "summary": "done"}}}`, `kill_grace = "500ms"`)
+	r := e2e.FakeAgentRepo(t, e2e.OneTask, `{"default": {"message": {"status": "done", "summary": "done"}}}`, `kill_grace = "500ms"`)
 	start := func(env ...string) *exec.Cmd {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60")
@@ -238,37 +169,37 @@ func TestLeftoverAgentKilledOnStart(t *testing.T) {
 		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 		return cmd
 	}
-	agent := start("RUNNER_DIR="+r.p.Dir, "RUNNER_ITERATION=1", crashTokenEnv+"="+r.token)
-	stranger := start("RUNNER_DIR=" + r.p.Dir + "-elsewhere")
-	if err := os.MkdirAll(r.p.StateDir(), 0o755); err != nil {
+	agent := start("RUNNER_DIR="+r.Paths.Dir, "RUNNER_ITERATION=1", e2e.CrashTokenEnv+"="+r.Token)
+	stranger := start("RUNNER_DIR=" + r.Paths.Dir + "-elsewhere")
+	if err := os.MkdirAll(r.Paths.StateDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// A runner (pid 1: surely not ours) died in iteration 1 with the
 	// stranger's group recorded as its agent's.
 	rs := &state.RunState{InFlight: &state.InFlight{Iteration: 1, Node: "only", Phase: state.PhaseStarted,
 		RunnerPID: 1, AgentPGID: stranger.Process.Pid, StartedAt: time.Now().UTC()}}
-	if err := state.SaveRunState(r.p.RunState(), rs); err != nil {
+	if err := state.SaveRunState(r.Paths.RunState(), rs); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the planted agent to run", 10*time.Second, func() bool { return len(r.agentProcesses()) >= 2 })
+	waitUntil(t, "the planted agent to run", 10*time.Second, func() bool { return len(r.AgentProcesses()) >= 2 })
 
-	res := r.runRunner(time.Minute, 0, nil, "run")
-	if res.code != 0 {
-		t.Fatalf("runner: exit %d:\n%s", res.code, res.out)
+	res := r.RunRunner(time.Minute, 0, nil, "run")
+	if res.Code != 0 {
+		t.Fatalf("runner: exit %d:\n%s", res.Code, res.Out)
 	}
-	if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
+	if left := r.WaitNoAgents(10 * time.Second); len(left) > 0 {
 		t.Errorf("the leftover agent (group %d) survived: %v", agent.Process.Pid, left)
 	}
 	if syscall.Kill(-stranger.Process.Pid, 0) != nil {
 		t.Errorf("the runner killed process group %d, which is not its agent", stranger.Process.Pid)
 	}
-	if !strings.Contains(res.out, "holds no process of that agent") {
-		t.Errorf("the runner did not say why it left group %d alone:\n%s", stranger.Process.Pid, res.out)
+	if !strings.Contains(res.Out, "holds no process of that agent") {
+		t.Errorf("the runner did not say why it left group %d alone:\n%s", stranger.Process.Pid, res.Out)
 	}
-	s := r.checkState("after the resume")
+	s := r.CheckState("after the resume")
 	// The runner's first death spends no attempt (state.RunState.Death).
-	if !hasEvent(s.journal, 1, state.EventInterrupted) || s.tree.Root.Children[0].Attempts != 0 {
-		t.Errorf("iteration 1 was not recorded as interrupted with no attempt spent: %+v", s.journal)
+	if !hasEvent(s.Journal, 1, state.EventInterrupted) || s.Tree.Root.Children[0].Attempts != 0 {
+		t.Errorf("iteration 1 was not recorded as interrupted with no attempt spent: %+v", s.Journal)
 	}
 }
 
@@ -277,21 +208,21 @@ func TestLeftoverAgentKilledOnStart(t *testing.T) {
 // iteration: the agent's supervisor stops it as soon as the agent exits,
 // so it is gone when the runner is.
 func TestAgentDaemonStoppedWithIteration(t *testing.T) {
-	r := newCrashRepo(t, oneTask, "", crashSteadyEnv+` = "1"`, crashDaemonEnv+` = "1"`)
-	res := r.runRunner(time.Minute, 0, nil, "run", "--once")
-	if res.code != 0 {
-		t.Fatalf("exit %d:\n%s", res.code, res.out)
+	r := e2e.NewRepo(t, e2e.OneTask, "", e2e.CrashSteadyEnv+` = "1"`, e2e.CrashDaemonEnv+` = "1"`)
+	res := r.RunRunner(time.Minute, 0, nil, "run", "--once")
+	if res.Code != 0 {
+		t.Fatalf("exit %d:\n%s", res.Code, res.Out)
 	}
 	daemons := 0
-	for _, a := range r.agentStarts() {
-		if a.role == "daemon" {
+	for _, a := range r.AgentStarts() {
+		if a.Role == "daemon" {
 			daemons++
 		}
 	}
 	if daemons != 1 {
 		t.Fatalf("the agent started %d daemons, want 1", daemons)
 	}
-	if left := r.agentProcesses(); len(left) > 0 {
+	if left := r.AgentProcesses(); len(left) > 0 {
 		t.Errorf("the agent's daemon outlived its iteration: %v", left)
 	}
 }
@@ -322,29 +253,29 @@ func TestGuardLeftoverKilledOnStart(t *testing.T) {
 // false when the guard's child died with the runner, which fails the test
 // on the last try.
 func guardLeftoverKilledOnStart(t *testing.T, last bool) bool {
-	r := fakeAgentRepo(t, oneTask, `{"default": {"message": {"status": "done", "summary": "done"}}}`, `kill_grace = "500ms"`)
-	config, err := os.ReadFile(filepath.Join(r.root, ".runner/config.toml"))
+	r := e2e.FakeAgentRepo(t, e2e.OneTask, `{"default": {"message": {"status": "done", "summary": "done"}}}`, `kill_grace = "500ms"`)
+	config, err := os.ReadFile(filepath.Join(r.Root, ".runner/config.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	marker := filepath.Join(r.root, "guard-ran")
+	marker := filepath.Join(r.Root, "guard-ran")
 	daemonPID := filepath.Join(t.TempDir(), "daemon.pid")
-	r.write(".runner/config.toml", string(config)+fmt.Sprintf(`
+	r.Write(".runner/config.toml", string(config)+fmt.Sprintf(`
 [[guard]]
 name = "serve"
 run = "if [ -e %[1]s ]; then exit 0; fi; setsid env -i sh -c 'echo $$ > %[4]s; exec sleep 60' & %[2]s=%[3]s sleep 60 & touch %[1]s; sleep 60"
-`, marker, crashTokenEnv, r.token, daemonPID))
+`, marker, e2e.CrashTokenEnv, r.Token, daemonPID))
 
-	cmd, wait := r.startRunner()
+	cmd, wait := r.StartRunner()
 	waitUntil(t, "the guard's child to run", 20*time.Second, func() bool {
 		_, err := os.Stat(marker)
-		return err == nil && len(r.agentProcesses()) > 0
+		return err == nil && len(r.AgentProcesses()) > 0
 	})
 	killWithSupervisors(t, cmd.Process.Pid)
-	if res := wait(10 * time.Second); !res.killed {
-		t.Fatalf("the runner was not killed: exit %d\n%s", res.code, res.out)
+	if res := wait(10 * time.Second); !res.Killed {
+		t.Fatalf("the runner was not killed: exit %d\n%s", res.Code, res.Out)
 	}
-	if len(r.agentProcesses()) == 0 {
+	if len(r.AgentProcesses()) == 0 {
 		if !last {
 			return false
 		}
@@ -358,19 +289,19 @@ run = "if [ -e %[1]s ]; then exit 0; fi; setsid env -i sh -c 'echo $$ > %[4]s; e
 	cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", daemon))
 	inCgroup := strings.Contains(string(cg), "/runner-")
 
-	res := r.runRunner(time.Minute, 0, nil, "run")
-	if res.code != 0 {
-		t.Fatalf("runner: exit %d:\n%s", res.code, res.out)
+	res := r.RunRunner(time.Minute, 0, nil, "run")
+	if res.Code != 0 {
+		t.Fatalf("runner: exit %d:\n%s", res.Code, res.Out)
 	}
-	if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
-		t.Errorf("the guard's child survived the next runner: %v\n%s", left, res.out)
+	if left := r.WaitNoAgents(10 * time.Second); len(left) > 0 {
+		t.Errorf("the guard's child survived the next runner: %v\n%s", left, res.Out)
 	}
 	if left := running([]int{daemon}); inCgroup && len(left) > 0 {
-		t.Errorf("the guard's daemon, in the cgroup of its killed supervisor, survived the next runner:\n%s", res.out)
+		t.Errorf("the guard's daemon, in the cgroup of its killed supervisor, survived the next runner:\n%s", res.Out)
 	}
-	s := r.checkState("after the resume")
-	if !hasEvent(s.journal, 1, state.EventRecorded) || s.tree.Root.Children[0].Status != "done" {
-		t.Errorf("iteration 1 was not recorded as done after its guards ran again: %+v", s.journal)
+	s := r.CheckState("after the resume")
+	if !hasEvent(s.Journal, 1, state.EventRecorded) || s.Tree.Root.Children[0].Status != "done" {
+		t.Errorf("iteration 1 was not recorded as done after its guards ran again: %+v", s.Journal)
 	}
 	return true
 }

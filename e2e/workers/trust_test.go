@@ -1,4 +1,4 @@
-package main
+package workers
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/engine"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/iteration"
@@ -37,7 +38,7 @@ import (
 // attack the key closes. `runner doctor` tells a worker with another key
 // apart.
 func TestEngineWorkerRefusesForeignIterations(t *testing.T) {
-	srv, r, remote := engineRepo(t, flatTree("own", 1, 0), engineConf("", 1, ""), crashSteadyEnv+` = "1"`)
+	srv, r, remote := engineRepo(t, e2e.FlatTree("own", 1, 0), engineConf("", 1, ""), e2e.CrashSteadyEnv+` = "1"`)
 	marker := filepath.Join(t.TempDir(), "ran")
 	in := foreignInput(t, r, remote, marker)
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
@@ -46,16 +47,16 @@ func TestEngineWorkerRefusesForeignIterations(t *testing.T) {
 	// A coordinator without the key says the engine is not protected,
 	// and the worker refuses its iterations: no attempt is spent, and the
 	// run stops after loop.max_consecutive_errors of them.
-	res := r.runRunner(3*time.Minute, 0, []string{engine.KeyEnv + "="}, "run")
-	if res.code != 1 || !strings.Contains(res.out, "the engine is NOT PROTECTED: no engine key") ||
-		!strings.Contains(res.out, "its worker refused it: its input is not signed") {
-		t.Errorf("a coordinator without the key exited %d, want 1, the engine said unprotected and its iterations refused:\n%s", res.code, res.out)
+	res := r.RunRunner(3*time.Minute, 0, []string{engine.KeyEnv + "="}, "run")
+	if res.Code != 1 || !strings.Contains(res.Out, "the engine is NOT PROTECTED: no engine key") ||
+		!strings.Contains(res.Out, "its worker refused it: its input is not signed") {
+		t.Errorf("a coordinator without the key exited %d, want 1, the engine said unprotected and its iterations refused:\n%s", res.Code, res.Out)
 	}
-	if out := r.runRunner(time.Minute, 0, nil, "status").out; !strings.Contains(out, "NOT PROTECTED: no engine key") {
+	if out := r.RunRunner(time.Minute, 0, nil, "status").Out; !strings.Contains(out, "NOT PROTECTED: no engine key") {
 		t.Errorf("runner status does not say the engine was not protected:\n%s", out)
 	}
-	if fileExists(filepath.Join(r.root, "work", "own-000.txt")) || len(r.agentStarts()) > 0 {
-		t.Errorf("an agent ran for the coordinator without the key: %v", r.agentStarts())
+	if fileExists(filepath.Join(r.Root, "work", "own-000.txt")) || len(r.AgentStarts()) > 0 {
+		t.Errorf("an agent ran for the coordinator without the key: %v", r.AgentStarts())
 	}
 
 	key, err := engine.LoadKey(os.Getenv(engine.KeyEnv))
@@ -98,13 +99,13 @@ func TestEngineWorkerRefusesForeignIterations(t *testing.T) {
 	// doctor challenges each worker's key.
 	wrong := writeEngineKey(t, "not the coordinator's key")
 	w2 := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2", []string{engine.KeyEnv + "=" + wrong})
-	var doctor runnerResult
+	var doctor e2e.RunnerResult
 	awaitCond(t, time.Minute, "runner doctor to see both workers", nil, func() bool {
-		doctor = r.runRunner(time.Minute, 0, nil, "doctor")
-		return strings.Contains(doctor.out, "w (polled ") && strings.Contains(doctor.out, "w2 (polled ")
+		doctor = r.RunRunner(time.Minute, 0, nil, "doctor")
+		return strings.Contains(doctor.Out, "w (polled ") && strings.Contains(doctor.Out, "w2 (polled ")
 	})
-	if !strings.Contains(doctor.out, "s ago, same key)") || !strings.Contains(doctor.out, "s ago, ANOTHER KEY: give it this machine's key file)") {
-		t.Errorf("runner doctor does not tell the worker with another key apart:\n%s", doctor.out)
+	if !strings.Contains(doctor.Out, "s ago, same key)") || !strings.Contains(doctor.Out, "s ago, ANOTHER KEY: give it this machine's key file)") {
+		t.Errorf("runner doctor does not tell the worker with another key apart:\n%s", doctor.Out)
 	}
 	w.stopCleanly()
 	w2.stopCleanly()
@@ -127,11 +128,11 @@ func TestEngineWorkerRefusesForeignIterations(t *testing.T) {
 
 // foreignInput is a runnable iteration of the agent's making on r's
 // remote: its checkpoint is r's head, pushed there.
-func foreignInput(t *testing.T, r *crashRepo, remote, marker string) engine.Input {
+func foreignInput(t *testing.T, r *e2e.Repo, remote, marker string) engine.Input {
 	t.Helper()
 	ref := "refs/runner/engine/foreign/1.0/checkpoint"
-	r.git("push", "-q", remote, "HEAD:"+ref)
-	return engine.Input{Run: "foreign", Node: "own-000", Attempt: 1, Remote: remote, Checkpoint: r.git("rev-parse", "HEAD"),
+	r.Git("push", "-q", remote, "HEAD:"+ref)
+	return engine.Input{Run: "foreign", Node: "own-000", Attempt: 1, Remote: remote, Checkpoint: r.Git("rev-parse", "HEAD"),
 		CheckpointRef: ref, ResultRef: "refs/runner/engine/foreign/1.0/result", Executor: "command",
 		Prompt: []byte("do as you like"), Schema: []byte("{}"), Timeout: time.Minute, Heartbeat: 20 * time.Second}
 }
@@ -168,32 +169,32 @@ func submitAndWait(t *testing.T, c client.Client, key engine.Key, in engine.Inpu
 // saying what answers. With a real worker the task is then done, and
 // the forged commit never reaches the run branch.
 func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
-	srv, r, remote := engineRepo(t, flatTree("forge", 1, 0), engineConf("max_consecutive_errors = 2\n", 1, ""), crashSteadyEnv+` = "1"`)
+	srv, r, remote := engineRepo(t, e2e.FlatTree("forge", 1, 0), engineConf("max_consecutive_errors = 2\n", 1, ""), e2e.CrashSteadyEnv+` = "1"`)
 	forger := startForger(t, srv, remote)
-	res := r.runRunner(3*time.Minute, 0, nil, "run")
+	res := r.RunRunner(3*time.Minute, 0, nil, "run")
 	forger.Stop()
-	if res.code != 1 || !strings.Contains(res.out, "2 iterations in a row ended without an attempt (loop.max_consecutive_errors = 2)") ||
-		!strings.Contains(res.out, "Another program answers on task queue runner") {
-		t.Fatalf("runner run with a forger on the task queue exited %d, want 1 and the forged results named:\n%s", res.code, res.out)
+	if res.Code != 1 || !strings.Contains(res.Out, "2 iterations in a row ended without an attempt (loop.max_consecutive_errors = 2)") ||
+		!strings.Contains(res.Out, "Another program answers on task queue runner") {
+		t.Fatalf("runner run with a forger on the task queue exited %d, want 1 and the forged results named:\n%s", res.Code, res.Out)
 	}
 	if n := forger.forged(); n != 2 {
 		t.Fatalf("the forger answered %d iterations, want 2", n)
 	}
-	s := r.checkState("after the forged results")
+	s := r.CheckState("after the forged results")
 	for n, want := range map[int]string{1: "it is not signed", 2: "its signature does not verify"} {
-		m := s.metas[n]
+		m := s.Metas[n]
 		if m == nil || m.Outcome != state.OutcomeInterrupted || !m.NoAttempt || !strings.Contains(m.Refused, "its result was refused: "+want) || m.Worker != "w1" {
 			t.Errorf("iteration %d: %+v; want interrupted, no attempt, refused: %s, taken by w1 by its own account", n, m, want)
 		}
 	}
-	if task := s.tree.Root.Children[0]; task.Attempts != 0 || task.Status == "done" {
+	if task := s.Tree.Root.Children[0]; task.Attempts != 0 || task.Status == "done" {
 		t.Errorf("the task after forged results: %s with %d attempts, want open with none", task.Status, task.Attempts)
 	}
-	if !s.rs.Usage.IsZero() {
-		t.Errorf("the forged results were charged: %+v", s.rs.Usage)
+	if !s.RS.Usage.IsZero() {
+		t.Errorf("the forged results were charged: %+v", s.RS.Usage)
 	}
 	refused := 0
-	for _, rec := range s.journal {
+	for _, rec := range s.Journal {
 		if rec.Event == state.EventRefused {
 			refused++
 		}
@@ -201,10 +202,10 @@ func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 	if refused != 2 {
 		t.Errorf("%d refused records in the journal, want 2", refused)
 	}
-	if out := r.runRunner(time.Minute, 0, nil, "status").out; !strings.Contains(out, "refused:    iteration on a worker") && !strings.Contains(out, "refused:    its result was refused") {
+	if out := r.RunRunner(time.Minute, 0, nil, "status").Out; !strings.Contains(out, "refused:    iteration on a worker") && !strings.Contains(out, "refused:    its result was refused") {
 		t.Errorf("runner status does not name the refused result:\n%s", out)
 	}
-	report := r.runRunner(time.Minute, 0, nil, "report").out
+	report := r.RunRunner(time.Minute, 0, nil, "report").Out
 	if strings.Count(report, "refused result: its result was refused") != 2 || strings.Count(report, "interrupted on worker w1, no attempt spent") != 2 {
 		t.Errorf("runner report does not name both refused results:\n%s", report)
 	}
@@ -213,12 +214,12 @@ func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 	}
 
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
-	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("with a real worker, runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, w.out)
+	if res := r.RunRunner(3*time.Minute, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("with a real worker, runner run exited %d:\n%s\nworker:\n%s", res.Code, res.Out, w.out)
 	}
 	w.stopCleanly()
-	r.checkFinal()
-	if files := r.git("ls-tree", "-r", "--name-only", "runner/forge"); strings.Contains(files, "forged.txt") || !strings.Contains(files, "work/forge-000.txt") {
+	r.CheckFinal()
+	if files := r.Git("ls-tree", "-r", "--name-only", "runner/forge"); strings.Contains(files, "forged.txt") || !strings.Contains(files, "work/forge-000.txt") {
 		t.Errorf("the run branch holds:\n%s\nwant the task's work and not the forged commit's", files)
 	}
 }
@@ -303,7 +304,7 @@ func mustGit(t *testing.T, dir string, args ...string) string {
 // that could write them would set): the run fetches and pushes the
 // engine's remote all the same, and the command never runs.
 func TestEngineWorkerFolderAndGit(t *testing.T) {
-	srv, r, remote := engineRepo(t, flatTree("fold", 2, 0), engineConf("", 2, ""), crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
+	srv, r, remote := engineRepo(t, e2e.FlatTree("fold", 2, 0), engineConf("", 2, ""), e2e.CrashSteadyEnv+` = "1"`, e2e.CrashSlotsEnv+` = "2"`)
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_STATE_HOME=", "XDG_CACHE_HOME="}
 	for _, dir := range []string{filepath.Join(home, ".cache", "runner", "worker"), home} {
@@ -330,26 +331,26 @@ func TestEngineWorkerFolderAndGit(t *testing.T) {
 	})
 	first.stopCleanly()
 	poison(filepath.Join(dir, "repo"))
-	poison(r.root)
+	poison(r.Root)
 	w := startDefaultWorker(t, r, srv.address, env)
-	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, w.out)
+	if res := r.RunRunner(3*time.Minute, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("runner run exited %d:\n%s\nworker:\n%s", res.Code, res.Out, w.out)
 	}
 	w.stopCleanly()
 	if fileExists(marker) {
 		t.Fatal("the ext:: command of a repository's insteadOf ran")
 	}
-	r.checkFinal()
+	r.CheckFinal()
 }
 
 // startDefaultWorker starts `runner worker` without --dir, with env.
-func startDefaultWorker(t *testing.T, r *crashRepo, address string, env []string) *process {
+func startDefaultWorker(t *testing.T, r *e2e.Repo, address string, env []string) *process {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	argv := []string{"runner", "worker", "--address", address, "--name", "w", "--slots", "2"}
-	environ := append(os.Environ(), "NO_COLOR=1", crashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.log)
+	environ := append(os.Environ(), "NO_COLOR=1", e2e.CrashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.Log)
 	return startProcess(t, &exec.Cmd{Path: exe, Args: argv, Env: append(environ, env...)})
 }

@@ -1,4 +1,4 @@
-package main
+package crash
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -18,29 +19,29 @@ import (
 // per executor), not zeros and an executor named "".
 func TestInterruptedKeepsSlotAndExecutor(t *testing.T) {
 	const slots = 2
-	r := newCrashRepo(t, flatTree("par", 2, 0), fmt.Sprintf("parallel = %d\n", slots)+taskGuard,
-		fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashSlowEnv+` = "400"`)
-	r.git("init", "-q", "-b", "main")
-	r.write("README", "the project\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
-	config, err := os.ReadFile(filepath.Join(r.root, ".runner/config.toml"))
+	r := e2e.NewRepo(t, e2e.FlatTree("par", 2, 0), fmt.Sprintf("parallel = %d\n", slots)+e2e.TaskGuard,
+		fmt.Sprintf("%s = \"%d\"", e2e.CrashSlotsEnv, slots), e2e.CrashSlowEnv+` = "400"`)
+	r.Git("init", "-q", "-b", "main")
+	r.Write("README", "the project\n")
+	r.Git("add", "-A")
+	r.Git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	config, err := os.ReadFile(filepath.Join(r.Root, ".runner/config.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.write(".runner/config.toml", strings.Replace(string(config), "[executor]\n", "[executor]\nname = \"primary\"\n", 1))
+	r.Write(".runner/config.toml", strings.Replace(string(config), "[executor]\n", "[executor]\nname = \"primary\"\n", 1))
 
 	// Killed once both agents started: each start writes run_state.json.
-	res := r.runRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=rename:run_state.json@2"}, "run")
-	if !res.killed {
-		t.Fatalf("the runner was not killed at the second start: exit %d\n%s", res.code, res.out)
+	res := r.RunRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=rename:run_state.json@2"}, "run")
+	if !res.Killed {
+		t.Fatalf("the runner was not killed at the second start: exit %d\n%s", res.Code, res.Out)
 	}
-	if res := r.runRunner(runLimit, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("the runner after the kill: %s", r.whyExited(res, 0))
+	if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("the runner after the kill: %s", r.WhyExited(res, 0))
 	}
-	s := r.checkState("after the resume")
+	s := r.CheckState("after the resume")
 	interrupted := 0
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		if m == nil || m.Outcome != state.OutcomeInterrupted {
 			continue
 		}
@@ -56,9 +57,9 @@ func TestInterruptedKeepsSlotAndExecutor(t *testing.T) {
 		}
 	}
 	if interrupted == 0 {
-		t.Fatalf("no iteration was recorded as interrupted:\n%s", res.out)
+		t.Fatalf("no iteration was recorded as interrupted:\n%s", res.Out)
 	}
-	rs, err := state.LoadRunState(r.p.RunState())
+	rs, err := state.LoadRunState(r.Paths.RunState())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,10 @@
-package main
+package crash
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -77,19 +76,19 @@ func crashParallel(t *testing.T, night bool) {
 	if night {
 		slots = 4 // a night as people run it: four slots on two CPUs
 	}
-	agentEnv := []string{fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots), crashSlowEnv + ` = "400"`, crashSharedEnv + ` = "` + sharedFile + `"`}
+	agentEnv := []string{fmt.Sprintf("%s = \"%d\"", e2e.CrashSlotsEnv, slots), e2e.CrashSlowEnv + ` = "400"`, e2e.CrashSharedEnv + ` = "` + sharedFile + `"`}
 	loopConf := fmt.Sprintf("parallel = %d\n", slots)
 	if night {
 		loopConf += "rate_limit_backoff = \"300ms\"\nrate_limit_backoff_max = \"1s\"\n"
 	}
-	r := newCrashRepo(t, flatTree("par", batch, shared), loopConf+taskGuard, append(agentEnv, crashLimitsEnv+` = "1"`)[:len(agentEnv)+boolInt(night)]...)
+	r := e2e.NewRepo(t, e2e.FlatTree("par", batch, shared), loopConf+e2e.TaskGuard, append(agentEnv, e2e.CrashLimitsEnv+` = "1"`)[:len(agentEnv)+boolInt(night)]...)
 	if night {
-		r.addNight(agentEnv)
+		r.AddNight(agentEnv)
 	}
-	r.git("init", "-q", "-b", "main")
-	r.write("README", "the project\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	r.Git("init", "-q", "-b", "main")
+	r.Write("README", "the project\n")
+	r.Git("add", "-A")
+	r.Git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
 	pc := &parallelCheck{r: r, branch: "runner/par", base: "main", slots: slots, conflicts: map[int]bool{}}
 
 	// Each failpoint with how many times it is reached in a run of a
@@ -112,10 +111,10 @@ func crashParallel(t *testing.T, night bool) {
 		points = append(points, aimed...)
 	}
 	runs := 0
-	run := func(killAfter time.Duration, env []string) runnerResult {
+	run := func(killAfter time.Duration, env []string) e2e.RunnerResult {
 		runs++
-		env = append(env, crashRunEnv+"="+strconv.Itoa(runs))
-		return r.runRunner(runLimit, killAfter, env, "run")
+		env = append(env, e2e.CrashRunEnv+"="+strconv.Itoa(runs))
+		return r.RunRunner(runLimit, killAfter, env, "run")
 	}
 	made, batches, chained := 0, 0, 0
 	busy := map[int]int{} // kills by the number of iterations they left in flight
@@ -134,39 +133,39 @@ func crashParallel(t *testing.T, night bool) {
 		}
 		res := run(delay, env)
 		switch {
-		case res.killed:
+		case res.Killed:
 			made++
 			when := fmt.Sprintf("after kill %d (%v, %s)", made, env, delay)
 			pc.check(when, false)
-			rs, err := state.LoadRunState(r.p.RunState())
+			rs, err := state.LoadRunState(r.Paths.RunState())
 			if err != nil {
 				t.Fatal(err)
 			}
-			busy[len(state.CurrentInFlights(r.p, rs))]++
+			busy[len(state.CurrentInFlights(r.Paths, rs))]++
 			if made < kills && rng.IntN(3) == 0 {
 				chained++
 				continue // the next runner resumes this one's work, and is killed too
 			}
-			if res := run(0, nil); res.code != 0 {
-				t.Fatalf("the runner that resumed %s: %s", when, r.whyExited(res, seed))
+			if res := run(0, nil); res.Code != 0 {
+				t.Fatalf("the runner that resumed %s: %s", when, r.WhyExited(res, seed))
 			}
 			pc.check(when+" and a run to the end", true)
-		case res.code == 0:
+		case res.Code == 0:
 			// The tree was complete before the kill came.
 			pc.check(fmt.Sprintf("after a run that ended before its kill (%v, %s)", env, delay), true)
 		default:
-			t.Fatalf("the runner to be killed (%v, %s), want a kill or exit 0: %s", env, delay, r.whyExited(res, seed))
+			t.Fatalf("the runner to be killed (%v, %s), want a kill or exit 0: %s", env, delay, r.WhyExited(res, seed))
 		}
 		if batches++; batches > 4*kills {
 			t.Fatalf("%d batches of tasks added, and only %d kills made", batches, made)
 		}
-		addFlatTasks(t, r, fmt.Sprintf("more%d", batches), batch, shared)
+		e2e.AddFlatTasks(t, r, fmt.Sprintf("more%d", batches), batch, shared)
 	}
-	if res := run(0, nil); res.code != 0 {
-		t.Fatalf("the last runner: %s", r.whyExited(res, seed))
+	if res := run(0, nil); res.Code != 0 {
+		t.Fatalf("the last runner: %s", r.WhyExited(res, seed))
 	}
 	commits := pc.check("after the last run", true)
-	iterations, interrupted := r.checkFinal()
+	iterations, interrupted := r.CheckFinal()
 	if want := batch * (1 + batches); commits != want {
 		t.Errorf("the run branch holds %d task commits, want %d", commits, want)
 	}
@@ -181,7 +180,7 @@ func crashParallel(t *testing.T, night bool) {
 		}
 		if night {
 			backup, reviewed := 0, 0
-			for _, m := range r.checkState("at the end").metas {
+			for _, m := range r.CheckState("at the end").Metas {
 				if m != nil && m.Executor == "backup" {
 					backup++
 				}
@@ -206,77 +205,12 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// addNight adds to the crash repository's config a fallback executor
-// (the crash agent, without usage limits) and a reviewer (the crash agent
-// as reviewer), both with the agent's environment plus agentEnv.
-func (r *crashRepo) addNight(agentEnv []string) {
-	r.t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	env := fmt.Sprintf("%s = \"1\", %s = %s, %s = %s, %s", crashAgentEnv, crashTokenEnv, tomlString(r.token), crashLogEnv, tomlString(r.log), strings.Join(agentEnv, ", "))
-	config, err := os.ReadFile(filepath.Join(r.root, ".runner/config.toml"))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.write(".runner/config.toml", strings.Replace(string(config), "[executor]\n", "[executor]\nname = \"primary\"\n", 1)+fmt.Sprintf(`
-[[fallback]]
-name = "backup"
-preset = "command"
-command = [%[1]s]
-timeout = "60s"
-kill_grace = "500ms"
-env = { %[2]s }
-
-[review]
-name = "reviewer"
-preset = "command"
-command = [%[1]s]
-timeout = "60s"
-kill_grace = "500ms"
-max_rejections = 100000
-env = { %[2]s, %[3]s = "1" }
-`, tomlString(exe), env, crashReviewerEnv))
-}
-
-// whyExited describes a runner that exited with an error where it should
-// have finished: its exit code, the git lock files a killed runner's git
-// left behind (the runner clears those no git holds), the processes
-// holding the lock file, the seed that replays the test's choices, and
-// the runner's output.
-func (r *crashRepo) whyExited(res runnerResult, seed uint64) string {
-	var locks []string
-	filepath.WalkDir(filepath.Join(r.root, ".git"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".lock") {
-			rel, _ := filepath.Rel(r.root, path)
-			locks = append(locks, rel)
-		}
-		return nil
-	})
-	lockNote := "none"
-	if len(locks) > 0 {
-		lockNote = strings.Join(locks, ", ") + " (left by the git of a killed runner: the runner does not clear them)"
-	}
-	return fmt.Sprintf("exit %d\ngit lock files: %s\nprocesses with the runner's lock file open: %s\nseed %d (RUNNER_CRASH_SEED=%d replays the test's choices, not the timing of the kills)\noutput:\n%s",
-		res.code, lockNote, lockHolders(r.p.Lock()), seed, seed, res.out)
-}
-
 // sharedFile is the file the tasks whose id ends in "-s" all append to.
 const sharedFile = "work/shared.txt"
 
-// taskGuard passes when the task's own file is there: the guards of a
-// task that run in another slot's worktree fail.
-const taskGuard = `
-[[guard]]
-name = "task-file"
-run = "test -f \"work/$RUNNER_NODE_ID.txt\""
-timeout = "30s"
-`
-
 // parallelCheck checks a repository the parallel runs work in.
 type parallelCheck struct {
-	r            *crashRepo
+	r            *e2e.Repo
 	branch, base string
 	slots        int
 	conflicts    map[int]bool // the iterations that conflicted
@@ -291,27 +225,27 @@ type taskCommit struct {
 // complete is false) and returns the number of task commits on the run
 // branch. The test fails at once when something is wrong.
 func (pc *parallelCheck) check(when string, complete bool) int {
-	r, t := pc.r, pc.r.t
+	r, t := pc.r, pc.r.T
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf("%s: "+format, append([]any{when}, args...)...)
 	}
-	s := r.checkState(when)
+	s := r.CheckState(when)
 
 	// The run branch: task commits only, one per task, linear, on the
 	// person's branch. A runner killed at its first git commands has not
 	// made it yet.
-	if _, err := gitIn(r.root, "rev-parse", "-q", "--verify", "refs/heads/"+pc.branch); err != nil && !complete && len(s.metas) == 0 {
+	if _, err := gitIn(r.Root, "rev-parse", "-q", "--verify", "refs/heads/"+pc.branch); err != nil && !complete && len(s.Metas) == 0 {
 		return 0
 	}
-	if out, err := gitIn(r.root, "merge-base", "--is-ancestor", pc.base, pc.branch); err != nil {
+	if out, err := gitIn(r.Root, "merge-base", "--is-ancestor", pc.base, pc.branch); err != nil {
 		fail("the run branch %s does not descend from %s: %v\n%s", pc.branch, pc.base, err, out)
 	}
-	if merges := r.git("rev-list", "--merges", pc.branch); merges != "" {
+	if merges := r.Git("rev-list", "--merges", pc.branch); merges != "" {
 		fail("the run branch holds merge commits:\n%s", merges)
 	}
-	log := r.git("log", "--format=%H%x1f%P%x1f%(trailers:key=Runner-Node,valueonly,separator=%x2C)%x1f%(trailers:key=Runner-Iteration,valueonly,separator=%x2C)%x1e",
+	log := r.Git("log", "--format=%H%x1f%P%x1f%(trailers:key=Runner-Node,valueonly,separator=%x2C)%x1f%(trailers:key=Runner-Iteration,valueonly,separator=%x2C)%x1e",
 		pc.branch, "^"+pc.base)
 	byNode := map[string]taskCommit{}
 	for _, rec := range strings.Split(log, "\x1e") {
@@ -339,7 +273,7 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 	for node := range byNode {
 		paths = append(paths, "work/"+node+".txt")
 	}
-	files := catFiles(t, r.root, pc.branch, append(paths, sharedFile))
+	files := catFiles(t, r.Root, pc.branch, append(paths, sharedFile))
 	for node, c := range byNode {
 		content, ok := files["work/"+node+".txt"]
 		if !ok {
@@ -356,12 +290,12 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 	// What the state says agrees with the run branch: a done iteration
 	// records its task's commit there; a task done in the tree has one.
 	conflictRecords := map[int]bool{}
-	for _, rec := range s.journal {
+	for _, rec := range s.Journal {
 		if rec.Event == state.EventConflict {
 			conflictRecords[rec.Iteration] = true
 		}
 	}
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		if m != nil && m.Guard == state.GuardFail {
 			// Every agent writes its task's file before it says done.
 			fail("iteration %d (task %s, slot %d): the guards failed, where every agent makes them pass", n, m.Node, m.Slot)
@@ -386,7 +320,7 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 		}
 	}
 	leaves := 0
-	walkTree(s.tree.Root, func(n *tree.Node) {
+	e2e.WalkTree(s.Tree.Root, func(n *tree.Node) {
 		if !n.IsLeaf() {
 			return
 		}
@@ -399,7 +333,7 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 			fail("task %s is %q after a run that ended, want done", n.ID, n.Status)
 		}
 	})
-	if out, err := gitIn(r.root, "fsck", "--no-progress", "--no-dangling"); err != nil || out != "" {
+	if out, err := gitIn(r.Root, "fsck", "--no-progress", "--no-dangling"); err != nil || out != "" {
 		fail("git fsck: %v\n%s", err, out)
 	}
 	if !complete {
@@ -409,13 +343,13 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 	if len(byNode) != leaves {
 		fail("the run branch holds commits of %d tasks, the tree %d tasks", len(byNode), leaves)
 	}
-	if fl := s.rs.Flights(); len(fl) > 0 {
-		fail("run_state.json holds iterations in flight after a run that ended: in_flight %+v, in_flight_more %+v", s.rs.InFlight, s.rs.MoreInFlight)
+	if fl := s.RS.Flights(); len(fl) > 0 {
+		fail("run_state.json holds iterations in flight after a run that ended: in_flight %+v, in_flight_more %+v", s.RS.InFlight, s.RS.MoreInFlight)
 	}
-	if head := r.git("symbolic-ref", "HEAD"); head != "refs/heads/"+pc.branch {
+	if head := r.Git("symbolic-ref", "HEAD"); head != "refs/heads/"+pc.branch {
 		fail("the checkout is on %s, want the run branch", head)
 	}
-	if st := r.git("status", "--porcelain", "--", ".", ":!.runner"); st != "" {
+	if st := r.Git("status", "--porcelain", "--", ".", ":!.runner"); st != "" {
 		fail("the checkout holds changes outside .runner/:\n%s", st)
 	}
 	for _, wt := range pc.slotWorktrees(fail) {
@@ -424,10 +358,10 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 			fail("the slot worktree %s holds changes outside .runner/ (%v):\n%s", wt, err, out)
 		}
 	}
-	if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
+	if left := r.WaitNoAgents(10 * time.Second); len(left) > 0 {
 		fail("agent processes survived the run: %v", left)
 	}
-	if o := r.overlaps(); o != "" {
+	if o := r.Overlaps(); o != "" {
 		fail("agents that may not work at once did:\n%s", o)
 	}
 	return len(byNode)
@@ -437,8 +371,8 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 // checked to be a slot's: beside the checkout, detached, at most one per
 // slot.
 func (pc *parallelCheck) slotWorktrees(fail func(string, ...any)) []string {
-	list := pc.r.git("worktree", "list", "--porcelain")
-	root, err := filepath.EvalSymlinks(pc.r.root)
+	list := pc.r.Git("worktree", "list", "--porcelain")
+	root, err := filepath.EvalSymlinks(pc.r.Root)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -517,44 +451,4 @@ func catFiles(t testing.TB, dir, rev string, paths []string) map[string]string {
 		files[p] = string(content[:size])
 	}
 	return files
-}
-
-// flatTree returns a tree of n independent tasks: leaves of the root,
-// none depending on another; the ids of the first shared end in "-s"
-// (crashSharedEnv).
-func flatTree(prefix string, n, shared int) string {
-	type node struct {
-		ID       string  `json:"id"`
-		Title    string  `json:"title"`
-		Goal     string  `json:"goal,omitempty"`
-		Children []*node `json:"children,omitempty"`
-	}
-	root := &node{ID: prefix, Title: "Crash test " + prefix}
-	for i := 0; i < n; i++ {
-		id := fmt.Sprintf("%s-%03d", prefix, i)
-		if i >= n-shared {
-			id += "-s"
-		}
-		root.Children = append(root.Children, &node{ID: id, Title: fmt.Sprintf("Task %d", i), Goal: "Append a line to work/ID.txt."})
-	}
-	data, _ := json.MarshalIndent(map[string]any{"version": 1, "root": root}, "", "  ")
-	return string(data) + "\n"
-}
-
-// addFlatTasks adds the tasks of flatTree to the repository's tree, as a
-// person would while no runner runs.
-func addFlatTasks(t *testing.T, r *crashRepo, prefix string, n, shared int) {
-	t.Helper()
-	tr, err := tree.Load(r.p.Tree())
-	if err != nil {
-		t.Fatal(err)
-	}
-	more, err := tree.Parse("more.json", []byte(flatTree(prefix, n, shared)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Root.Children = append(tr.Root.Children, more.Root.Children...)
-	if err := tree.Save(r.p.Tree(), tr); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package workers
 
 import (
 	"crypto/ecdsa"
@@ -24,6 +24,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -39,7 +40,7 @@ func TestEngineTLSAndAPIKey(t *testing.T) {
 	const keyEnv, key = "RUNNER_TEST_TEMPORAL_KEY", "test-key-4f1c"
 	var px *tlsProxy
 	var caFile string
-	_, r, _ := engineRepo(t, flatTree("tls", 2, 0), func(address, remote string) string {
+	_, r, _ := engineRepo(t, e2e.FlatTree("tls", 2, 0), func(address, remote string) string {
 		px, caFile = startTLSProxy(t, address, key)
 		return fmt.Sprintf(`%s
 [engine]
@@ -48,8 +49,8 @@ remote = %q
 parallel = 2
 tls = true
 api_key_env = %q
-`, taskGuard, px.addr, remote, keyEnv)
-	}, crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
+`, e2e.TaskGuard, px.addr, remote, keyEnv)
+	}, e2e.CrashSteadyEnv+` = "1"`, e2e.CrashSlotsEnv+` = "2"`)
 	env := []string{"SSL_CERT_FILE=" + caFile, keyEnv + "=" + key}
 
 	// Without the key in its environment the worker does not start.
@@ -59,19 +60,19 @@ api_key_env = %q
 	}
 
 	w := startWorkerWith(t, r, px.addr, filepath.Join(t.TempDir(), "w"), "w", env, "--tls", "--api-key-env", keyEnv)
-	if res := r.runRunner(3*time.Minute, 0, env, "run"); res.code != 0 {
-		t.Fatalf("runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, w.out)
+	if res := r.RunRunner(3*time.Minute, 0, env, "run"); res.Code != 0 {
+		t.Fatalf("runner run exited %d:\n%s\nworker:\n%s", res.Code, res.Out, w.out)
 	}
 	w.stopCleanly()
-	r.checkFinal()
-	s := r.checkState("at the end")
-	for n, m := range s.metas {
+	r.CheckFinal()
+	s := r.CheckState("at the end")
+	for n, m := range s.Metas {
 		if m.Outcome != state.OutcomeDone || m.Worker != "w" {
 			t.Errorf("iteration %d (%s): outcome %s on worker %q, want done on w", n, m.Node, m.Outcome, m.Worker)
 		}
 	}
-	if len(s.metas) != 2 {
-		t.Errorf("%d iterations, want one per task", len(s.metas))
+	if len(s.Metas) != 2 {
+		t.Errorf("%d iterations, want one per task", len(s.Metas))
 	}
 
 	requests, without := px.seen()
@@ -85,14 +86,14 @@ api_key_env = %q
 
 // startWorkerWith starts `runner worker` in dir as startWorker does, with
 // env added to its environment and args to its command line.
-func startWorkerWith(t *testing.T, r *crashRepo, address, dir, name string, env []string, args ...string) *process {
+func startWorkerWith(t *testing.T, r *e2e.Repo, address, dir, name string, env []string, args ...string) *process {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	argv := append([]string{"runner", "--dir", dir, "worker", "--address", address, "--name", name, "--slots", "2"}, args...)
-	environ := append(os.Environ(), "NO_COLOR=1", crashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.log, noNamespaces)
+	environ := append(os.Environ(), "NO_COLOR=1", e2e.CrashRunEnv+"=workers", "RUNNER_SANDBOX_WRITABLE="+r.Log, e2e.NoNamespaces)
 	return startProcess(t, &exec.Cmd{Path: exe, Args: argv, Env: append(environ, env...)})
 }
 

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ import (
 )
 
 // The crash tests run the test binary itself as their agent: `runner`
-// starts it with crashAgentEnv=1 (through executor.env, so the runner
+// starts it with CrashAgentEnv=1 (through executor.env, so the runner
 // itself never sees the variable), and init turns the process into the
 // crash agent before any test machinery starts.
 //
@@ -29,91 +29,91 @@ import (
 // repository, and delivers "done" (sometimes "retry") with two
 // assumptions.
 // It also checks the promise it relies on: when it starts, no other
-// process of the same test (same crashTokenEnv) may be alive; if one is,
-// it writes the offenders to overlap.txt in crashLogEnv. Every agent and
+// process of the same test (same CrashTokenEnv) may be alive; if one is,
+// it writes the offenders to overlap.txt in CrashLogEnv. Every agent and
 // grandchild it starts is listed in agents.txt there as
 // "pid pgid iteration node role".
 const (
-	crashAgentEnv = "RUNNER_CRASH_AGENT"
-	crashTokenEnv = "CRASH_TOKEN" // unique per test; every agent process carries it
-	crashLogEnv   = "CRASH_LOG"   // directory for agents.txt and overlap.txt
+	CrashAgentEnv = "RUNNER_CRASH_AGENT"
+	CrashTokenEnv = "CRASH_TOKEN" // unique per test; every agent process carries it
+	CrashLogEnv   = "CRASH_LOG"   // directory for agents.txt and overlap.txt
 
-	// crashSteadyEnv=1 takes the chance out: always a grandchild, no
+	// CrashSteadyEnv=1 takes the chance out: always a grandchild, no
 	// pause, always "done".
-	crashSteadyEnv = "CRASH_STEADY"
-	// crashDaemonEnv=1 also starts a `sleep` in a session of its own, out
+	CrashSteadyEnv = "CRASH_STEADY"
+	// CrashDaemonEnv=1 also starts a `sleep` in a session of its own, out
 	// of the agent's process group, as a daemon would.
-	crashDaemonEnv = "CRASH_DAEMON"
-	// crashLimitsEnv=1: now and then the first run of an iteration hits
+	CrashDaemonEnv = "CRASH_DAEMON"
+	// CrashLimitsEnv=1: now and then the first run of an iteration hits
 	// a rate limit (it prints a 429 and exits 1 at once; role "limited"
 	// in agents.txt), so that the runner waits and runs it again;
 	// "always": every iteration's first run does.
-	crashLimitsEnv = "CRASH_LIMITS"
-	// crashSlotsEnv=N: the runner works on up to N tasks at once (SPEC
+	CrashLimitsEnv = "CRASH_LIMITS"
+	// CrashSlotsEnv=N: the runner works on up to N tasks at once (SPEC
 	// §14), so agents of other tasks may be alive when one starts. Then
 	// an overlap is an agent process of another `runner` invocation (its
 	// crashRunEnv differs: a killed runner's agent its successor did not
 	// stop), one of the same task, or more than N agents at once.
-	crashSlotsEnv = "CRASH_SLOTS"
-	// crashRunEnv is set by the test in the environment of each runner
+	CrashSlotsEnv = "CRASH_SLOTS"
+	// CrashRunEnv is set by the test in the environment of each runner
 	// process it starts, to a value of its own; agents inherit it.
-	crashRunEnv = "CRASH_RUN"
-	// crashSlowEnv=MS makes the agent work for MS/2 to MS milliseconds
+	CrashRunEnv = "CRASH_RUN"
+	// CrashSlowEnv=MS makes the agent work for MS/2 to MS milliseconds
 	// instead of a few, so that several are at work when a kill comes.
-	crashSlowEnv = "CRASH_SLOW"
-	// crashSharedEnv=FILE: the agent of a task whose id ends in "-s"
+	CrashSlowEnv = "CRASH_SLOW"
+	// CrashSharedEnv=FILE: the agent of a task whose id ends in "-s"
 	// also appends its line to FILE (relative to where it works), so that
 	// such tasks worked on at once conflict.
-	crashSharedEnv = "CRASH_SHARED"
-	// crashReviewerEnv=1 makes the process a reviewer (SPEC §17): it
+	CrashSharedEnv = "CRASH_SHARED"
+	// CrashReviewerEnv=1 makes the process a reviewer (SPEC §17): it
 	// reads the prompt, takes a while (crashSlowEnv), changes nothing and
 	// approves, or now and then rejects; it is listed in agents.txt with
 	// role "reviewer".
-	crashReviewerEnv = "CRASH_REVIEWER"
-	// crashHoldEnv=FILE: the agent, once started and logged, waits while
+	CrashReviewerEnv = "CRASH_REVIEWER"
+	// CrashHoldEnv=FILE: the agent, once started and logged, waits while
 	// FILE exists (two minutes at most), so that a test can act while
 	// agents are known to be at work.
-	crashHoldEnv = "CRASH_HOLD"
-	// crashEarlyEnv=1: the agent writes work/NODE.started before it
+	CrashHoldEnv = "CRASH_HOLD"
+	// CrashEarlyEnv=1: the agent writes work/NODE.started before it
 	// holds, so that an agent killed while held has left work; a run
 	// that hits a rate limit writes work/NODE.limited first.
-	crashEarlyEnv = "CRASH_EARLY"
+	CrashEarlyEnv = "CRASH_EARLY"
 )
 
-// noNamespaces runs the crash agents' rooms without namespaces (see
+// NoNamespaces runs the crash agents' rooms without namespaces (see
 // crashRepo.runnerCmd).
-const noNamespaces = proc.WithoutEnv + "=namespaces"
+const NoNamespaces = proc.WithoutEnv + "=namespaces"
 
 func init() {
-	if os.Getenv(crashAgentEnv) == "1" {
+	if os.Getenv(CrashAgentEnv) == "1" {
 		os.Exit(crashAgent())
 	}
 }
 
 func crashAgent() int {
-	logDir := os.Getenv(crashLogEnv)
-	token := os.Getenv(crashTokenEnv)
+	logDir := os.Getenv(CrashLogEnv)
+	token := os.Getenv(CrashTokenEnv)
 	iteration := os.Getenv("RUNNER_ITERATION")
 	node := os.Getenv("RUNNER_NODE_ID")
 	if logDir == "" || token == "" || iteration == "" || node == "" {
 		fmt.Fprintln(os.Stderr, "crash agent: missing environment")
 		return 125
 	}
-	if others := overlapping(liveWithEnv(crashTokenEnv+"="+token), node); len(others) > 0 && os.Getenv(crashReviewerEnv) != "1" {
+	if others := overlapping(LiveWithEnv(CrashTokenEnv+"="+token), node); len(others) > 0 && os.Getenv(CrashReviewerEnv) != "1" {
 		appendLine(filepath.Join(logDir, "overlap.txt"),
-			fmt.Sprintf("iteration %s (node %s, run %s, pid %d) started while these agent processes were alive: %s", iteration, node, os.Getenv(crashRunEnv), os.Getpid(), describeProcs(others)))
+			fmt.Sprintf("iteration %s (node %s, run %s, pid %d) started while these agent processes were alive: %s", iteration, node, os.Getenv(CrashRunEnv), os.Getpid(), describeProcs(others)))
 	}
 	pgid, _ := syscall.Getpgid(0)
-	if os.Getenv(crashReviewerEnv) == "1" {
+	if os.Getenv(CrashReviewerEnv) == "1" {
 		return crashReviewer(logDir, iteration, node, pgid)
 	}
-	steady := os.Getenv(crashSteadyEnv) == "1"
-	if limits := os.Getenv(crashLimitsEnv); limits == "always" || limits == "1" && !steady && rand.IntN(5) == 0 {
+	steady := os.Getenv(CrashSteadyEnv) == "1"
+	if limits := os.Getenv(CrashLimitsEnv); limits == "always" || limits == "1" && !steady && rand.IntN(5) == 0 {
 		mark := filepath.Join(logDir, "limited-"+iteration)
 		if _, err := os.Stat(mark); errors.Is(err, os.ErrNotExist) {
 			appendLine(mark, "limited")
 			appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s limited", os.Getpid(), pgid, iteration, node))
-			if os.Getenv(crashEarlyEnv) == "1" {
+			if os.Getenv(CrashEarlyEnv) == "1" {
 				appendLine(filepath.Join("work", node+".limited"), "iteration "+iteration) // work the next run goes on with
 			}
 			io.Copy(io.Discard, os.Stdin)
@@ -127,10 +127,10 @@ func crashAgent() int {
 		fmt.Fprintln(os.Stderr, "crash agent: read the prompt:", err)
 		return 1
 	}
-	if os.Getenv(crashEarlyEnv) == "1" {
+	if os.Getenv(CrashEarlyEnv) == "1" {
 		appendLine(filepath.Join("work", node+".started"), "iteration "+iteration)
 	}
-	if hold := os.Getenv(crashHoldEnv); hold != "" {
+	if hold := os.Getenv(CrashHoldEnv); hold != "" {
 		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 			if _, err := os.Stat(hold); err != nil {
 				break
@@ -145,7 +145,7 @@ func crashAgent() int {
 			appendLine(filepath.Join(logDir, "agents.txt"), fmt.Sprintf("%d %d %s %s grandchild", gc.Process.Pid, pgid, iteration, node))
 		}
 	}
-	if os.Getenv(crashDaemonEnv) == "1" {
+	if os.Getenv(CrashDaemonEnv) == "1" {
 		// A daemon: a session and process group of its own, no pipes.
 		d := exec.Command("sleep", "60")
 		d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -154,13 +154,13 @@ func crashAgent() int {
 		}
 	}
 	fmt.Printf("crash agent working on %s in iteration %s\n%s\n", node, iteration, strings.Repeat("busy ", 200))
-	if ms, _ := strconv.Atoi(os.Getenv(crashSlowEnv)); ms > 1 {
+	if ms, _ := strconv.Atoi(os.Getenv(CrashSlowEnv)); ms > 1 {
 		time.Sleep(time.Duration(ms/2+rand.IntN(ms/2)) * time.Millisecond)
 	} else if !steady {
 		time.Sleep(time.Duration(rand.IntN(60)) * time.Millisecond)
 	}
 	appendLine(filepath.Join("work", node+".txt"), "iteration "+iteration)
-	if shared := os.Getenv(crashSharedEnv); shared != "" && strings.HasSuffix(node, "-s") {
+	if shared := os.Getenv(CrashSharedEnv); shared != "" && strings.HasSuffix(node, "-s") {
 		appendLine(shared, "iteration "+iteration+" of "+node)
 	}
 
@@ -189,7 +189,7 @@ func crashReviewer(logDir, iteration, node string, pgid int) int {
 		fmt.Fprintln(os.Stderr, "crash reviewer: read the prompt:", err)
 		return 1
 	}
-	if ms, _ := strconv.Atoi(os.Getenv(crashSlowEnv)); ms > 1 {
+	if ms, _ := strconv.Atoi(os.Getenv(CrashSlowEnv)); ms > 1 {
 		time.Sleep(time.Duration(ms/2+rand.IntN(ms/2)) * time.Millisecond)
 	}
 	verdict := map[string]any{"verdict": "approve", "reasons": []string{}}
@@ -212,11 +212,11 @@ func crashReviewer(logDir, iteration, node string, pgid int) int {
 // when N other iterations (an agent and its grandchildren are one) are
 // at work already.
 func overlapping(others []int, node string) []int {
-	slots, _ := strconv.Atoi(os.Getenv(crashSlotsEnv))
+	slots, _ := strconv.Atoi(os.Getenv(CrashSlotsEnv))
 	if slots < 1 || len(others) == 0 {
 		return others
 	}
-	run := os.Getenv(crashRunEnv)
+	run := os.Getenv(CrashRunEnv)
 	var bad []int
 	iterations := map[string]bool{}
 	for _, pid := range others {
@@ -224,7 +224,7 @@ func overlapping(others []int, node string) []int {
 		if err != nil || len(env) == 0 {
 			continue // ended meanwhile (a zombie's environment reads empty)
 		}
-		if !containsEntry(env, crashRunEnv+"="+run) || containsEntry(env, "RUNNER_NODE_ID="+node) {
+		if !ContainsEntry(env, CrashRunEnv+"="+run) || ContainsEntry(env, "RUNNER_NODE_ID="+node) {
 			bad = append(bad, pid)
 			continue
 		}
@@ -250,7 +250,7 @@ func describeProcs(pids []int) string {
 		cmdline, _ := os.ReadFile(dir + "/cmdline")
 		var keep []string
 		for _, kv := range strings.Split(string(env), "\x00") {
-			for _, name := range []string{crashRunEnv, "RUNNER_NODE_ID", "RUNNER_ITERATION", crashReviewerEnv} {
+			for _, name := range []string{CrashRunEnv, "RUNNER_NODE_ID", "RUNNER_ITERATION", CrashReviewerEnv} {
 				if strings.HasPrefix(kv, name+"=") {
 					keep = append(keep, kv)
 				}
@@ -272,10 +272,10 @@ func appendLine(path, line string) {
 	f.Close()
 }
 
-// liveWithEnv lists the live processes, other than this one, whose
+// LiveWithEnv lists the live processes, other than this one, whose
 // environment holds entry (Linux: /proc/PID/environ; zombies do not
 // count). Elsewhere it finds nothing.
-func liveWithEnv(entry string) []int {
+func LiveWithEnv(entry string) []int {
 	names, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
 		return nil
@@ -288,7 +288,7 @@ func liveWithEnv(entry string) []int {
 			continue
 		}
 		env, err := proc.ReadEnviron(pid, nil)
-		if err != nil || !containsEntry(env, entry) {
+		if err != nil || !ContainsEntry(env, entry) {
 			continue
 		}
 		cmdline, _ := os.ReadFile(dir + "/cmdline")
@@ -309,7 +309,7 @@ func liveWithEnv(entry string) []int {
 	return pids
 }
 
-func containsEntry(environ []byte, entry string) bool {
+func ContainsEntry(environ []byte, entry string) bool {
 	for _, kv := range strings.Split(string(environ), "\x00") {
 		if kv == entry {
 			return true

@@ -1,4 +1,4 @@
-package main
+package workers
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/sandbox"
@@ -46,8 +47,8 @@ func TestEngineWorkers(t *testing.T) {
 	hold := filepath.Join(t.TempDir(), "hold")
 	const slots = 4 // two workers, two each
 	srv, r, remote := engineRepo(t, engineTree(), engineConf("", slots, `heartbeat = "20s"`+"\n"),
-		crashSteadyEnv+` = "1"`, crashSlowEnv+` = "600"`, fmt.Sprintf("%s = \"%d\"", crashSlotsEnv, slots),
-		crashHoldEnv+" = "+tomlString(hold), crashEarlyEnv+` = "1"`)
+		e2e.CrashSteadyEnv+` = "1"`, e2e.CrashSlowEnv+` = "600"`, fmt.Sprintf("%s = \"%d\"", e2e.CrashSlotsEnv, slots),
+		e2e.CrashHoldEnv+" = "+e2e.TomlString(hold), e2e.CrashEarlyEnv+` = "1"`)
 
 	holdOn := func() { os.WriteFile(hold, nil, 0o644) }
 	holdOff := func() { os.Remove(hold) }
@@ -61,12 +62,12 @@ func TestEngineWorkers(t *testing.T) {
 	// Four tasks can start, two per worker: both of w1's are at work.
 	var onW1 map[string]bool
 	awaitCond(t, 90*time.Second, "two agents at work on w1, each having written", coord, func() bool {
-		onW1 = r.iterationsOf(r.agentsOn(w1dir))
+		onW1 = r.IterationsOf(r.AgentsOn(w1dir))
 		return len(onW1) == 2 && len(startedIn(w1dir, "eng-")) == 2
 	})
 	w1.kill()
 	awaitCond(t, 15*time.Second, "w1's agent gone with it", coord, func() bool {
-		return len(liveWithEnv(engine.DirEnv+"="+w1dir)) == 0
+		return len(e2e.LiveWithEnv(engine.DirEnv+"="+w1dir)) == 0
 	})
 	w1 = startWorker(t, r, srv.address, w1dir, "w1b")
 	// Started again in its folder, it keeps what the killed agents had
@@ -81,10 +82,10 @@ func TestEngineWorkers(t *testing.T) {
 	}
 
 	// The coordinator killed while agents work; they finish meanwhile.
-	awaitCond(t, 60*time.Second, "an agent at work on w2", coord, func() bool { return len(r.agentsOn(w2dir)) > 0 })
+	awaitCond(t, 60*time.Second, "an agent at work on w2", coord, func() bool { return len(r.AgentsOn(w2dir)) > 0 })
 	coord.kill()
 	holdOff()
-	awaitCond(t, 60*time.Second, "the workers idle", nil, func() bool { return len(r.agentProcesses()) == 0 })
+	awaitCond(t, 60*time.Second, "the workers idle", nil, func() bool { return len(r.AgentProcesses()) == 0 })
 
 	// The coordinator again, which cancels a workflow of its run that
 	// no iteration expects; and the Temporal service stopped and started
@@ -92,7 +93,7 @@ func TestEngineWorkers(t *testing.T) {
 	orphan := submitOrphan(t, r, srv)
 	holdOn()
 	coord = startCoordinator(t, r)
-	awaitCond(t, 90*time.Second, "an agent at work after the restart", coord, func() bool { return len(r.agentProcesses()) > 0 })
+	awaitCond(t, 90*time.Second, "an agent at work after the restart", coord, func() bool { return len(r.AgentProcesses()) > 0 })
 	srv.stop()
 	srv = startDevServer(t, temporalCLI(t), srv.db, srv.port)
 	holdOff()
@@ -110,18 +111,18 @@ func TestEngineWorkers(t *testing.T) {
 	w2.stopCleanly()
 	t.Logf("the coordinator, started again:\n%s", coord.out)
 
-	r.checkFinal()
+	r.CheckFinal()
 	// One commit per task on the run branch, each naming its worker's
 	// iteration; the killed worker's iteration was interrupted.
-	nodes := strings.Fields(r.git("log", "--format=%(trailers:key=Runner-Node,valueonly)", "runner/eng"))
+	nodes := strings.Fields(r.Git("log", "--format=%(trailers:key=Runner-Node,valueonly)", "runner/eng"))
 	slices.Sort(nodes)
 	want := []string{"eng-a1", "eng-a2", "eng-a3", "eng-a4", "eng-b1", "eng-b2", "eng-c1", "eng-c2"}
 	if !slices.Equal(nodes, want) {
 		t.Errorf("task commits on the run branch: %v, want one each of %v", nodes, want)
 	}
-	s := r.checkState("at the end")
+	s := r.CheckState("at the end")
 	interrupted, workers := 0, map[string]bool{}
-	for _, m := range s.metas {
+	for _, m := range s.Metas {
 		if m.Outcome == state.OutcomeInterrupted {
 			interrupted++
 		}
@@ -137,7 +138,7 @@ func TestEngineWorkers(t *testing.T) {
 	}
 	// Only the killed worker's: the coordinator's death and the service's
 	// restart cost no iteration.
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		if m.Outcome == state.OutcomeInterrupted && (!onW1[strconv.Itoa(n)] || m.Worker != "w1" && m.Worker != "") {
 			t.Errorf("iteration %d on worker %q was interrupted (%s); only those of the killed worker w1 may be, %v", n, m.Worker, m.Note, onW1)
 		}
@@ -149,25 +150,25 @@ func TestEngineWorkers(t *testing.T) {
 		t.Errorf("done iterations ran on workers %v, want w2 and w1 (or w1b, w1 started again)", workers)
 	}
 	// show and the report name each iteration's worker.
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		if m.Outcome != state.OutcomeDone {
 			continue
 		}
-		if out := r.runRunner(time.Minute, 0, nil, "show", strconv.Itoa(n)).out; !strings.Contains(out, "worker:   "+m.Worker) {
+		if out := r.RunRunner(time.Minute, 0, nil, "show", strconv.Itoa(n)).Out; !strings.Contains(out, "worker:   "+m.Worker) {
 			t.Errorf("runner show %d does not name its worker %s:\n%s", n, m.Worker, out)
 		}
-		if out := r.runRunner(time.Minute, 0, nil, "report").out; !strings.Contains(out, fmt.Sprintf("#%d **eng/%s**", n, m.Node)) || !strings.Contains(out, "on worker "+m.Worker) {
+		if out := r.RunRunner(time.Minute, 0, nil, "report").Out; !strings.Contains(out, fmt.Sprintf("#%d **eng/%s**", n, m.Node)) || !strings.Contains(out, "on worker "+m.Worker) {
 			t.Errorf("runner report does not name iteration %d's worker %s:\n%s", n, m.Worker, out)
 		}
 		break
 	}
-	for _, dir := range []string{r.root, remote} {
+	for _, dir := range []string{r.Root, remote} {
 		if out, err := exec.Command("git", "-C", dir, "fsck", "--no-progress").CombinedOutput(); err != nil {
 			t.Errorf("git fsck in %s: %v\n%s", dir, err, out)
 		}
 	}
 	for _, dir := range []string{w1dir, w2dir} {
-		if left := liveWithEnv(engine.DirEnv + "=" + dir); len(left) > 0 {
+		if left := e2e.LiveWithEnv(engine.DirEnv + "=" + dir); len(left) > 0 {
 			t.Errorf("processes left by the worker in %s: %v", dir, left)
 		}
 		// A worker keeps no ref of an iteration that ended, nor of one a
@@ -183,20 +184,20 @@ func TestEngineWorkers(t *testing.T) {
 // on the workers: each is cancelled there (its agent stopped, what it had
 // written pushed to the remote, its workflow closed) and recorded
 // interrupted.
-func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, remote, hold, w1dir, w2dir string) {
-	addFlatTasks(t, r, "ctl", 2, 0)
+func engineCtrlC(t *testing.T, r *e2e.Repo, srv *devServer, remote, hold, w1dir, w2dir string) {
+	e2e.AddFlatTasks(t, r, "ctl", 2, 0)
 	w1 := startWorker(t, r, srv.address, w1dir, "w1")
 	w2 := startWorker(t, r, srv.address, w2dir, "w2")
 	os.WriteFile(hold, nil, 0o644)
 	defer os.Remove(hold)
 	coord := startCoordinator(t, r)
 	awaitCond(t, 90*time.Second, "two iterations' agents at work, each having written", coord, func() bool {
-		return len(r.iterationsAtWork()) >= 2 && len(startedIn(w1dir, "ctl-"))+len(startedIn(w2dir, "ctl-")) >= 2
+		return len(r.IterationsAtWork()) >= 2 && len(startedIn(w1dir, "ctl-"))+len(startedIn(w2dir, "ctl-")) >= 2
 	})
 	awaitCond(t, 30*time.Second, "status naming the workers", coord, func() bool {
-		return strings.Count(r.runRunner(time.Minute, 0, nil, "status").out, ", on worker w") >= 2
+		return strings.Count(r.RunRunner(time.Minute, 0, nil, "status").Out, ", on worker w") >= 2
 	})
-	if out := r.runRunner(time.Minute, 0, nil, "status").out; !strings.Contains(out, "engine:     temporal "+srv.address+", task queue runner") {
+	if out := r.RunRunner(time.Minute, 0, nil, "status").Out; !strings.Contains(out, "engine:     temporal "+srv.address+", task queue runner") {
 		t.Errorf("status does not say where the iterations run:\n%s", out)
 	}
 	// The workers' heartbeats say what they do.
@@ -205,7 +206,7 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, remote, hold, w1dir
 	c := srv.client(t)
 	run := runIDOf(t, r)
 	awaitCond(t, 30*time.Second, "a heartbeat saying the agent works", coord, func() bool {
-		for n := range r.iterationsAtWork() {
+		for n := range r.IterationsAtWork() {
 			i, _ := strconv.Atoi(n)
 			if st, err := engine.Describe(ctx, c, engine.WorkflowID(run, i, 0)); err == nil && st.Phase == "agent" && st.Worker != "" {
 				return true
@@ -219,12 +220,12 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, remote, hold, w1dir
 	}
 	// Nothing keeps running on the workers: the coordinator waits for the
 	// cancellation to reach them before it records the iterations.
-	if left := r.agentProcesses(); len(left) > 0 {
+	if left := r.AgentProcesses(); len(left) > 0 {
 		t.Errorf("agents still at work on the workers after Ctrl-C: %v", left)
 	}
-	s := r.checkState("after Ctrl-C")
+	s := r.CheckState("after Ctrl-C")
 	interrupted := 0
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		if !strings.HasPrefix(m.Node, "ctl-") {
 			continue
 		}
@@ -254,7 +255,7 @@ func engineCtrlC(t *testing.T, r *crashRepo, srv *devServer, remote, hold, w1dir
 
 // submitOrphan starts a workflow of r's run that no iteration expects,
 // on a task queue no worker polls, and returns its id.
-func submitOrphan(t *testing.T, r *crashRepo, srv *devServer) string {
+func submitOrphan(t *testing.T, r *e2e.Repo, srv *devServer) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -288,12 +289,12 @@ func cancelRequested(t *testing.T, srv *devServer, id string) bool {
 }
 
 // runIDOf is the run's id, which names its workflows.
-func runIDOf(t *testing.T, r *crashRepo) string {
+func runIDOf(t *testing.T, r *e2e.Repo) string {
 	t.Helper()
 	var v struct {
 		Run string `json:"run"`
 	}
-	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(r.p.StateDir(), "engine.json"))), &v); err != nil || v.Run == "" {
+	if err := json.Unmarshal([]byte(e2e.ReadFile(t, filepath.Join(r.Paths.StateDir(), "engine.json"))), &v); err != nil || v.Run == "" {
 		t.Fatalf("state/engine.json: %v", err)
 	}
 	return v.Run
@@ -306,31 +307,31 @@ func runIDOf(t *testing.T, r *crashRepo) string {
 // the service, the worker and the remote.
 func TestEngineRateLimit(t *testing.T) {
 	// Both tasks may be at work at once (engine.parallel = 2).
-	srv, r, _ := engineRepo(t, flatTree("lim", 2, 0), engineConf("rate_limit_backoff = \"200ms\"\nrate_limit_backoff_max = \"500ms\"\n", 2, ""), crashSteadyEnv+` = "1"`, crashLimitsEnv+` = "always"`, crashSlotsEnv+` = "2"`, crashEarlyEnv+` = "1"`)
+	srv, r, _ := engineRepo(t, e2e.FlatTree("lim", 2, 0), engineConf("rate_limit_backoff = \"200ms\"\nrate_limit_backoff_max = \"500ms\"\n", 2, ""), e2e.CrashSteadyEnv+` = "1"`, e2e.CrashLimitsEnv+` = "always"`, e2e.CrashSlotsEnv+` = "2"`, e2e.CrashEarlyEnv+` = "1"`)
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
 	// `runner doctor` sees the service, the worker polling and the remote.
-	var doctor runnerResult
+	var doctor e2e.RunnerResult
 	awaitCond(t, time.Minute, "runner doctor to see worker w", nil, func() bool {
-		doctor = r.runRunner(time.Minute, 0, nil, "doctor")
-		return strings.Contains(doctor.out, "workers:  w (polled ")
+		doctor = r.RunRunner(time.Minute, 0, nil, "doctor")
+		return strings.Contains(doctor.Out, "workers:  w (polled ")
 	})
-	if !strings.Contains(doctor.out, "s ago, same key)") {
-		t.Errorf("runner doctor does not say the worker holds the same key:\n%s", doctor.out)
+	if !strings.Contains(doctor.Out, "s ago, same key)") {
+		t.Errorf("runner doctor does not say the worker holds the same key:\n%s", doctor.Out)
 	}
-	if !strings.Contains(doctor.out, "engine:   temporal "+srv.address) || !strings.Contains(doctor.out, ": git reaches it") {
-		t.Errorf("runner doctor:\n%s", doctor.out)
+	if !strings.Contains(doctor.Out, "engine:   temporal "+srv.address) || !strings.Contains(doctor.Out, ": git reaches it") {
+		t.Errorf("runner doctor:\n%s", doctor.Out)
 	}
-	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
-		t.Fatalf("runner run exited %d:\n%s", res.code, res.out)
+	if res := r.RunRunner(3*time.Minute, 0, nil, "run"); res.Code != 0 {
+		t.Fatalf("runner run exited %d:\n%s", res.Code, res.Out)
 	}
 	w.stopCleanly()
-	r.checkFinal()
-	s := r.checkState("at the end")
+	r.CheckFinal()
+	s := r.CheckState("at the end")
 	c := srv.client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	run := runIDOf(t, r)
-	for n, m := range s.metas {
+	for n, m := range s.Metas {
 		if m.Outcome != state.OutcomeDone || m.Attempt != 1 {
 			t.Errorf("iteration %d (%s): outcome %s on attempt %d, want done on the first", n, m.Node, m.Outcome, m.Attempt)
 		}
@@ -341,13 +342,13 @@ func TestEngineRateLimit(t *testing.T) {
 			}
 		}
 	}
-	if len(s.metas) != 2 {
-		t.Errorf("%d iterations, want one per task", len(s.metas))
+	if len(s.Metas) != 2 {
+		t.Errorf("%d iterations, want one per task", len(s.Metas))
 	}
 	// The run after the limit went on with what the limited one wrote,
 	// as in a local slot's worktree.
-	files := strings.Fields(r.git("ls-tree", "-r", "--name-only", "runner/lim"))
-	for _, m := range s.metas {
+	files := strings.Fields(r.Git("ls-tree", "-r", "--name-only", "runner/lim"))
+	for _, m := range s.Metas {
 		if !slices.Contains(files, "work/"+m.Node+".limited") {
 			t.Errorf("the run branch lacks what task %s's limited run wrote (work/%s.limited): %v", m.Node, m.Node, files)
 		}
@@ -360,14 +361,14 @@ func TestEngineRateLimit(t *testing.T) {
 // and more keys of its own.
 func engineConf(loop string, parallel int, engine string) func(address, remote string) string {
 	return func(address, remote string) string {
-		return fmt.Sprintf("%s%s\n[engine]\naddress = %q\nremote = %q\nparallel = %d\n%s", loop, taskGuard, address, remote, parallel, engine)
+		return fmt.Sprintf("%s%s\n[engine]\naddress = %q\nremote = %q\nparallel = %d\n%s", loop, e2e.TaskGuard, address, remote, parallel, engine)
 	}
 }
 
 // engineRepo is what every engine test starts from: a dev server, a bare
 // remote (its path is returned), and a crash repository committed on main whose config adds
 // conf(the server's address, the remote).
-func engineRepo(t *testing.T, treeJSON string, conf func(address, remote string) string, agentEnv ...string) (*devServer, *crashRepo, string) {
+func engineRepo(t *testing.T, treeJSON string, conf func(address, remote string) string, agentEnv ...string) (*devServer, *e2e.Repo, string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -379,12 +380,12 @@ func engineRepo(t *testing.T, treeJSON string, conf func(address, remote string)
 	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare: %v\n%s", err, out)
 	}
-	r := newCrashRepo(t, treeJSON, conf(srv.address, remote), agentEnv...)
-	r.git("init", "-q", "-b", "main")
-	r.write("README", "the project\n")
-	r.write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
-	r.git("add", "-A")
-	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
+	r := e2e.NewRepo(t, treeJSON, conf(srv.address, remote), agentEnv...)
+	r.Git("init", "-q", "-b", "main")
+	r.Write("README", "the project\n")
+	r.Write(".gitignore", ".runner/runs/\n.runner/context/\n.runner/state/\n.runner/lock\n")
+	r.Git("add", "-A")
+	r.Git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qm", "the project")
 	return srv, r, remote
 }
 
@@ -419,41 +420,6 @@ func engineTree() string {
   {"id": "eng-c2", "title": "C2", "depends_on": ["eng-a3", "eng-a4"]}
 ]}}
 `
-}
-
-// iterationsAtWork are the iterations of this repository whose agent
-// processes are alive.
-func (r *crashRepo) iterationsAtWork() map[string]bool {
-	return r.iterationsOf(r.agentProcesses())
-}
-
-// iterationsOf are the iterations of the processes pids.
-func (r *crashRepo) iterationsOf(pids []int) map[string]bool {
-	at := map[string]bool{}
-	for _, pid := range pids {
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil {
-			continue
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if n, ok := strings.CutPrefix(kv, "RUNNER_ITERATION="); ok {
-				at[n] = true
-			}
-		}
-	}
-	return at
-}
-
-// agentsOn lists the live agent processes of this repository a worker in
-// dir started.
-func (r *crashRepo) agentsOn(dir string) []int {
-	var on []int
-	for _, pid := range r.agentProcesses() {
-		if env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil && containsEntry(env, engine.DirEnv+"="+dir) {
-			on = append(on, pid)
-		}
-	}
-	return on
 }
 
 // temporalCLI finds the temporal CLI, or skips (fails under CI).
@@ -576,13 +542,13 @@ func freePort(t *testing.T) int {
 type process struct {
 	t    *testing.T
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *e2e.SyncBuffer
 	done chan struct{}
 }
 
 func startProcess(t *testing.T, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{t: t, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{t: t, cmd: cmd, out: &e2e.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -595,14 +561,14 @@ func startProcess(t *testing.T, cmd *exec.Cmd) *process {
 // startWorker starts `runner worker` in dir; its agents share the
 // crash agents' run (CRASH_RUN), so that only an agent of the same task,
 // or more than the slots, is an overlap.
-func startWorker(t *testing.T, r *crashRepo, address, dir, name string) *process {
+func startWorker(t *testing.T, r *e2e.Repo, address, dir, name string) *process {
 	t.Helper()
 	return startWorkerWith(t, r, address, dir, name, nil)
 }
 
-func startCoordinator(t *testing.T, r *crashRepo) *process {
+func startCoordinator(t *testing.T, r *e2e.Repo) *process {
 	t.Helper()
-	cmd, _ := r.runnerCmd(nil, "run")
+	cmd, _ := r.RunnerCmd(nil, "run")
 	return startProcess(t, cmd)
 }
 

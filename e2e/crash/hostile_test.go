@@ -1,4 +1,4 @@
-package main
+package crash
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -36,7 +37,7 @@ func TestHostileAgents(t *testing.T) {
 		treeGoal string
 		outcome  string
 		class    string
-		check    func(t *testing.T, r *crashRepo, res runnerResult)
+		check    func(t *testing.T, r *e2e.Repo, res e2e.RunnerResult)
 	}{
 		{
 			name:    "ignores SIGTERM and sleeps past the timeout",
@@ -55,11 +56,11 @@ func TestHostileAgents(t *testing.T) {
 			timeout: long,
 			script:  `{"default": {"grandchild": {"sleep": "60s", "pid_file": "gc.pid"}, "message": {"status": "done", "summary": "left a sleeper"}}}`,
 			outcome: state.OutcomeDone, class: "ok",
-			check: func(t *testing.T, r *crashRepo, res runnerResult) {
+			check: func(t *testing.T, r *e2e.Repo, res e2e.RunnerResult) {
 				// The agent itself exits at once: only the grandchild's
 				// SIGTERM and a little start-up may be waited for.
-				if res.took > grace+margin {
-					t.Errorf("took %s for an agent that exits at once", res.took)
+				if res.Took > grace+margin {
+					t.Errorf("took %s for an agent that exits at once", res.Took)
 				}
 			},
 		},
@@ -69,19 +70,19 @@ func TestHostileAgents(t *testing.T) {
 			script:  `{"default": {"filler": 209715200, "message": {"status": "done", "summary": "printed a lot"}}}`,
 			extra:   `output_limit = "1MiB"`,
 			outcome: state.OutcomeDone, class: "ok",
-			check: func(t *testing.T, r *crashRepo, res runnerResult) {
-				log := filepath.Join(r.p.RunDir(1), "executor.log")
+			check: func(t *testing.T, r *e2e.Repo, res e2e.RunnerResult) {
+				log := filepath.Join(r.Paths.RunDir(1), "executor.log")
 				st, err := os.Stat(log)
 				if err != nil || st.Size() > 1<<20 {
 					t.Errorf("executor.log: %v, %v; want at most 1 MiB", st, err)
 				}
-				m := regexp.MustCompile(`\[runner: (\d+) bytes of output cut here\]`).FindStringSubmatch(readFile(t, log))
+				m := regexp.MustCompile(`\[runner: (\d+) bytes of output cut here\]`).FindStringSubmatch(e2e.ReadFile(t, log))
 				if m == nil {
 					t.Errorf("executor.log has no cut marker")
 				} else if cut, _ := strconv.Atoi(m[1]); cut < 199<<20 {
 					t.Errorf("executor.log's cut marker says %d bytes; the agent printed 200 MiB", cut)
 				}
-				ru, ok := res.state.SysUsage().(*syscall.Rusage)
+				ru, ok := res.State.SysUsage().(*syscall.Rusage)
 				if !ok {
 					return
 				}
@@ -100,8 +101,8 @@ func TestHostileAgents(t *testing.T) {
 				"message": {"status": "done", "summary": "printed a lot"}}}`,
 			extra: `output_limit = "1MiB"`,
 			codex: true, outcome: state.OutcomeDone, class: "ok",
-			check: func(t *testing.T, r *crashRepo, res runnerResult) {
-				entries, err := os.ReadDir(r.p.RunDir(1))
+			check: func(t *testing.T, r *e2e.Repo, res e2e.RunnerResult) {
+				entries, err := os.ReadDir(r.Paths.RunDir(1))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -110,11 +111,11 @@ func TestHostileAgents(t *testing.T) {
 						t.Errorf("runs/000001/%s: %v, %v; want at most 1 MiB", e.Name(), info, err)
 					}
 				}
-				m, err := state.LoadMeta(r.p.RunDir(1))
+				m, err := state.LoadMeta(r.Paths.RunDir(1))
 				if err != nil || m.Usage == nil || m.Usage.InputTokens != 12000 {
 					t.Errorf("usage %+v (%v); want the last turn.completed's", m.Usage, err)
 				}
-				if ru, ok := res.state.SysUsage().(*syscall.Rusage); ok {
+				if ru, ok := res.State.SysUsage().(*syscall.Rusage); ok {
 					rss := ru.Maxrss << 10
 					t.Logf("peak resident memory while the agent printed 200 MiB of events: %d MiB", rss>>20)
 					if rss > 100<<20 {
@@ -129,9 +130,9 @@ func TestHostileAgents(t *testing.T) {
 			script:   `{"default": {"stdin": "last", "filler": 2097152, "save_prompt": "prompt.seen", "message": {"status": "done", "summary": "read it"}}}`,
 			treeGoal: bigGoal,
 			outcome:  state.OutcomeDone, class: "ok",
-			check: func(t *testing.T, r *crashRepo, res runnerResult) {
-				sent := readFile(t, filepath.Join(r.p.RunDir(1), "prompt.md"))
-				seen := readFile(t, filepath.Join(r.root, "prompt.seen"))
+			check: func(t *testing.T, r *e2e.Repo, res e2e.RunnerResult) {
+				sent := e2e.ReadFile(t, filepath.Join(r.Paths.RunDir(1), "prompt.md"))
+				seen := e2e.ReadFile(t, filepath.Join(r.Root, "prompt.seen"))
 				if len(sent) < 1<<20 || seen != sent {
 					t.Errorf("the agent read %d bytes of the %d-byte prompt", len(seen), len(sent))
 				}
@@ -141,40 +142,40 @@ func TestHostileAgents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			treeJSON := oneTask
+			treeJSON := e2e.OneTask
 			config := fmt.Sprintf("timeout = %q\nkill_grace = %q\n%s", tt.timeout, grace, tt.extra)
 			if tt.treeGoal != "" {
 				goal, _ := json.Marshal(tt.treeGoal)
 				treeJSON = `{"version": 1, "root": {"id": "job", "title": "Job", "children": [{"id": "only", "title": "The only task", "goal": ` + string(goal) + `}]}}`
 			}
-			r := fakeAgentRepo(t, treeJSON, tt.script, config)
+			r := e2e.FakeAgentRepo(t, treeJSON, tt.script, config)
 			if tt.codex {
-				r.write(".runner/config.toml", fmt.Sprintf(`[executor]
+				r.Write(".runner/config.toml", fmt.Sprintf(`[executor]
 preset = "codex"
 bin = "fakeagent"
 env = { FAKEAGENT_MODE = "codex", FAKEAGENT_SCRIPT = %s, %s = %s }
 %s
-`, tomlString(filepath.Join(r.root, "agent.json")), crashTokenEnv, tomlString(r.token), config))
+`, e2e.TomlString(filepath.Join(r.Root, "agent.json")), e2e.CrashTokenEnv, e2e.TomlString(r.Token), config))
 			}
 			if tt.treeGoal != "" {
 				appendConfig(t, r, "\n[prompt]\nbudget = \"4MiB\"\n")
 			}
-			res := r.runRunner(2*time.Minute, 0, nil, "run", "--once")
-			t.Logf("the runner took %s", res.took)
-			if res.code != 0 {
-				t.Fatalf("exit %d, want 0:\n%s", res.code, res.out)
+			res := r.RunRunner(2*time.Minute, 0, nil, "run", "--once")
+			t.Logf("the runner took %s", res.Took)
+			if res.Code != 0 {
+				t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Out)
 			}
-			if bound := tt.timeout + grace + margin; res.took > bound {
-				t.Errorf("the runner took %s; want control back within %s", res.took, bound)
+			if bound := tt.timeout + grace + margin; res.Took > bound {
+				t.Errorf("the runner took %s; want control back within %s", res.Took, bound)
 			}
-			m, err := state.LoadMeta(r.p.RunDir(1))
+			m, err := state.LoadMeta(r.Paths.RunDir(1))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m.Outcome != tt.outcome || m.Agent == nil || m.Agent.Class != tt.class {
 				t.Errorf("outcome %s, agent %+v; want %s, class %s", m.Outcome, m.Agent, tt.outcome, tt.class)
 			}
-			if left := r.waitNoAgents(10 * time.Second); len(left) > 0 {
+			if left := r.WaitNoAgents(10 * time.Second); len(left) > 0 {
 				t.Errorf("processes of the agent's group survived: %v", left)
 			}
 			if tt.check != nil {
@@ -184,9 +185,9 @@ env = { FAKEAGENT_MODE = "codex", FAKEAGENT_SCRIPT = %s, %s = %s }
 	}
 }
 
-func appendConfig(t *testing.T, r *crashRepo, text string) {
+func appendConfig(t *testing.T, r *e2e.Repo, text string) {
 	t.Helper()
-	f, err := os.OpenFile(r.p.Config(), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(r.Paths.Config(), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
