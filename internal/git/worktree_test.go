@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 func TestWorktreeAddReuseRemove(t *testing.T) {
@@ -249,5 +251,24 @@ func TestRunSetupOnce(t *testing.T) {
 	// A command that runs too long is stopped.
 	if _, err := w.RunSetup(ctx, []string{"sleep 30"}, logPath, 200*time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("RunSetup of a hanging command = %v", err)
+	}
+}
+
+// git.setup never gets the runner's secrets: the engine key's variable
+// is not in its environment.
+func TestRunSetupWithoutSecrets(t *testing.T) {
+	t.Setenv(sandbox.EngineKeyVar, "/etc/runner/engine.key")
+	s := newScratch(t)
+	s.r.EnsureBranch(ctx, "b", "")
+	w, _, err := s.r.AddWorktree(ctx, filepath.Join(t.TempDir(), "w"), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "setup.log")
+	if _, err := w.RunSetup(ctx, []string{"echo key=${" + sandbox.EngineKeyVar + ":-unset}"}, logPath, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "\nkey=unset\n") {
+		t.Errorf("the setup saw the engine key's variable:\n%s", log)
 	}
 }
