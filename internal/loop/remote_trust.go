@@ -46,7 +46,7 @@ func (r *Runner) engineUnprotected() string {
 	case r.cfg.Sandbox.Mode == config.SandboxOff || r.unconfined != "":
 		open = append(open, "the agents, guards and reviewer that run on this machine are not confined, and can read the engine key")
 	default:
-		if ok, why := sandbox.HidesPaths(); !ok {
+		if ok, why := r.layers.HidesPaths(); !ok {
 			open = append(open, "the agents' rooms cannot hide the engine key: "+why)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/proc"
@@ -178,7 +179,9 @@ func (r *worker) room(n int) (*sandbox.Room, string, error) {
 // a kernel without Landlock. With "required", every layer is asked for:
 // where the kernel lacks one, the room cannot be built and nothing
 // starts. A worker (SPEC §22) confines its iterations, and git.setup,
-// by the same rule.
+// by the same rule. Every room hides the engine key this machine names
+// (RUNNER_ENGINE_KEY_FILE, or cfg's engine.key_file) besides what the
+// process hides (sandbox.Hidden), whether or not this process read it.
 func RoomFor(cfg *config.Config, work, tmp string) *sandbox.Room {
 	if cfg.Sandbox.Mode == config.SandboxOff {
 		return nil
@@ -190,6 +193,9 @@ func RoomFor(cfg *config.Config, work, tmp string) *sandbox.Room {
 	}
 	room := sandbox.ToolRoom(work, tmp, writableExtra(cfg), chainEnvs(cfg))
 	room.Namespaces, room.MaxProcesses = layers.Namespaces, cfg.Sandbox.MaxProcesses
+	if key, err := engine.KeyPath(cfg.Engine.KeyFile); err == nil && key != "" && !slices.Contains(room.Hidden, key) {
+		room.Hidden = append(room.Hidden, key)
+	}
 	if required && room.Namespaces == "" {
 		room.Namespaces = sandbox.NamespacesUser
 	}
