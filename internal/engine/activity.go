@@ -246,8 +246,9 @@ func (w *Worker) checkout(ctx context.Context, id string, it *iterationRun) erro
 	if err := w.noteUnderway(it); err != nil {
 		return err
 	}
-	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, filepath.Join(it.runDir, "setup.log"), it.cfg.Git.SetupTimeout.Duration, w.Room(it.cfg, it.work, it.tmp)); err != nil {
-		return fmt.Errorf("git.setup: %w", err)
+	setupLog := filepath.Join(it.runDir, "setup.log")
+	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, setupLog, it.cfg.Git.SetupTimeout.Duration, w.Room(it.cfg, it.work, it.tmp)); err != nil {
+		return fmt.Errorf("git.setup: %w%s", err, logEnd(setupLog))
 	}
 	if err := os.WriteFile(filepath.Join(it.runDir, "prompt.md"), in.Prompt, 0o644); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/runner-cli/runner/internal/config"
@@ -59,5 +60,14 @@ func TestSetupConfined(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Error("the setup wrote outside the iteration's room")
+	}
+
+	// A setup that fails on it says why, from its log, which goes with
+	// the iteration's run folder.
+	it = &iterationRun{in: in, cfg: &config.Config{Git: config.Git{Setup: []string{"touch " + outside}}}, phase: func(string) {}}
+	err = w.checkout(ctx, "wf2", it)
+	defer w.tidy("wf2", it)
+	if err == nil || !strings.Contains(err.Error(), "git.setup: ") || !strings.Contains(err.Error(), "| $ touch "+outside+" | touch: cannot touch") {
+		t.Errorf("a setup writing outside the room: %v; want it failed, saying why", err)
 	}
 }
