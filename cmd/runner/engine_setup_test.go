@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/engine"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -20,9 +21,12 @@ import (
 // they take fails before its agent starts. Those cost the tasks no
 // attempt, and after loop.max_consecutive_errors of them in a row the
 // coordinator stops, saying what the worker said and what to look at,
-// rather than send the tasks round it all night. With a worker that can
-// work (and a second one refused its folder), the same tree then runs to
-// the end.
+// rather than send the tasks round it all night. A worker whose git.setup
+// writes outside the iteration's worktree fails there, confined, its log
+// and the coordinator saying why. With a worker that can work (and a
+// second one refused its folder), the same tree then runs to the end; the
+// coordinator, whose rooms have no namespaces here, says the engine is
+// not protected.
 func TestEngineWorkerCannotWork(t *testing.T) {
 	srv, r, remote := engineRepo(t, flatTree("fetch", 2, 0), engineConf("max_consecutive_errors = 3\n", 2, ""), crashSteadyEnv+` = "1"`, crashSlotsEnv+` = "2"`)
 	// The agent is a program looked for on PATH, which only some workers
@@ -39,7 +43,11 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.write(".runner/config.toml", strings.Replace(string(cfg), "command = ["+tomlString(exe)+"]", `command = ["crash-agent"]`, 1))
+	text := strings.Replace(string(cfg), "command = ["+tomlString(exe)+"]", `command = ["crash-agent"]`, 1)
+	// A setup that writes where SETUP_ESCAPE says, which only the escape
+	// worker's environment names.
+	text = strings.Replace(text, "[git]\n", "[git]\nsetup = ['[ -z \"$SETUP_ESCAPE\" ] || touch \"$SETUP_ESCAPE\"']\n", 1)
+	r.write(".runner/config.toml", text)
 	r.git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qam", "the agent on PATH")
 	withAgent := "PATH=" + agentDir + string(os.PathListSeparator) + os.Getenv("PATH")
 
@@ -47,7 +55,7 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if err := os.WriteFile(elsewhere, fmt.Appendf(nil, "[url %q]\n\tinsteadOf = %s\n", filepath.Join(t.TempDir(), "gone.git"), remote), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	badWorker := func(name, why string, env ...string) {
+	badWorker := func(name, why string, env ...string) *process {
 		t.Helper()
 		w := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), name), name, env)
 		before := len(r.checkState("before " + name).metas)
@@ -77,11 +85,23 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 		if starts := r.agentStarts(); len(starts) > 0 {
 			t.Errorf("an agent started on worker %s: %+v", name, starts)
 		}
+		return w
 	}
 	// Its git sends the remote elsewhere.
 	badWorker("nofetch", "gone.git", withAgent, "GIT_CONFIG_GLOBAL="+elsewhere)
 	// The agent's program is not installed there.
 	badWorker("noagent", "crash-agent")
+	// Its git.setup writes outside the worktree: confined, it cannot.
+	if abi, _ := sandbox.ABI(); abi > 0 {
+		escape := filepath.Join(t.TempDir(), "escaped")
+		w := badWorker("escape", "git.setup: ", withAgent, "SETUP_ESCAPE="+escape)
+		if fileExists(escape) {
+			t.Errorf("git.setup wrote outside the iteration's room on the worker")
+		}
+		if !strings.Contains(w.out.String(), "failed: git.setup: ") || !strings.Contains(w.out.String(), "touch: cannot touch '"+escape+"'") {
+			t.Errorf("the worker's log does not say its git.setup could not write outside the room:\n%s", w.out)
+		}
+	}
 
 	goodDir := filepath.Join(t.TempDir(), "good")
 	good := startWorkerWith(t, r, srv.address, goodDir, "good", []string{withAgent})
@@ -92,11 +112,15 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if code := twin.wait(time.Minute); code == 0 || !strings.Contains(twin.out.String(), "another runner worker uses "+goodDir) {
 		t.Errorf("a second worker in the good worker's folder exited %d, want refused:\n%s", code, twin.out)
 	}
-	if res := r.runRunner(3*time.Minute, 0, nil, "run"); res.code != 0 {
+	res := r.runRunner(3*time.Minute, 0, nil, "run")
+	if res.code != 0 {
 		t.Fatalf("with a worker that can fetch, runner run exited %d:\n%s\nworker:\n%s", res.code, res.out, good.out)
 	}
 	good.stopCleanly()
 	r.checkFinal()
+	if abi, _ := sandbox.ABI(); abi > 0 && !strings.Contains(res.out, "the engine is NOT PROTECTED: the agents' rooms cannot hide the engine key: the rooms have no mount namespace of their own (left out by RUNNER_SANDBOX_WITHOUT)") {
+		t.Errorf("a coordinator whose rooms have no namespaces does not say the engine is not protected:\n%s", res.out)
+	}
 }
 
 // TestEngineResultWaitsForAWorker follows an iteration on a worker with
