@@ -25,7 +25,7 @@ func (r *Runner) engineKey() (engine.Key, error) {
 	if err != nil || path == "" {
 		return nil, err
 	}
-	if err := engine.CheckKeyPlace(path, r.p.Root, RoomFor(r.cfg, "", "").Writable[2:]); err != nil {
+	if err := engine.CheckKeyPlace(path, r.p.Root, RoomWritable(r.cfg)); err != nil {
 		return nil, err
 	}
 	key, err := engine.LoadKey(path)

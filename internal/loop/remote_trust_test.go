@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/state"
 )
 
 // The coordinator says the engine is protected only when it has a key
@@ -61,5 +64,26 @@ func TestRoomForHidesTheKey(t *testing.T) {
 	cfg.Engine.KeyFile = "/srv/runner/engine.key"
 	if room := RoomFor(cfg, t.TempDir(), t.TempDir()); !slices.Contains(room.Hidden, "/srv/runner/engine.key") {
 		t.Errorf("the room %+v does not hide engine.key_file", room)
+	}
+}
+
+// The coordinator reads its key whatever its [sandbox]: with the sandbox
+// off no room is built, and the key is still checked against where rooms
+// would write.
+func TestEngineKeyWithTheSandboxOff(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "engine.key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("k", engine.MinKeyLen)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(engine.KeyEnv, "")
+	cfg := &config.Config{}
+	cfg.Sandbox.Mode, cfg.Engine.KeyFile = config.SandboxOff, key
+	r := &Runner{cfg: cfg, p: state.NewPaths(t.TempDir())}
+	if got, err := r.engineKey(); err != nil || len(got) != engine.MinKeyLen {
+		t.Errorf("engineKey() = %q, %v", got, err)
+	}
+	cfg.Sandbox.Writable = []string{filepath.Dir(key)}
+	if _, err := r.engineKey(); err == nil || !strings.Contains(err.Error(), "which every agent's room may write") {
+		t.Errorf("a key where rooms may write: %v", err)
 	}
 }

@@ -141,12 +141,11 @@ func (r *worker) unconfinedWhy() string {
 // holds the checkout, or its git directory: with it the walls are
 // open. "" when there is none.
 func (r *Runner) openingWritable() string {
-	room := RoomFor(r.cfg, "", "")
 	guarded := []string{r.p.Root}
 	if common, ok := state.GitCommonDir(r.p.Root); ok {
 		guarded = append(guarded, common)
 	}
-	for _, d := range room.Writable[2:] { // the worktree and its temporary directory aside
+	for _, d := range RoomWritable(r.cfg) {
 		for _, g := range guarded {
 			if rel, err := filepath.Rel(d, g); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 				return d
@@ -200,6 +199,14 @@ func RoomFor(cfg *config.Config, work, tmp string) *sandbox.Room {
 		room.Namespaces = sandbox.NamespacesUser
 	}
 	return room
+}
+
+// RoomWritable are the directories a room of cfg may write besides its
+// worktree and temporary directory (its tools' caches, [sandbox]
+// writable, RUNNER_SANDBOX_WRITABLE), whether or not this machine builds
+// rooms: where no secret of the runner's may lie.
+func RoomWritable(cfg *config.Config) []string {
+	return sandbox.ToolRoom("", "", writableExtra(cfg), chainEnvs(cfg)).Writable[2:]
 }
 
 // writableExtra are the directories [sandbox] writable and
