@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/git"
-	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/sandbox"
 )
 
@@ -24,25 +21,8 @@ import (
 // signed output (none where every layer stands), as does why an agent
 // ran unconfined.
 func TestWorkerSendsOpenings(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	if abi, err := sandbox.ABI(); abi < 1 {
-		t.Skipf("no Landlock here: %v", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc.UseConfinement(exe)
-	defer proc.UseConfinement("")
-	src, remote := t.TempDir(), filepath.Join(t.TempDir(), "remote.git")
-	gitIn(t, src, "init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
-	gitIn(t, src, "add", "-A")
-	gitIn(t, src, "commit", "-qm", "a")
-	checkpoint := gitIn(t, src, "rev-parse", "HEAD")
-	gitIn(t, src, "init", "-q", "--bare", remote)
+	confining(t)
+	src, remote, checkpoint := checkpointRepo(t)
 
 	landlockOnly := sandbox.Layers{Landlock: 7, NoNamespaces: "left out by RUNNER_SANDBOX_WITHOUT", ProcessLimit: "cgroup v2 pids.max"}
 	sealed := sandbox.Layers{Landlock: 7, Namespaces: sandbox.NamespacesUser, ProcessLimit: "cgroup v2 pids.max"}
@@ -69,6 +49,7 @@ command = ["sh", "-c", "echo '{\"status\": \"done\", \"summary\": \"did it\"}' >
 				return &sandbox.Room{Writable: []string{work, tmp}}
 			},
 			Layers: func(int) sandbox.Layers { return c.layers }}
+		var err error
 		if w.repo, err = git.Init(t.Context(), filepath.Join(w.Dir, "repo"), git.Options{}); err != nil {
 			t.Fatal(err)
 		}

@@ -204,6 +204,7 @@ func TestDefaultWorktreePath(t *testing.T) {
 }
 
 func TestRunSetupOnce(t *testing.T) {
+	t.Setenv(sandbox.EngineKeyVar, "/etc/runner/engine.key") // a secret of the runner's
 	s := newScratch(t)
 	s.r.EnsureBranch(ctx, "b", "")
 	w, _, err := s.r.AddWorktree(ctx, filepath.Join(t.TempDir(), "w"), "b")
@@ -252,19 +253,8 @@ func TestRunSetupOnce(t *testing.T) {
 	if _, err := w.RunSetup(ctx, []string{"sleep 30"}, logPath, 200*time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("RunSetup of a hanging command = %v", err)
 	}
-}
 
-// git.setup never gets the runner's secrets: the engine key's variable
-// is not in its environment.
-func TestRunSetupWithoutSecrets(t *testing.T) {
-	t.Setenv(sandbox.EngineKeyVar, "/etc/runner/engine.key")
-	s := newScratch(t)
-	s.r.EnsureBranch(ctx, "b", "")
-	w, _, err := s.r.AddWorktree(ctx, filepath.Join(t.TempDir(), "w"), "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(t.TempDir(), "setup.log")
+	// The runner's secrets are not in its environment (set above).
 	if _, err := w.RunSetup(ctx, []string{"echo key=${" + sandbox.EngineKeyVar + ":-unset}"}, logPath, 0, nil); err != nil {
 		t.Fatal(err)
 	}
