@@ -11,6 +11,7 @@ import (
 
 	"github.com/runner-cli/runner/e2e"
 	"github.com/runner-cli/runner/internal/engine"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -21,9 +22,12 @@ import (
 // they take fails before its agent starts. Those cost the tasks no
 // attempt, and after loop.max_consecutive_errors of them in a row the
 // coordinator stops, saying what the worker said and what to look at,
-// rather than send the tasks round it all night. With a worker that can
-// work (and a second one refused its folder), the same tree then runs to
-// the end.
+// rather than send the tasks round it all night. A worker whose git.setup
+// writes outside the iteration's worktree fails there, confined, its log
+// and the coordinator saying why. With a worker that can work (and a
+// second one refused its folder), the same tree then runs to the end; the
+// coordinator, whose rooms have no namespaces here, says the engine is
+// not protected.
 func TestEngineWorkerCannotWork(t *testing.T) {
 	srv, r, remote := engineRepo(t, e2e.FlatTree("fetch", 2, 0), engineConf("max_consecutive_errors = 3\n", 2, ""), e2e.CrashSteadyEnv+` = "1"`, e2e.CrashSlotsEnv+` = "2"`)
 	// The agent is a program looked for on PATH, which only some workers
@@ -40,7 +44,11 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Write(".runner/config.toml", strings.Replace(string(cfg), "command = ["+e2e.TomlString(exe)+"]", `command = ["crash-agent"]`, 1))
+	text := strings.Replace(string(cfg), "command = ["+e2e.TomlString(exe)+"]", `command = ["crash-agent"]`, 1)
+	// A setup that writes where SETUP_ESCAPE says, which only the escape
+	// worker's environment names.
+	text = strings.Replace(text, "[git]\n", "[git]\nsetup = ['[ -z \"$SETUP_ESCAPE\" ] || touch \"$SETUP_ESCAPE\"']\n", 1)
+	r.Write(".runner/config.toml", text)
 	r.Git("-c", "user.name=Person", "-c", "user.email=p@example.com", "commit", "-qam", "the agent on PATH")
 	withAgent := "PATH=" + agentDir + string(os.PathListSeparator) + os.Getenv("PATH")
 
@@ -48,7 +56,7 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if err := os.WriteFile(elsewhere, fmt.Appendf(nil, "[url %q]\n\tinsteadOf = %s\n", filepath.Join(t.TempDir(), "gone.git"), remote), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	badWorker := func(name, why string, env ...string) {
+	badWorker := func(name, why string, env ...string) *process {
 		t.Helper()
 		w := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), name), name, env)
 		before := len(r.CheckState("before " + name).Metas)
@@ -78,11 +86,23 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 		if starts := r.AgentStarts(); len(starts) > 0 {
 			t.Errorf("an agent started on worker %s: %+v", name, starts)
 		}
+		return w
 	}
 	// Its git sends the remote elsewhere.
 	badWorker("nofetch", "gone.git", withAgent, "GIT_CONFIG_GLOBAL="+elsewhere)
 	// The agent's program is not installed there.
 	badWorker("noagent", "crash-agent")
+	// Its git.setup writes outside the worktree: confined, it cannot.
+	if abi, _ := sandbox.ABI(); abi > 0 {
+		escape := filepath.Join(t.TempDir(), "escaped")
+		w := badWorker("escape", "git.setup: ", withAgent, "SETUP_ESCAPE="+escape)
+		if fileExists(escape) {
+			t.Errorf("git.setup wrote outside the iteration's room on the worker")
+		}
+		if !strings.Contains(w.out.String(), "failed: git.setup: ") || !strings.Contains(w.out.String(), "touch: cannot touch '"+escape+"'") {
+			t.Errorf("the worker's log does not say its git.setup could not write outside the room:\n%s", w.out)
+		}
+	}
 
 	goodDir := filepath.Join(t.TempDir(), "good")
 	good := startWorkerWith(t, r, srv.address, goodDir, "good", []string{withAgent})
@@ -93,11 +113,15 @@ func TestEngineWorkerCannotWork(t *testing.T) {
 	if code := twin.wait(time.Minute); code == 0 || !strings.Contains(twin.out.String(), "another runner worker uses "+goodDir) {
 		t.Errorf("a second worker in the good worker's folder exited %d, want refused:\n%s", code, twin.out)
 	}
-	if res := r.RunRunner(3*time.Minute, 0, nil, "run"); res.Code != 0 {
+	res := r.RunRunner(3*time.Minute, 0, nil, "run")
+	if res.Code != 0 {
 		t.Fatalf("with a worker that can fetch, runner run exited %d:\n%s\nworker:\n%s", res.Code, res.Out, good.out)
 	}
 	good.stopCleanly()
 	r.CheckFinal()
+	if abi, _ := sandbox.ABI(); abi > 0 && !strings.Contains(res.Out, "the engine is NOT PROTECTED: the agents' rooms cannot hide the engine key: the rooms have no mount namespace of their own (left out by RUNNER_SANDBOX_WITHOUT)") {
+		t.Errorf("a coordinator whose rooms have no namespaces does not say the engine is not protected:\n%s", res.Out)
+	}
 }
 
 // TestEngineResultWaitsForAWorker follows an iteration on a worker with

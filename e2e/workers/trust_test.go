@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/runner-cli/runner/internal/engine"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -98,7 +100,8 @@ func TestEngineWorkerRefusesForeignIterations(t *testing.T) {
 
 	// doctor challenges each worker's key.
 	wrong := writeEngineKey(t, "not the coordinator's key")
-	w2 := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2", []string{engine.KeyEnv + "=" + wrong})
+	// w2's rooms are built in namespaces, which hide its key.
+	w2 := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "w2"), "w2", []string{engine.KeyEnv + "=" + wrong, proc.WithoutEnv + "="})
 	var doctor e2e.RunnerResult
 	awaitCond(t, time.Minute, "runner doctor to see both workers", nil, func() bool {
 		doctor = r.RunRunner(time.Minute, 0, nil, "doctor")
@@ -109,6 +112,12 @@ func TestEngineWorkerRefusesForeignIterations(t *testing.T) {
 	}
 	w.stopCleanly()
 	w2.stopCleanly()
+	if hidden, _ := proc.RoomLayers(100).HidesPaths(); hidden && !strings.Contains(w2.out.String(), "runner worker w2: protected: it runs only iterations signed with the engine key, confined") {
+		t.Errorf("a worker with a key whose rooms hide it does not say it is protected:\n%s", w2.out)
+	}
+	if abi, _ := sandbox.ABI(); abi > 0 && !strings.Contains(w.out.String(), "runner worker w: NOT PROTECTED: its agents may read the engine key: the rooms have no mount namespace of their own") {
+		t.Errorf("a worker whose rooms have no namespaces does not say they cannot hide its key:\n%s", w.out)
+	}
 
 	// The control: an unprotected worker runs the very same input.
 	open := startWorkerWith(t, r, srv.address, filepath.Join(t.TempDir(), "open"), "open", []string{engine.KeyEnv + "="}, "--unprotected", "--sandbox", "off")
@@ -167,15 +176,22 @@ func submitAndWait(t *testing.T, c client.Client, key engine.Key, in engine.Inpu
 // usage), the event is named in the journal, `runner status` and the
 // report, and after loop.max_consecutive_errors of them the run stops,
 // saying what answers. With a real worker the task is then done, and
-// the forged commit never reaches the run branch.
+// the forged commit never reaches the run branch. The coordinator's rooms
+// are built in namespaces, which hide the key: the engine is protected
+// on its side; the worker's are not (RUNNER_SANDBOX_WITHOUT), which the
+// worker says, and what its room left open is the iteration's.
 func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 	srv, r, remote := engineRepo(t, e2e.FlatTree("forge", 1, 0), engineConf("max_consecutive_errors = 2\n", 1, ""), e2e.CrashSteadyEnv+` = "1"`)
+	r.Namespaces = true // the agents run on the workers
 	forger := startForger(t, srv, remote)
 	res := r.RunRunner(3*time.Minute, 0, nil, "run")
 	forger.Stop()
 	if res.Code != 1 || !strings.Contains(res.Out, "2 iterations in a row ended without an attempt (loop.max_consecutive_errors = 2)") ||
 		!strings.Contains(res.Out, "Another program answers on task queue runner") {
 		t.Fatalf("runner run with a forger on the task queue exited %d, want 1 and the forged results named:\n%s", res.Code, res.Out)
+	}
+	if hidden, _ := proc.RoomLayers(100).HidesPaths(); hidden && strings.Contains(res.Out, "NOT PROTECTED") {
+		t.Errorf("a coordinator with the key, whose rooms hide it, says the engine is not protected:\n%s", res.Out)
 	}
 	if n := forger.forged(); n != 2 {
 		t.Fatalf("the forger answered %d iterations, want 2", n)
@@ -209,8 +225,8 @@ func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 	if strings.Count(report, "refused result: its result was refused") != 2 || strings.Count(report, "interrupted on worker w1, no attempt spent") != 2 {
 		t.Errorf("runner report does not name both refused results:\n%s", report)
 	}
-	if hidden, _ := sandbox.HidesPaths(); !hidden && !strings.Contains(report, "engine unprotected: the iterations ran on workers while the engine was not protected") {
-		t.Errorf("runner report does not say the engine was not protected, on a machine whose rooms cannot hide the key:\n%s", report)
+	if hidden, why := proc.RoomLayers(100).HidesPaths(); hidden == strings.Contains(report, "engine unprotected: the iterations ran on workers while the engine was not protected") {
+		t.Errorf("runner report, on a machine whose rooms hide the key %v (%s), says:\n%s", hidden, why, report)
 	}
 
 	w := startWorker(t, r, srv.address, filepath.Join(t.TempDir(), "w"), "w")
@@ -219,6 +235,23 @@ func TestEngineCoordinatorRefusesForgedResults(t *testing.T) {
 	}
 	w.stopCleanly()
 	r.CheckFinal()
+	if abi, _ := sandbox.ABI(); abi > 0 {
+		// The worker's rooms have no namespaces: it says so, and the
+		// iteration records what its room left open, as a local one.
+		if want := "NOT PROTECTED: its agents may read the engine key: the rooms have no mount namespace of their own (left out by RUNNER_SANDBOX_WITHOUT)"; !strings.Contains(w.out.String(), want) {
+			t.Errorf("the worker without namespaces does not say %q:\n%s", want, w.out)
+		}
+		opening := "on worker w: chmod, chown and utime outside the room (no namespaces: left out by RUNNER_SANDBOX_WITHOUT)"
+		if m := r.CheckState("after the real worker").Metas[3]; m == nil || !slices.Contains(m.Openings, opening) {
+			t.Errorf("iteration 3 on worker w: %+v; want its openings to hold %q", m, opening)
+		}
+		if out := r.RunRunner(time.Minute, 0, nil, "show", "3").Out; !strings.Contains(out, "sandbox:  room left open: "+opening) {
+			t.Errorf("runner show 3 does not name the worker's openings:\n%s", out)
+		}
+		if out := r.RunRunner(time.Minute, 0, nil, "status").Out; !strings.Contains(out, "its room left open: "+opening) {
+			t.Errorf("runner status does not name the worker's openings:\n%s", out)
+		}
+	}
 	if files := r.Git("ls-tree", "-r", "--name-only", "runner/forge"); strings.Contains(files, "forged.txt") || !strings.Contains(files, "work/forge-000.txt") {
 		t.Errorf("the run branch holds:\n%s\nwant the task's work and not the forged commit's", files)
 	}

@@ -122,7 +122,7 @@ func workerKey(o *workerOpts, dir string) (engine.Key, error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	writable := append(loop.RoomFor(&config.Config{}, "", "").Writable[2:], dir)
+	writable := append(loop.RoomWritable(&config.Config{}), dir)
 	if err := engine.CheckKeyPlace(path, "", writable); err != nil {
 		return nil, err
 	}

@@ -103,6 +103,7 @@ func evaluate(ctx context.Context, p Probes, in Input, r *Report, layers *sandbo
 		c.Parallel = &Parallel{Slots: slots, CPUs: r.CPUs}
 		c.Parallel.Says = fmt.Sprintf("%s in flight at once on the workers (engine.parallel)", count(slots, "iteration"))
 		c.Engine = p.Engine(ctx, cfg.Engine, in.Root, p.Timeout)
+		c.Engine.Hidden, c.Engine.HiddenWhy = keyHidden(c.Sandbox, layers)
 	}
 	switch {
 	case cfg.Engine.On():

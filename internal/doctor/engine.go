@@ -38,8 +38,8 @@ type Engine struct {
 	// why it cannot be used.
 	KeyFile  string `json:"key_file,omitempty"`
 	KeyError string `json:"key_error,omitempty"`
-	// Hidden says whether the agents' rooms hide the key file; Why why
-	// they do not.
+	// Hidden says whether the rooms of this machine's agents, guards and
+	// reviewer hide the key file (keyHidden); HiddenWhy why they do not.
 	Hidden    bool   `json:"key_hidden"`
 	HiddenWhy string `json:"key_hidden_why,omitempty"`
 }
@@ -101,7 +101,6 @@ func probeEngine(ctx context.Context, e config.Engine, root string, timeout time
 // readKey reads the engine key this machine names, noting in e which
 // file it is and what is wrong with it; nil when it cannot be used.
 func (e *Engine) readKey(cfg config.Engine, root string) engine.Key {
-	e.Hidden, e.HiddenWhy = sandbox.HidesPaths()
 	path, err := engine.KeyPath(cfg.KeyFile)
 	if err == nil && path == "" {
 		return nil
@@ -119,6 +118,22 @@ func (e *Engine) readKey(cfg config.Engine, root string) engine.Key {
 		return nil
 	}
 	return key
+}
+
+// keyHidden says whether the rooms of the programs the configuration
+// runs on this machine hide the engine key: they are confined (s), in
+// rooms with a mount namespace of their own (layers, nil when the machine
+// was not asked).
+func keyHidden(s *Sandbox, layers *sandbox.Layers) (bool, string) {
+	switch {
+	case s == nil:
+		return false, "the configuration could not be read"
+	case !s.Confined && !s.Refuses:
+		return false, "the agents, guards and reviewer here would not be confined (sandbox: " + s.Says + ")"
+	case layers == nil:
+		return false, "what this machine gives the rooms is unknown"
+	}
+	return layers.HidesPaths()
 }
 
 // challengeAll asks each worker, at once, whether it holds key.

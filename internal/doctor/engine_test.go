@@ -11,6 +11,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 const engineConfig = `
@@ -31,42 +32,59 @@ parallel = 6
 func TestDoctorEngine(t *testing.T) {
 	bin(t, map[string]string{"git": gitOK})
 	now := time.Now()
+	// The rooms as this machine would build them: in namespaces, or of
+	// Landlock alone.
+	sealed := &sandbox.Layers{Landlock: 7, Namespaces: sandbox.NamespacesUser, ProcessLimit: "cgroup v2 pids.max"}
+	landlockOnly := &sandbox.Layers{Landlock: 7, NoNamespaces: "left out by RUNNER_SANDBOX_WITHOUT", ProcessLimit: "cgroup v2 pids.max"}
 	for _, c := range []struct {
-		name  string
-		probe Engine
-		want  []string
+		name   string
+		probe  Engine
+		want   []string
+		layers *sandbox.Layers // nil: no Landlock, nothing confined
+		config string          // more of the config
 	}{
 		{"two workers", Engine{Workers: []EngineWorker{{Name: "w2", LastPoll: now.Add(-time.Second)}, {Name: "w1", LastPoll: now.Add(-3 * time.Second)}}},
 			[]string{"  engine:   temporal temporal.example:7233 (namespace default), task queue runner\n",
 				"  workers:  w2 (polled 1s ago), w1 (polled 3s ago)\n",
 				"  remote:   /shared/repo.git: git reaches it\n",
-				"  parallel: 6 iterations in flight at once on the workers (engine.parallel)\n"}},
+				"  parallel: 6 iterations in flight at once on the workers (engine.parallel)\n"}, nil, ""},
 		{"no worker", Engine{},
-			[]string{"  workers:  none polling the task queue: start `runner worker --address temporal.example:7233 --task-queue runner`"}},
+			[]string{"  workers:  none polling the task queue: start `runner worker --address temporal.example:7233 --task-queue runner`"}, nil, ""},
 		{"no service", Engine{Error: "the Temporal service at temporal.example:7233: connection refused"},
 			[]string{"  engine:   temporal temporal.example:7233 (namespace default), task queue runner: CANNOT BE REACHED: the Temporal service at temporal.example:7233: connection refused\n",
-				"  workers:  unknown\n"}},
+				"  workers:  unknown\n"}, nil, ""},
 		{"no remote", Engine{RemoteError: "reach /shared/repo.git: fatal: not a git repository"},
-			[]string{"  remote:   /shared/repo.git: CANNOT BE REACHED: reach /shared/repo.git: fatal: not a git repository\n"}},
+			[]string{"  remote:   /shared/repo.git: CANNOT BE REACHED: reach /shared/repo.git: fatal: not a git repository\n"}, nil, ""},
 		{"no key", Engine{},
-			[]string{"  key:      NOT SET (engine.key_file, or RUNNER_ENGINE_KEY_FILE): the engine is not protected"}},
-		{"a key, challenged", Engine{KeyFile: "/etc/runner/engine.key", HiddenWhy: "no mount namespace",
+			[]string{"  key:      NOT SET (engine.key_file, or RUNNER_ENGINE_KEY_FILE): the engine is not protected"}, nil, ""},
+		{"a key, challenged", Engine{KeyFile: "/etc/runner/engine.key",
 			Workers: []EngineWorker{{Name: "w1", LastPoll: now.Add(-time.Second), Key: KeySame}, {Name: "w2", LastPoll: now.Add(-2 * time.Second), Key: KeyOther},
 				{Name: "w3", LastPoll: now.Add(-3 * time.Second), Key: KeyNoAnswer, KeyError: "it did not answer the challenge"}}},
-			[]string{"  key:      /etc/runner/engine.key: set; NOT HIDDEN from the agents: no mount namespace, so the engine is not protected from them\n",
-				"  workers:  w1 (polled 1s ago, same key), w2 (polled 2s ago, ANOTHER KEY: give it this machine's key file), w3 (polled 3s ago, did not prove its key: it did not answer the challenge)\n"}},
-		{"a key hidden", Engine{KeyFile: "/etc/runner/engine.key", Hidden: true},
-			[]string{"  key:      /etc/runner/engine.key: set, hidden from the agents' rooms\n"}},
+			[]string{"  key:      /etc/runner/engine.key: set; NOT HIDDEN from the agents: the rooms have no mount namespace of their own (left out by RUNNER_SANDBOX_WITHOUT): " +
+				"Landlock lets them read every file, this one included, so the engine is not protected from them\n",
+				"  workers:  w1 (polled 1s ago, same key), w2 (polled 2s ago, ANOTHER KEY: give it this machine's key file), w3 (polled 3s ago, did not prove its key: it did not answer the challenge)\n"},
+			landlockOnly, ""},
+		{"a key hidden", Engine{KeyFile: "/etc/runner/engine.key"},
+			[]string{"  key:      /etc/runner/engine.key: set, hidden from the agents' rooms\n"}, sealed, ""},
+		{"a key, the sandbox off", Engine{KeyFile: "/etc/runner/engine.key"},
+			[]string{"  key:      /etc/runner/engine.key: set; NOT HIDDEN from the agents: the agents, guards and reviewer here would not be confined (sandbox: off → not confined, by choice"},
+			sealed, "[sandbox]\nmode = \"off\"\n"},
+		{"a key, no Landlock", Engine{KeyFile: "/etc/runner/engine.key"},
+			[]string{"  key:      /etc/runner/engine.key: set; NOT HIDDEN from the agents: the agents, guards and reviewer here would not be confined"}, nil, ""},
 		{"a key unusable", Engine{KeyFile: "/k", KeyError: "the engine key file /k holds 3 bytes"},
-			[]string{"  key:      CANNOT BE USED: the engine key file /k holds 3 bytes\n"}},
+			[]string{"  key:      CANNOT BE USED: the engine key file /k holds 3 bytes\n"}, nil, ""},
 	} {
 		p := probes(0, nil)
+		if c.layers != nil {
+			p = probes(7, nil)
+			p.Room = func(int) sandbox.Layers { return *c.layers }
+		}
 		p.Engine = func(_ context.Context, e config.Engine, _ string, _ time.Duration) *Engine {
 			got := c.probe
 			got.Address, got.Namespace, got.TaskQueue, got.Remote = e.Address, e.Namespace, e.TaskQueue, e.Remote
 			return &got
 		}
-		r := Gather(context.Background(), p, input(t, engineConfig))
+		r := Gather(context.Background(), p, input(t, engineConfig+c.config))
 		var text bytes.Buffer
 		WriteText(&text, r)
 		for _, w := range c.want {

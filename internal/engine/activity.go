@@ -36,15 +36,16 @@ const (
 
 // iterationRun is one iteration on this worker: where it works.
 type iterationRun struct {
-	in     Input
-	cfg    *config.Config
-	work   string // its linked worktree, at the checkpoint
-	runDir string
-	tmp    string
-	room   *sandbox.Room // nil: not confined
-	why    string        // why not confined
-	wt     *git.Repo
-	phase  func(string)
+	in       Input
+	cfg      *config.Config
+	work     string // its linked worktree, at the checkpoint
+	runDir   string
+	tmp      string
+	room     *sandbox.Room // nil: not confined
+	why      string        // why not confined
+	openings []string      // what the room leaves open
+	wt       *git.Repo
+	phase    func(string)
 	// agent says the agent was started (or tried to be): a failure after
 	// it is not a failure of the setup.
 	agent bool
@@ -160,10 +161,10 @@ func (w *Worker) iterate(ctx context.Context, id string, it *iterationRun) (*Out
 	if err := w.checkout(ctx, id, it); err != nil {
 		return nil, err
 	}
-	out := &Output{Worker: w.Name, Unconfined: it.why, Files: map[string][]byte{}}
-	if err := it.confineOrSay(w.Room); err != nil {
+	if err := w.confineOrSay(it); err != nil {
 		return nil, err
 	}
+	out := &Output{Worker: w.Name, Unconfined: it.why, Openings: it.openings, Files: map[string][]byte{}}
 	it.phase("agent")
 	req := executor.Request{
 		Root: it.work, RunnerDir: it.runDir, RunDir: it.runDir, Iteration: in.Iteration, NodeID: in.Node,
@@ -246,8 +247,9 @@ func (w *Worker) checkout(ctx context.Context, id string, it *iterationRun) erro
 	if err := w.noteUnderway(it); err != nil {
 		return err
 	}
-	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, filepath.Join(it.runDir, "setup.log"), it.cfg.Git.SetupTimeout.Duration, w.Room(it.cfg, it.work, it.tmp)); err != nil {
-		return fmt.Errorf("git.setup: %w", err)
+	setupLog := filepath.Join(it.runDir, "setup.log")
+	if _, err := wt.RunSetup(ctx, it.cfg.Git.Setup, setupLog, it.cfg.Git.SetupTimeout.Duration, w.Room(it.cfg, it.work, it.tmp)); err != nil {
+		return fmt.Errorf("git.setup: %w%s", err, logEnd(setupLog))
 	}
 	if err := os.WriteFile(filepath.Join(it.runDir, "prompt.md"), in.Prompt, 0o644); err != nil {
 		return err
@@ -255,10 +257,10 @@ func (w *Worker) checkout(ctx context.Context, id string, it *iterationRun) erro
 	return os.WriteFile(filepath.Join(it.runDir, "output.schema.json"), in.Schema, 0o644)
 }
 
-// confineOrSay sets the iteration's room as the config's [sandbox] asks:
-// a worker confines its agent and guards to their worktree as a local
-// slot does.
-func (it *iterationRun) confineOrSay(roomFor func(cfg *config.Config, work, tmp string) *sandbox.Room) error {
+// confineOrSay sets the iteration's room as the config's [sandbox] asks,
+// and what it leaves open: a worker confines its agent and guards to
+// their worktree as a local slot does.
+func (w *Worker) confineOrSay(it *iterationRun) error {
 	if it.cfg.Sandbox.Mode == config.SandboxOff {
 		it.why = `sandbox.mode = "off"`
 		return nil
@@ -270,7 +272,9 @@ func (it *iterationRun) confineOrSay(roomFor func(cfg *config.Config, work, tmp 
 		}
 		return nil
 	}
-	it.room = roomFor(it.cfg, it.work, it.tmp)
+	if it.room = w.Room(it.cfg, it.work, it.tmp); it.room != nil {
+		it.openings = w.layers(it.cfg.Sandbox.MaxProcesses).Openings()
+	}
 	return nil
 }
 

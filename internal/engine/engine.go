@@ -37,7 +37,7 @@ import (
 // Protocol is the version of what the coordinator and the workers
 // exchange (Signed, Input, Output, the refs on the remote); it changes
 // when a runner of one version could not work with one of the other.
-const Protocol = 2
+const Protocol = 3
 
 // The names the coordinator and the workers agree on.
 const (
@@ -95,8 +95,11 @@ type Output struct {
 	Node    string
 	Attempt int
 	// Unconfined says why the worker's agent ran unconfined ("": it was
-	// confined).
+	// confined); Openings what its room left open, each with why (the
+	// layers the worker's machine does not give, sandbox.Layers.Openings),
+	// as a local room's are recorded in meta.json.
 	Unconfined string
+	Openings   []string
 	// StartErr is why the agent could not be started (a missing program):
 	// no attempt.
 	StartErr string

@@ -235,17 +235,8 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 // The work is pushed as a commit of the checkpoint; work that changed
 // nothing is the checkpoint itself, pushed as the result all the same.
 func TestPushWork(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	ctx := context.Background()
-	src, remote := t.TempDir(), filepath.Join(t.TempDir(), "remote.git")
-	gitIn(t, src, "init", "-q", "-b", "main")
-	os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
-	gitIn(t, src, "add", "-A")
-	gitIn(t, src, "commit", "-qm", "a")
-	checkpoint := gitIn(t, src, "rev-parse", "HEAD")
-	gitIn(t, src, "init", "-q", "--bare", remote)
+	src, remote, checkpoint := checkpointRepo(t)
 	gitIn(t, src, "push", "-q", remote, "HEAD:refs/runner/engine/r/1.0/checkpoint")
 
 	w := &Worker{Dir: t.TempDir(), Name: "w", Room: unconfined}

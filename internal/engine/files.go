@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -84,4 +85,19 @@ func readTail(path string, limit int) ([]byte, error) {
 	}
 	head := fmt.Sprintf("[runner worker: the first %d bytes were left out]\n", start)
 	return append([]byte(head), data...), nil
+}
+
+// logEnd is the last lines of the log at path, for an error that names
+// it: the log goes with the iteration's run folder on the worker, and
+// the error reaches the coordinator. "" when there is nothing to read.
+func logEnd(path string) string {
+	data, start, err := fsutil.ReadEnd(path, 1<<10)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	if start > 0 && len(lines) > 1 {
+		lines = lines[1:] // cut
+	}
+	return "; it ends: " + strings.Join(lines[max(0, len(lines)-4):], " | ")
 }

@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // KeyEnv names the engine's key file on this machine; it wins over
 // engine.key_file (a path of this machine's, where the config is shared).
-const KeyEnv = "RUNNER_ENGINE_KEY_FILE"
+// No program of a room gets it (sandbox.SecretVars).
+const KeyEnv = sandbox.EngineKeyVar
 
 // MinKeyLen is the shortest key accepted, in bytes (after surrounding
 // white space is trimmed): 32 random bytes in base64 are 44.

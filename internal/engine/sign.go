@@ -29,9 +29,9 @@ type Key []byte
 
 // Purposes of the MACs.
 const (
-	purposeInput     = "runner engine input v2"
-	purposeOutput    = "runner engine output v2"
-	purposeChallenge = "runner engine challenge v2"
+	purposeInput     = "runner engine input v3"
+	purposeOutput    = "runner engine output v3"
+	purposeChallenge = "runner engine challenge v3"
 )
 
 // Signed is a message between the coordinator and the workers: Body, the

@@ -77,7 +77,7 @@ func (w *Worker) sayProtection() {
 	case w.Key == nil:
 		open = append(open, "it has no engine key (--unprotected): it runs any iteration submitted to its task queue, and what it sends back can be forged")
 	default:
-		if ok, why := sandbox.HidesPaths(); !ok {
+		if ok, why := w.layers(config.DefaultMaxProcesses).HidesPaths(); !ok {
 			open = append(open, "its agents may read the engine key: "+why)
 		}
 	}

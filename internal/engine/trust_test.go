@@ -87,3 +87,26 @@ func TestDefaultDir(t *testing.T) {
 		t.Errorf("without XDG_STATE_HOME: %s", d)
 	}
 }
+
+// A worker says it is protected only where its rooms hide the engine
+// key (namespaces); with Landlock alone it says its agents may read it,
+// and why.
+func TestWorkerSaysProtection(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		layers sandbox.Layers
+		want   string
+	}{
+		{"namespaces", sandbox.Layers{Landlock: 7, Namespaces: sandbox.NamespacesUser}, "runner worker w: protected: it runs only iterations signed with the engine key, confined\n"},
+		{"Landlock alone", sandbox.Layers{Landlock: 7, NoNamespaces: "left out by RUNNER_SANDBOX_WITHOUT"},
+			"runner worker w: NOT PROTECTED: its agents may read the engine key: the rooms have no mount namespace of their own (left out by RUNNER_SANDBOX_WITHOUT)"},
+	} {
+		var log strings.Builder
+		w := &Worker{Name: "w", Key: testKey, Log: &log, floor: true, Sandbox: FloorAuto,
+			Layers: func(int) sandbox.Layers { return c.layers }}
+		w.sayProtection()
+		if !strings.HasPrefix(log.String(), c.want) {
+			t.Errorf("%s: the worker says %q, want %q", c.name, log.String(), c.want)
+		}
+	}
+}

@@ -36,6 +36,10 @@ type Worker struct {
 	// directory tmp under cfg: the rule a local slot is confined by
 	// (loop.RoomFor).
 	Room func(cfg *config.Config, work, tmp string) *sandbox.Room
+	// Layers is what this machine gives those rooms, layer by layer, for
+	// a room bounded to maxProcesses (proc.RoomLayers when nil): what they
+	// leave open goes back to the coordinator with each iteration.
+	Layers func(maxProcesses int) sandbox.Layers
 	// Key verifies the inputs and signs the outputs (nil: none, which
 	// Unprotected must allow).
 	Key Key
@@ -164,6 +168,14 @@ func (w *Worker) forgetAll(ctx context.Context) {
 	for _, ref := range refs {
 		_ = w.repo.DeleteRef(ctx, ref, "")
 	}
+}
+
+// layers is what this machine gives a room bounded to maxProcesses.
+func (w *Worker) layers(maxProcesses int) sandbox.Layers {
+	if w.Layers != nil {
+		return w.Layers(maxProcesses)
+	}
+	return proc.RoomLayers(maxProcesses)
 }
 
 func (w *Worker) logf(format string, args ...any) {

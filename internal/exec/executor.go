@@ -360,8 +360,9 @@ func conclude(o Options, pr proc.Result, res *Result, outData []byte, readErr er
 }
 
 // buildEnv returns the agent's environment: the runner's, without
-// CLAUDECODE, the EnvDrop names and anything set below; then Options.Env
-// (sorted); then the RUNNER_* variables, which always win.
+// CLAUDECODE, the runner's secrets (sandbox.SecretVars), the EnvDrop names
+// and anything set below; then Options.Env (sorted); then the RUNNER_*
+// variables, which always win.
 func buildEnv(base []string, o Options, r Request, ph Placeholders) []string {
 	runnerVars := []string{
 		"RUNNER_PROMPT_FILE=" + ph.PromptFile,
@@ -372,6 +373,9 @@ func buildEnv(base []string, o Options, r Request, ph Placeholders) []string {
 		"RUNNER_DIR=" + r.RunnerDir,
 	}
 	drop := map[string]bool{"CLAUDECODE": true}
+	for _, k := range sandbox.SecretVars {
+		drop[k] = true
+	}
 	for _, k := range o.EnvDrop {
 		drop[k] = true
 	}

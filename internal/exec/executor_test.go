@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/fakeagent"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // The test binary doubles as the fake agent when this variable is set.
@@ -193,9 +194,10 @@ func TestRunEnvPromptAndPlaceholders(t *testing.T) {
 	o, r := setup(t, `{"default": {
 		"save_prompt": "seen-prompt.md", "save_args": "seen-args.txt",
 		"env": ["RUNNER_PROMPT_FILE", "RUNNER_OUTPUT_FILE", "RUNNER_SCHEMA_FILE", "RUNNER_ITERATION",
-		        "RUNNER_NODE_ID", "RUNNER_DIR", "CLAUDECODE", "DROP_ME", "KEEP_ME", "EXTRA"],
+		        "RUNNER_NODE_ID", "RUNNER_DIR", "CLAUDECODE", "RUNNER_ENGINE_KEY_FILE", "DROP_ME", "KEEP_ME", "EXTRA"],
 		"message": {"status": "done", "summary": "ok"}}}`)
 	t.Setenv("CLAUDECODE", "1")
+	t.Setenv(sandbox.EngineKeyVar, "/etc/runner/engine.key") // the runner's secret
 	t.Setenv("DROP_ME", "secret")
 	t.Setenv("KEEP_ME", "kept")
 	o.EnvDrop = []string{"DROP_ME"}
@@ -215,6 +217,7 @@ func TestRunEnvPromptAndPlaceholders(t *testing.T) {
 		"RUNNER_NODE_ID=calc.parse",
 		"RUNNER_DIR=" + r.RunnerDir,
 		"CLAUDECODE unset",
+		"RUNNER_ENGINE_KEY_FILE unset",
 		"DROP_ME unset",
 		"KEEP_ME=kept",
 		"EXTRA=extra value",

@@ -111,13 +111,14 @@ func (r *Repo) RunSetup(ctx context.Context, cmds []string, logPath string, time
 
 // setupEnv is the environment of the Repo's git calls before it is
 // cleaned (Options.Env, or the runner's), without what would point a git
-// command of the setup at another repository, index or working tree.
+// command of the setup at another repository, index or working tree, and
+// without the runner's secrets (sandbox.SecretVars).
 func setupEnv(from []string) []string {
 	if from == nil {
 		from = os.Environ()
 	}
 	var env []string
-	for _, kv := range from {
+	for _, kv := range sandbox.WithoutSecrets(from) {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 func TestWorktreeAddReuseRemove(t *testing.T) {
@@ -202,6 +204,7 @@ func TestDefaultWorktreePath(t *testing.T) {
 }
 
 func TestRunSetupOnce(t *testing.T) {
+	t.Setenv(sandbox.EngineKeyVar, "/etc/runner/engine.key") // a secret of the runner's
 	s := newScratch(t)
 	s.r.EnsureBranch(ctx, "b", "")
 	w, _, err := s.r.AddWorktree(ctx, filepath.Join(t.TempDir(), "w"), "b")
@@ -249,5 +252,13 @@ func TestRunSetupOnce(t *testing.T) {
 	// A command that runs too long is stopped.
 	if _, err := w.RunSetup(ctx, []string{"sleep 30"}, logPath, 200*time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("RunSetup of a hanging command = %v", err)
+	}
+
+	// The runner's secrets are not in its environment (set above).
+	if _, err := w.RunSetup(ctx, []string{"echo key=${" + sandbox.EngineKeyVar + ":-unset}"}, logPath, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "\nkey=unset\n") {
+		t.Errorf("the setup saw the engine key's variable:\n%s", log)
 	}
 }

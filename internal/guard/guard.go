@@ -118,10 +118,8 @@ func runOne(ctx context.Context, root string, g Spec, guardLog string, grace tim
 	if start, err = appendText(guardLog, fmt.Sprintf("=== guard %s: %s ===\n", g.Name, g.Run)); err != nil {
 		return res, 0, 0, err
 	}
-	var environ []string // nil: the runner's
-	if len(env) > 0 {
-		environ = append(os.Environ(), env...)
-	}
+	// The runner's, without its secrets.
+	environ := append(sandbox.WithoutSecrets(os.Environ()), env...)
 	rep, rerr := startReport(g, root)
 	if rerr != nil {
 		// The old report could not be removed: what the guard would

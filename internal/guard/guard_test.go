@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 type runOut struct {
@@ -200,20 +201,28 @@ func TestRunCanceled(t *testing.T) {
 }
 
 // TestRunPassesEnv checks that the guards get the runner's environment
-// plus the given entries, which win over the runner's.
+// plus the given entries, which win over the runner's, and never the
+// runner's secrets (the engine key's file), with or without entries.
 func TestRunPassesEnv(t *testing.T) {
 	t.Setenv("GUARD_TEST_INHERITED", "from the runner")
 	t.Setenv("RUNNER_ITERATION", "stale")
+	t.Setenv(sandbox.EngineKeyVar, "/etc/runner/engine.key")
 	dir := t.TempDir()
 	guardLog, failureLog := filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log")
-	guards := []Spec{{Name: "env", Run: `echo "iteration=$RUNNER_ITERATION inherited=$GUARD_TEST_INHERITED"`}}
+	guards := []Spec{{Name: "env", Run: `echo "iteration=$RUNNER_ITERATION inherited=$GUARD_TEST_INHERITED key=${` + sandbox.EngineKeyVar + `:-unset}"`}}
 	_, verdict, err := Run(context.Background(), dir, guards, guardLog, failureLog, time.Second, []string{"RUNNER_ITERATION=7"})
 	if err != nil || verdict != VerdictPass {
 		t.Fatalf("Run: %s, %v", verdict, err)
 	}
 	out, _ := readOrEmpty(guardLog)
-	if !strings.Contains(out, "iteration=7 inherited=from the runner") {
-		t.Errorf("guard.log = %q, want the given RUNNER_ITERATION and the inherited variable", out)
+	if !strings.Contains(out, "iteration=7 inherited=from the runner key=unset") {
+		t.Errorf("guard.log = %q, want the given RUNNER_ITERATION, the inherited variable and no engine key", out)
+	}
+	if _, _, err := Run(context.Background(), dir, guards, guardLog, failureLog, time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := readOrEmpty(guardLog); !strings.Contains(out, "iteration=stale inherited=from the runner key=unset") {
+		t.Errorf("guard.log = %q, want the runner's variables without the engine key", out)
 	}
 }
 

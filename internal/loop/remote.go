@@ -238,6 +238,11 @@ func (r *worker) takeRemote(ctx context.Context, meta *state.Meta, out *engine.O
 	} else {
 		meta.Unconfined = ""
 	}
+	// What the agent's room left open is the worker's room's.
+	meta.Openings = nil
+	for _, o := range out.Openings {
+		meta.Openings = append(meta.Openings, "on worker "+out.Worker+": "+o)
+	}
 	if err := writeRemoteFiles(r.p.RunDir(meta.Iteration), out.Files); err != nil {
 		return nil, err
 	}

@@ -25,10 +25,7 @@ func (r *Runner) engineKey() (engine.Key, error) {
 	if err != nil || path == "" {
 		return nil, err
 	}
-	// Where a room of this run would write, whatever the machine gives
-	// and even with the sandbox off (a key there is refused all the same).
-	writable := sandbox.ToolRoom("", "", writableExtra(r.cfg), chainEnvs(r.cfg)).Writable[2:]
-	if err := engine.CheckKeyPlace(path, r.p.Root, writable); err != nil {
+	if err := engine.CheckKeyPlace(path, r.p.Root, RoomWritable(r.cfg)); err != nil {
 		return nil, err
 	}
 	key, err := engine.LoadKey(path)
@@ -49,7 +46,7 @@ func (r *Runner) engineUnprotected() string {
 	case r.cfg.Sandbox.Mode == config.SandboxOff || r.unconfined != "":
 		open = append(open, "the agents, guards and reviewer that run on this machine are not confined, and can read the engine key")
 	default:
-		if ok, why := sandbox.HidesPaths(); !ok {
+		if ok, why := r.layers.HidesPaths(); !ok {
 			open = append(open, "the agents' rooms cannot hide the engine key: "+why)
 		}
 	}

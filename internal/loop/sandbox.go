@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/proc"
@@ -140,12 +141,11 @@ func (r *worker) unconfinedWhy() string {
 // holds the checkout, or its git directory: with it the walls are
 // open. "" when there is none.
 func (r *Runner) openingWritable() string {
-	room := RoomFor(r.cfg, "", "")
 	guarded := []string{r.p.Root}
 	if common, ok := state.GitCommonDir(r.p.Root); ok {
 		guarded = append(guarded, common)
 	}
-	for _, d := range room.Writable[2:] { // the worktree and its temporary directory aside
+	for _, d := range RoomWritable(r.cfg) {
 		for _, g := range guarded {
 			if rel, err := filepath.Rel(d, g); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 				return d
@@ -178,7 +178,9 @@ func (r *worker) room(n int) (*sandbox.Room, string, error) {
 // a kernel without Landlock. With "required", every layer is asked for:
 // where the kernel lacks one, the room cannot be built and nothing
 // starts. A worker (SPEC §22) confines its iterations, and git.setup,
-// by the same rule.
+// by the same rule. Every room hides the engine key this machine names
+// (RUNNER_ENGINE_KEY_FILE, or cfg's engine.key_file) besides what the
+// process hides (sandbox.Hidden), whether or not this process read it.
 func RoomFor(cfg *config.Config, work, tmp string) *sandbox.Room {
 	if cfg.Sandbox.Mode == config.SandboxOff {
 		return nil
@@ -190,10 +192,21 @@ func RoomFor(cfg *config.Config, work, tmp string) *sandbox.Room {
 	}
 	room := sandbox.ToolRoom(work, tmp, writableExtra(cfg), chainEnvs(cfg))
 	room.Namespaces, room.MaxProcesses = layers.Namespaces, cfg.Sandbox.MaxProcesses
+	if key, err := engine.KeyPath(cfg.Engine.KeyFile); err == nil && key != "" && !slices.Contains(room.Hidden, key) {
+		room.Hidden = append(room.Hidden, key)
+	}
 	if required && room.Namespaces == "" {
 		room.Namespaces = sandbox.NamespacesUser
 	}
 	return room
+}
+
+// RoomWritable are the directories a room of cfg may write besides its
+// worktree and temporary directory (its tools' caches, [sandbox]
+// writable, RUNNER_SANDBOX_WRITABLE), whether or not this machine builds
+// rooms: where no secret of the runner's may lie.
+func RoomWritable(cfg *config.Config) []string {
+	return sandbox.ToolRoom("", "", writableExtra(cfg), chainEnvs(cfg)).Writable[2:]
 }
 
 // writableExtra are the directories [sandbox] writable and

@@ -53,7 +53,7 @@ func (l Layers) List() []Layer {
 	} else {
 		ll.Missing = l.NoLandlock
 	}
-	ns := Layer{Name: "namespaces", Closes: "chmod, chown and utime outside the room (read-only mounts); the worktree's .git file; the runner's /proc (a PID namespace)"}
+	ns := Layer{Name: "namespaces", Closes: "chmod, chown and utime outside the room (read-only mounts); the worktree's .git file; the runner's /proc (a PID namespace); the engine key (hidden)"}
 	switch l.Namespaces {
 	case NamespacesUser:
 		ns.By = "user, mount and PID namespaces"

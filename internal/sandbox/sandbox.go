@@ -17,7 +17,8 @@
 // X server's), so that no program outside the room can be asked to run
 // something; mounts a /proc of its own PID namespace (the runner and
 // every other process are out of sight); bounds the room's processes
-// (Room.MaxProcesses, RLIMIT_NPROC under the namespace's own user id).
+// (Room.MaxProcesses, RLIMIT_NPROC under the namespace's own user id);
+// covers the paths no room may read (Room.Hidden: the engine's key).
 // Then it applies Landlock, drops every capability, starts the command
 // as its child and waits for it, as the namespace's init: it exits with
 // the command's status (128+N when a signal N killed it), and the kernel
@@ -79,6 +80,13 @@ type Room struct {
 	// cannot carve them out of a writable directory: without Namespaces
 	// they are writable, and the caller must check them afterwards.
 	ReadOnly []string `json:"read_only,omitempty"`
+	// Hidden are paths nothing in the room may read (Hide, SPEC §22:
+	// the engine's key): with Namespaces, each is covered in the room's
+	// mount namespace, a file by an empty read-only one, a folder by an
+	// empty read-only tmpfs, after its links are resolved. Landlock
+	// alone cannot take reading away from one file: without Namespaces
+	// they are readable (Layers.HidesPaths says so).
+	Hidden []string `json:"hidden,omitempty"`
 	// ScopeSignals, where the kernel has Landlock ABI 6 or later, keeps
 	// the command from signalling processes outside its sandbox and from
 	// connecting to abstract Unix sockets made outside it.

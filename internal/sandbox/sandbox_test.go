@@ -75,7 +75,8 @@ func TestConfineNoLandlock(t *testing.T) {
 }
 
 // TestScrubEnv: the variables naming a socket outside the room are left
-// out, DOCKER_HOST only when it names one; the rest passes.
+// out, DOCKER_HOST only when it names one, and so is the engine key's;
+// the rest passes.
 func TestScrubEnv(t *testing.T) {
 	in := []string{"PATH=/bin", "TMUX=/tmp/tmux-0/default,1,0", "SSH_AUTH_SOCK=/tmp/ssh-x/agent.1",
 		"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus", "XDG_RUNTIME_DIR=/run/user/0",
@@ -83,6 +84,13 @@ func TestScrubEnv(t *testing.T) {
 	want := []string{"PATH=/bin", "HOME=/root"}
 	if got := ScrubEnv(in); !reflect.DeepEqual(got, want) {
 		t.Errorf("ScrubEnv = %q, want %q", got, want)
+	}
+	secret := []string{"PATH=/bin", EngineKeyVar + "=/etc/runner/engine.key"}
+	if got := ScrubEnv(secret); !reflect.DeepEqual(got, secret[:1]) {
+		t.Errorf("ScrubEnv(%q) = %q: the engine key's variable passed", secret, got)
+	}
+	if got := WithoutSecrets(append(in[:1:1], secret[1], "TMUX=/tmp/tmux-0/default,1,0")); !reflect.DeepEqual(got, []string{"PATH=/bin", "TMUX=/tmp/tmux-0/default,1,0"}) {
+		t.Errorf("WithoutSecrets = %q, want everything but the engine key's variable", got)
 	}
 	tcp := []string{"DOCKER_HOST=tcp://build:2376"}
 	if got := ScrubEnv(tcp); !reflect.DeepEqual(got, tcp) {

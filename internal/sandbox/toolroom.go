@@ -14,11 +14,12 @@ import (
 // configuration (~/.claude, ~/.claude.json, ~/.codex, where CODEX_HOME
 // and CLAUDE_CONFIG_DIR point) is not in it: the agents' CLIs work from
 // state directories of the run's (package executor). A .git in work (a
-// linked worktree's file) stays read-only where the room has namespaces.
+// linked worktree's file) stays read-only where the room has namespaces,
+// and the paths this process hides (Hidden) are hidden there.
 // A directory that holds that configuration, or is inside it, is left
 // out even when extra names it.
 func ToolRoom(work, tmp string, extra []string, envs []map[string]string) *Room {
-	room := &Room{Writable: []string{work, tmp}, ScopeSignals: true}
+	room := &Room{Writable: []string{work, tmp}, ScopeSignals: true, Hidden: Hidden()}
 	if work != "" {
 		if _, err := os.Lstat(filepath.Join(work, ".git")); err == nil {
 			room.ReadOnly = append(room.ReadOnly, filepath.Join(work, ".git"))

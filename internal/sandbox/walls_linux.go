@@ -18,7 +18,7 @@ const shmDir = "/dev/shm"
 // buildWalls builds room's walls in the helper's own mount namespace, as
 // the package comment says: every mount read-only but the room's writable
 // paths (bind mounts of themselves), its read-only paths held by
-// read-only binds, a /dev/shm of its own, the sockets of the machine
+// read-only binds, its hidden paths covered, a /dev/shm of its own, the sockets of the machine
 // covered, a /proc of its PID namespace. It returns the directories it
 // made that the room may write besides room.Writable.
 func buildWalls(room Room) (writable []string, err error) {
@@ -58,6 +58,9 @@ func buildWalls(room Room) (writable []string, err error) {
 		if err := unix.MountSetattr(unix.AT_FDCWD, p, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 			return nil, fmt.Errorf("make %s read-only: %w", p, err)
 		}
+	}
+	if err := hidePaths(room.Hidden, open); err != nil {
+		return nil, err
 	}
 	if st, err := os.Stat(shmDir); err == nil && st.IsDir() {
 		if err := unix.Mount("tmpfs", shmDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
