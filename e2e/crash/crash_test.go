@@ -31,9 +31,6 @@ import (
 // choices (the timing of the kills still varies).
 const crashKillsEnv = "RUNNER_CRASH_KILLS"
 
-// runLimit bounds every runner process of the crash tests.
-const runLimit = 2 * time.Minute
-
 const crashGuard = `
 [[guard]]
 name = "work"
@@ -109,7 +106,7 @@ func sweepWrites(t *testing.T, guards, failAt, phase string) int {
 					r := e2e.NewRepo(t, `{"version": 1, "root": {"id": "job", "title": "Job", "children": [
   {"id": "only", "title": "The only task"}]}}`, guards, e2e.CrashSteadyEnv+` = "1"`)
 					if failAt != "" {
-						res := r.RunRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=" + failAt}, "run")
+						res := r.RunRunner(e2e.RunLimit, 0, []string{fsutil.FailpointEnv + "=" + failAt}, "run")
 						s := r.CheckState("after the first kill")
 						left := s.RS.InFlight != nil && s.RS.InFlight.Phase == phase
 						if phase == startedInJournalOnly {
@@ -122,7 +119,7 @@ func sweepWrites(t *testing.T, guards, failAt, phase string) int {
 						}
 					}
 					fp := fsutil.FailpointEnv + "=*@" + strconv.Itoa(n)
-					res := r.RunRunner(runLimit, 0, []string{fp}, "run")
+					res := r.RunRunner(e2e.RunLimit, 0, []string{fp}, "run")
 					kept := 0 // an iteration whose agent's result was saved when the runner died
 					switch {
 					case res.Killed:
@@ -143,7 +140,7 @@ func sweepWrites(t *testing.T, guards, failAt, phase string) int {
 					default:
 						t.Fatalf("runner with %s: exit %d, want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", fp, res.Code, res.Out, e2e.LockHolders(r.Paths.Lock()))
 					}
-					if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+					if res := r.RunRunner(e2e.RunLimit, 0, nil, "run"); res.Code != 0 {
 						t.Fatalf("the runner after the kill at point %d: exit %d:\n%s\nprocesses with the lock file open:\n%s", n, res.Code, res.Out, e2e.LockHolders(r.Paths.Lock()))
 					}
 					r.CheckFinal()
@@ -214,7 +211,7 @@ func TestCrashRandomKills(t *testing.T) {
 			env = append(env, fsutil.FailpointEnv+"="+fp)
 			delay += 400 * time.Millisecond // a point not reached still ends in a kill
 		}
-		res := r.RunRunner(runLimit, delay, env, "run")
+		res := r.RunRunner(e2e.RunLimit, delay, env, "run")
 		switch {
 		case res.Killed:
 			kills++
@@ -230,7 +227,7 @@ func TestCrashRandomKills(t *testing.T) {
 			t.Fatalf("runner exit %d after %s (%v), want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", res.Code, res.Took, env, res.Out, e2e.LockHolders(r.Paths.Lock()))
 		}
 	}
-	if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+	if res := r.RunRunner(e2e.RunLimit, 0, nil, "run"); res.Code != 0 {
 		t.Fatalf("the last runner: exit %d:\n%s", res.Code, res.Out)
 	}
 	iterations, interrupted := r.CheckFinal()

@@ -1,4 +1,4 @@
-package crash
+package parallel
 
 import (
 	"bufio"
@@ -114,7 +114,7 @@ func crashParallel(t *testing.T, night bool) {
 	run := func(killAfter time.Duration, env []string) e2e.RunnerResult {
 		runs++
 		env = append(env, e2e.CrashRunEnv+"="+strconv.Itoa(runs))
-		return r.RunRunner(runLimit, killAfter, env, "run")
+		return r.RunRunner(e2e.RunLimit, killAfter, env, "run")
 	}
 	made, batches, chained := 0, 0, 0
 	busy := map[int]int{} // kills by the number of iterations they left in flight
@@ -236,10 +236,10 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 	// The run branch: task commits only, one per task, linear, on the
 	// person's branch. A runner killed at its first git commands has not
 	// made it yet.
-	if _, err := gitIn(r.Root, "rev-parse", "-q", "--verify", "refs/heads/"+pc.branch); err != nil && !complete && len(s.Metas) == 0 {
+	if _, err := e2e.GitIn(r.Root, "rev-parse", "-q", "--verify", "refs/heads/"+pc.branch); err != nil && !complete && len(s.Metas) == 0 {
 		return 0
 	}
-	if out, err := gitIn(r.Root, "merge-base", "--is-ancestor", pc.base, pc.branch); err != nil {
+	if out, err := e2e.GitIn(r.Root, "merge-base", "--is-ancestor", pc.base, pc.branch); err != nil {
 		fail("the run branch %s does not descend from %s: %v\n%s", pc.branch, pc.base, err, out)
 	}
 	if merges := r.Git("rev-list", "--merges", pc.branch); merges != "" {
@@ -333,7 +333,7 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 			fail("task %s is %q after a run that ended, want done", n.ID, n.Status)
 		}
 	})
-	if out, err := gitIn(r.Root, "fsck", "--no-progress", "--no-dangling"); err != nil || out != "" {
+	if out, err := e2e.GitIn(r.Root, "fsck", "--no-progress", "--no-dangling"); err != nil || out != "" {
 		fail("git fsck: %v\n%s", err, out)
 	}
 	if !complete {
@@ -353,7 +353,7 @@ func (pc *parallelCheck) check(when string, complete bool) int {
 		fail("the checkout holds changes outside .runner/:\n%s", st)
 	}
 	for _, wt := range pc.slotWorktrees(fail) {
-		out, err := gitIn(wt, "status", "--porcelain", "--", ".", ":!.runner")
+		out, err := e2e.GitIn(wt, "status", "--porcelain", "--", ".", ":!.runner")
 		if err != nil || out != "" {
 			fail("the slot worktree %s holds changes outside .runner/ (%v):\n%s", wt, err, out)
 		}
@@ -404,14 +404,6 @@ func (pc *parallelCheck) slotWorktrees(fail func(string, ...any)) []string {
 		fail("%d slot worktrees, for %d slots:\n%s", len(out), pc.slots, list)
 	}
 	return out
-}
-
-// gitIn runs git in dir and returns its combined output.
-func gitIn(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	return strings.TrimSpace(string(out)), err
 }
 
 // catFiles returns the content of each of paths in commit rev, those it

@@ -1,4 +1,4 @@
-package crash
+package parallel
 
 import (
 	"fmt"
@@ -32,11 +32,11 @@ func TestInterruptedKeepsSlotAndExecutor(t *testing.T) {
 	r.Write(".runner/config.toml", strings.Replace(string(config), "[executor]\n", "[executor]\nname = \"primary\"\n", 1))
 
 	// Killed once both agents started: each start writes run_state.json.
-	res := r.RunRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=rename:run_state.json@2"}, "run")
+	res := r.RunRunner(e2e.RunLimit, 0, []string{fsutil.FailpointEnv + "=rename:run_state.json@2"}, "run")
 	if !res.Killed {
 		t.Fatalf("the runner was not killed at the second start: exit %d\n%s", res.Code, res.Out)
 	}
-	if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+	if res := r.RunRunner(e2e.RunLimit, 0, nil, "run"); res.Code != 0 {
 		t.Fatalf("the runner after the kill: %s", r.WhyExited(res, 0))
 	}
 	s := r.CheckState("after the resume")
