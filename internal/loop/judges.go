@@ -113,7 +113,7 @@ func (r *worker) noteTamper(meta *state.Meta, tamper []state.TamperMeta) error {
 	}
 	meta.Tamper = append(meta.Tamper, tamper...)
 	paths := tamperedPaths(tamper)
-	r.notifyTamper(meta)
+	r.hooks.Tamper(meta, r.p.Rel(r.p.RunDir(meta.Iteration)))
 	r.log.Warn("the agent changed files that judge it: put back, and the attempt fails", "iteration", meta.Iteration, "node", meta.Node,
 		"paths", strings.Join(paths, ", "), "kept", r.p.Rel(dir))
 	var places []string

@@ -27,6 +27,7 @@ import (
 	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/webhooks"
 )
 
 // Reason says why a run ended.
@@ -118,7 +119,7 @@ type Runner struct {
 	waiting      string        // why the run last said it was waiting
 	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
 
-	hooks webhooks // the [[notify]] webhooks (notify.go)
+	hooks *webhooks.Hooks // the [[notify]] webhooks
 
 	// main is the run branch's git checkpoints (checkpoint.go), nil when
 	// off, and mainDir the run branch's working tree, where the loop's own
@@ -163,7 +164,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		opts.Notices = opts.Progress
 	}
 	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
-	defer r.closeNotify()
+	r.hooks = webhooks.New(r.p.Root, func() *config.Config { return r.cfg }, r.scrubberFor, r.log, notifyCloseWait)
+	defer r.hooks.Close()
 	defer func() { r.notifyEnd(ctx, res, err) }()
 
 	// The lock, and what an agent's `git clean` of an earlier run removed

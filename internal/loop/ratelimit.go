@@ -85,7 +85,7 @@ func (r *worker) waitOutRateLimit(ctx context.Context, it *underway, res *execut
 	}
 	until := time.Now().Add(wait)
 	if len(meta.Agent.RateLimits) == 1 {
-		r.notifyRateLimit(meta, res, wait) // once per iteration, as its wait begins
+		r.hooks.RateLimit(meta, res, wait, r.cfg.Loop.MaxWait.Duration) // once per iteration, as its wait begins
 	}
 	what := "running it again"
 	if e != cur {

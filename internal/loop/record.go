@@ -93,7 +93,7 @@ func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 		return err
 	}
 	r.progress(meta)
-	r.notifyBlocked(meta, node, msg)
+	r.hooks.Blocked(meta, node, msg)
 	return nil
 }
 
