@@ -67,7 +67,7 @@ func (r *worker) judgesOf(meta *state.Meta, key string) iteration.Guards {
 	if key != "" {
 		g.Baseline = r.baselineOf(key)
 	}
-	if room, _, err := r.room(meta.Iteration); err == nil {
+	if room, _, err := r.rooms.Room(r.cfg, meta.Iteration, r.workDir); err == nil {
 		g.Room = room
 	}
 	return g
@@ -218,7 +218,7 @@ func (r *worker) probeChecks(ctx context.Context, node *tree.Node, meta *state.M
 	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
-	room, _, err := r.room(meta.Iteration)
+	room, _, err := r.rooms.Room(r.cfg, meta.Iteration, r.workDir)
 	if err != nil {
 		return
 	}

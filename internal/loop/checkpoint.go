@@ -214,7 +214,7 @@ func (r *Runner) openWorktree(ctx context.Context, repo *git.Repo, ck *checkpoin
 		where, path, ck.branch, ck.branch)
 	r.nameUncommitted(ctx, repo, ck)
 	log := filepath.Join(r.p.StateDir(), "setup.log")
-	room, done := r.setupRoom(path, 0)
+	room, done := r.rooms.Setup(r.cfg, path, 0)
 	defer done()
 	if ran, err := wt.RunSetup(ctx, r.cfg.Git.Setup, log, r.cfg.Git.SetupTimeout.Duration, room); err != nil {
 		return fmt.Errorf("git.setup in %s (its output is in %s): %w", path, r.p.Rel(log), err)

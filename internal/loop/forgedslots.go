@@ -39,7 +39,7 @@ type forgery struct {
 // slotForgery says whether this lane is a slot whose programs run
 // unconfined on this machine.
 func (r *worker) slotForgery() bool {
-	return r.slot > 0 && r.engine == nil && !r.isConfined()
+	return r.slot > 0 && r.engine == nil && !r.rooms.Confined(r.workDir)
 }
 
 // watchForgery marks the journal's end when an iteration begins in an

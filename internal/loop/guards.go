@@ -95,8 +95,8 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 // iteration's temporary directory where the run is confined.
 func (r *worker) guardEnv(meta *state.Meta) []string {
 	env := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
-	if r.isConfined() {
-		env = append(env, tmpEnv(r.tempDir(meta.Iteration))...)
+	if r.rooms.Confined(r.workDir) {
+		env = append(env, tmpEnv(r.rooms.TempDir(meta.Iteration))...)
 	}
 	return env
 }

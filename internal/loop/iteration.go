@@ -68,7 +68,7 @@ func (r *worker) work(ctx context.Context, it *underway) error {
 	if err != nil || res == nil {
 		if it.meta.Phase == state.PhaseAborted {
 			// Set aside: nothing of it runs again, its temporary folder goes.
-			r.removeTempDir(it.n)
+			r.rooms.RemoveTempDir(it.n)
 		}
 		return err // set aside without an attempt, or a failure of the runner's own
 	}
@@ -99,9 +99,9 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
-		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Removes: removesOf(t, node.ID), Unconfined: r.unconfinedWhy(), Openings: r.openings(),
+		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Removes: removesOf(t, node.ID), Unconfined: r.rooms.Unconfined(r.workDir), Openings: r.rooms.Openings(r.workDir),
 	}}
-	room, tmp, rerr := r.room(n)
+	room, tmp, rerr := r.rooms.Room(r.cfg, n, r.workDir)
 	if err == nil {
 		err = rerr
 	}
@@ -342,7 +342,7 @@ func (r *worker) failedBeforeAgent(meta *state.Meta, cause error) error {
 	if err := r.ledger.SetAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
 		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)
 	} else {
-		r.removeTempDir(meta.Iteration)
+		r.rooms.RemoveTempDir(meta.Iteration)
 	}
 	return cause
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/verify"
@@ -35,7 +36,7 @@ const tamperGuard = "protected paths"
 func (r *worker) judged() verify.Judged {
 	globs, _ := verify.ParseGlobs(r.cfg.Verify.Protect) // checked when the config loaded
 	var files []verify.File
-	confined := r.isConfined()
+	confined := r.rooms.Confined(r.workDir)
 	if !confined && r.ck != nil {
 		if common, ok := state.GitCommonDir(r.p.Root); ok {
 			files = append(files, verify.File{Path: filepath.Join(common, "config"), Rel: ".git/config"},
@@ -45,7 +46,7 @@ func (r *worker) judged() verify.Judged {
 		// what the agent made would reach its guards.
 		files = append(files, verify.File{Path: filepath.Join(r.ck.repo.GitDir(), workSinceFile), Rel: "worktree git folder/" + workSinceFile})
 	}
-	if r.ck != nil && r.workDir != r.p.Root && (!confined || r.layers.Namespaces == "") {
+	if r.ck != nil && r.workDir != r.p.Root && (!confined || r.rooms.Layers().Namespaces == "") {
 		// Confined without namespaces, Landlock cannot keep the
 		// worktree's .git file read-only inside the worktree.
 		files = append(files, verify.File{Path: filepath.Join(r.workDir, ".git"), Rel: "worktree/.git"})
@@ -82,7 +83,7 @@ func (r *worker) judged() verify.Judged {
 func (r *worker) toolConfigFiles() []verify.File {
 	home, _ := os.UserHomeDir()
 	var files []verify.File
-	for _, p := range sandbox.ToolConfigFiles(r.chainEnvs()) {
+	for _, p := range sandbox.ToolConfigFiles(room.ChainEnvs(r.cfg)) {
 		rel := p
 		if r, err := filepath.Rel(home, p); err == nil && home != "" && !strings.HasPrefix(r, "..") {
 			rel = "~/" + filepath.ToSlash(r)

@@ -24,7 +24,7 @@ import (
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
-	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/webhooks"
@@ -102,13 +102,8 @@ type Runner struct {
 	// preflighted says the run's preflight ran or was not needed
 	// (preflight.go).
 	preflighted bool
-	// confined says the agents, guards and reviewers of this run are
-	// confined to their worktree by the kernel (sandbox.go); unconfined
-	// says why not.
-	confined   bool
-	unconfined string
-	// layers are what the machine gives the agent's room (sandbox.go).
-	layers sandbox.Layers
+	// rooms is what the run decided of the agents' rooms (package room).
+	rooms *room.Policy
 
 	// seen is config.toml and tree.json as the runner last read or wrote
 	// them; a wait ends when the files differ from it (wait.go).
@@ -187,7 +182,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.ledger.Load(); err != nil {
 		return nil, err
 	}
-	if err := r.probeRoom(); err != nil {
+	r.rooms = room.NewPolicy(r.p.Root)
+	if err := r.rooms.Probe(r.cfg); err != nil {
 		return nil, err
 	}
 	if err := r.openCheckpoints(ctx, t); err != nil {
@@ -200,7 +196,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.openSlots(); err != nil {
 		return nil, err
 	}
-	if err := r.decideConfinement(); err != nil {
+	r.rooms.RemoveStale(r.ledger.State().Flights())
+	if err := r.rooms.Decide(r.cfg, r.mainDir, r.opts.Notices); err != nil {
 		return nil, err
 	}
 	if err := r.noteEngineProtection(); err != nil {

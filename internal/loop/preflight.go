@@ -159,11 +159,11 @@ func (r *Runner) runPreflightGuards(ctx context.Context) ([]guard.Result, error)
 	r.killLeftoverPreflight()
 	r.ledger.GuardsStarting()
 	// Iteration 0's room: the guards run the repository's code.
-	room, tmp, err := r.mainWorker().room(0)
+	room, tmp, err := r.rooms.Room(r.cfg, 0, r.mainDir)
 	if err != nil {
 		return nil, err
 	}
-	defer r.removeTempDir(0)
+	defer r.rooms.RemoveTempDir(0)
 	results, _, err := guard.RunJudged(ctx, r.mainDir, r.cfg.Guards, filepath.Join(dir, "guard.log"), filepath.Join(dir, "failure.log"),
 		r.cfg.Executor.KillGrace.Duration, append([]string{"RUNNER_DIR=" + r.p.Dir, preflightMark}, tmpEnv(tmp)...), nil, room)
 	if ierr := r.ledger.GuardsEnded(0); ierr != nil {

@@ -24,7 +24,7 @@ import (
 // twice (after a crash in the middle of recording) gives the same result.
 func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 	r.stopEscapedAgent(meta.Iteration)
-	defer r.removeTempDir(meta.Iteration)
+	defer r.rooms.RemoveTempDir(meta.Iteration)
 	defer r.prompts.forget(meta.Iteration)
 	defer r.iterationEnded(meta.Iteration)
 	meta.Outcome = outcomeOf(meta)

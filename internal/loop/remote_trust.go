@@ -7,6 +7,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -27,7 +28,7 @@ func (r *Runner) engineKey() (engine.Key, error) {
 	}
 	// Where a room of this run would write, whatever the machine gives
 	// and even with the sandbox off (a key there is refused all the same).
-	writable := sandbox.ToolRoom("", "", writableExtra(r.cfg), chainEnvs(r.cfg)).Writable[2:]
+	writable := sandbox.ToolRoom("", "", room.WritableExtra(r.cfg), room.ChainEnvs(r.cfg)).Writable[2:]
 	if err := engine.CheckKeyPlace(path, r.p.Root, writable); err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func (r *Runner) engineUnprotected() string {
 	switch {
 	case r.engine.key == nil:
 		open = append(open, fmt.Sprintf("no engine key (engine.key_file, or %s): any program that reaches the Temporal service, an agent among them, can submit iterations to the workers and answer for them", engine.KeyEnv))
-	case r.cfg.Sandbox.Mode == config.SandboxOff || r.unconfined != "":
+	case r.cfg.Sandbox.Mode == config.SandboxOff || r.rooms.Why() != "":
 		open = append(open, "the agents, guards and reviewer that run on this machine are not confined, and can read the engine key")
 	default:
 		if ok, why := sandbox.HidesPaths(); !ok {

@@ -206,7 +206,7 @@ func (r *worker) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 	}
 	opts := r.optionsFor(rc.Executor)
 	opts.Review = true
-	room, tmp, err := r.room(n)
+	room, tmp, err := r.rooms.Room(r.cfg, n, r.workDir)
 	if err != nil {
 		return reviewAnswer{}, err
 	}

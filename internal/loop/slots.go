@@ -123,7 +123,7 @@ func (r *Runner) slotFor(ctx context.Context, id int) (*slot, error) {
 		fmt.Fprintf(r.opts.Notices, "runner: slot %d works in the worktree %s\n", id, path)
 	}
 	log := filepath.Join(r.p.StateDir(), "setup-slot-"+strconv.Itoa(id)+".log")
-	room, done := r.setupRoom(path, id)
+	room, done := r.rooms.Setup(r.cfg, path, id)
 	defer done()
 	if ran, err := wt.RunSetup(ctx, r.cfg.Git.Setup, log, r.cfg.Git.SetupTimeout.Duration, room); err != nil {
 		return nil, fmt.Errorf("git.setup in %s (its output is in %s): %w", path, r.p.Rel(log), err)
