@@ -10,8 +10,10 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
+	"github.com/runner-cli/runner/internal/tree"
 )
 
 // The guards and the task's checks judge an iteration whose agent says
@@ -87,7 +89,7 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 		}
 	}
 	r.noteUnreadReports(j)
-	return j, saveFound(logDir, j.Found)
+	return j, preflight.SaveFound(logDir, j.Found)
 }
 
 // guardEnv is the guards' environment: the iteration, as the agent has
@@ -122,7 +124,7 @@ func (r *worker) guardsWillRun(meta *state.Meta) bool {
 		return len(meta.CheckSpecs) > 0
 	}
 	t, err := r.loadTree()
-	return err == nil && len(checksOf(t, meta.Node)) > 0
+	return err == nil && len(tree.ChecksOf(t, meta.Node)) > 0
 }
 
 // noteUnreadReports says once per guard and run that its test report

@@ -99,7 +99,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
-		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Removes: removesOf(t, node.ID), Unconfined: r.rooms.Unconfined(r.workDir), Openings: r.rooms.Openings(r.workDir),
+		CheckSpecs: checkSpecs(tree.ChecksOf(t, node.ID)), Removes: tree.RemovesOf(t, node.ID), Unconfined: r.rooms.Unconfined(r.workDir), Openings: r.rooms.Openings(r.workDir),
 	}}
 	room, tmp, rerr := r.rooms.Room(r.cfg, n, r.workDir)
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/state"
 )
@@ -28,7 +29,7 @@ func (r *Runner) killLeftoverAgent(in *state.InFlight) {
 	if runtime.GOOS == "linux" {
 		marks := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(in.Iteration)}
 		if in.Iteration == 0 {
-			marks[1] = preflightMark // the guards of a preflight
+			marks[1] = preflight.Mark // the guards of a preflight
 		}
 		for _, cg := range proc.CgroupsWithEnv(marks...) {
 			r.log.Warn("killing the cgroup of an agent or guard left by a previous runner", "cgroup", cg, "iteration", in.Iteration)
@@ -54,11 +55,6 @@ func (r *Runner) killLeftoverAgent(in *state.InFlight) {
 		}
 	}
 }
-
-// preflightMark is in the environment of a preflight's guards, so that
-// what they leave behind when the runner is killed is found and stopped
-// by the next runner.
-const preflightMark = "RUNNER_PREFLIGHT=1"
 
 // killLeftoverPreflight stops what the guards of a killed runner's
 // preflight left running (Linux; elsewhere their supervisor does).

@@ -24,6 +24,7 @@ import (
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
+	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -99,9 +100,8 @@ type Runner struct {
 	prompts prompts  // the prompts of the iterations under way (prompts.go)
 	chain   chain    // the executors and what the run knows of each (fallback.go)
 
-	// preflighted says the run's preflight ran or was not needed
-	// (preflight.go).
-	preflighted bool
+	// baselines are the run's preflight and baselines (package preflight).
+	baselines *preflight.Baselines
 	// rooms is what the run decided of the agents' rooms (package room).
 	rooms *room.Policy
 
@@ -170,6 +170,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	defer r.ledger.Close()
+	r.baselines = preflight.New(r.p, r.ledger, r.log, r.opts.Notices)
 	r.prompts.p = r.p
 	r.ledger.KeepPrompts(r.prompts.write)
 	if err := r.reload(); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/offtree"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
 )
 
 // The guards judge what lands (SPEC §18, §20): what the lane's working
@@ -98,7 +99,7 @@ func (r *worker) hideOffTree(ctx context.Context, meta *state.Meta) (offtree.Res
 		meta.Hidden = res.Moved[:min(len(res.Moved), state.MaxRegressedNames)]
 		meta.HiddenMore = len(res.Moved) - len(meta.Hidden)
 		r.log.Info("hid from the guards what the work made outside the judged tree (it does not land)", "iteration", meta.Iteration,
-			"node", meta.Node, "paths", inert.Line(listHead(res.Moved, 5)))
+			"node", meta.Node, "paths", inert.Line(textfmt.Head(res.Moved, 5)))
 	}
 	return res, nil
 }
@@ -115,7 +116,7 @@ func (r *worker) restoreOffTree(meta *state.Meta) error {
 		dropped, err = offtree.Restore(r.ck.repo.Top(), filepath.Join(r.ck.repo.GitDir(), hiddenDir))
 	})
 	if len(dropped) > 0 {
-		r.log.Info("the guards made again what was hidden from them; theirs stays", "iteration", meta.Iteration, "paths", inert.Line(listHead(dropped, 5)))
+		r.log.Info("the guards made again what was hidden from them; theirs stays", "iteration", meta.Iteration, "paths", inert.Line(textfmt.Head(dropped, 5)))
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("iteration %d: %w", meta.Iteration, err)
@@ -129,7 +130,7 @@ func (r *worker) restoreOffTree(meta *state.Meta) error {
 func (r *Runner) restoreLeftHidden(ck *checkpoints) {
 	dropped, err := offtree.Restore(ck.repo.Top(), filepath.Join(ck.repo.GitDir(), hiddenDir))
 	if err != nil || len(dropped) > 0 {
-		r.log.Warn("put back what a runner that stopped left hidden from its guards", "dropped", inert.Line(listHead(dropped, 5)), "err", err)
+		r.log.Warn("put back what a runner that stopped left hidden from its guards", "dropped", inert.Line(textfmt.Head(dropped, 5)), "err", err)
 	}
 }
 
@@ -142,7 +143,7 @@ func (r *worker) judgeOffTree(meta *state.Meta, hid offtree.Result, j *iteration
 		j.Verdict = state.GuardFail
 		j.Results = append(j.Results, state.GuardMeta{Name: offtreeGuard, ExitCode: 1, Status: state.GuardFail,
 			Error: fmt.Sprintf("%d path(s) outside the judged tree (ignored, or a repository of its own) were made by this work and could not be hidden from the guards: %s",
-				len(hid.Stuck), listHead(hid.Stuck, 5))})
+				len(hid.Stuck), textfmt.Head(hid.Stuck, 5))})
 	}
 	if j.Verdict != state.GuardFail || len(hid.Moved)+len(hid.Stuck) == 0 {
 		return nil
@@ -171,12 +172,4 @@ func (r *worker) judgeOffTree(meta *state.Meta, hid offtree.Result, j *iteration
 		return err
 	}
 	return fsutil.ReplaceFile(log, append([]byte(b.String()), old...), 0o644, fsutil.NotSynced)
-}
-
-// listHead names the first n of names, and how many more there are.
-func listHead(paths []string, n int) string {
-	if len(paths) <= n {
-		return strings.Join(paths, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(paths[:n], ", "), len(paths)-n)
 }

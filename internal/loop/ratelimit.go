@@ -21,7 +21,7 @@ var rateLimitClock = time.Now
 
 // errRateLimitGaveUp ends a run whose usage or rate limit lasts longer
 // than loop.max_wait allows.
-var errRateLimitGaveUp = errors.New("usage or rate limit outlasts loop.max_wait")
+var errRateLimitGaveUp = ratelimit.ErrGaveUp
 
 // limitWait decides how long to wait for executor e, limited, having
 // waited waited already in this iteration. ok is false, with the reason,

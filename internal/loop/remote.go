@@ -19,6 +19,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -221,7 +222,7 @@ func (r *worker) engineInput(it *underway, retry int, start string) (engine.Inpu
 		Remote: r.cfg.Engine.Remote, Checkpoint: start,
 		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
 		Config: cfgText, Executor: it.link.name(), Prompt: it.req.Prompt, Schema: schema,
-		Checks: it.meta.CheckSpecs, Baseline: r.baselineOf(baselineKey(r.ck)), Removes: it.meta.Removes,
+		Checks: it.meta.CheckSpecs, Baseline: r.baselines.Of(r.cfg.Guards, baselineKey(r.ck)), Removes: it.meta.Removes,
 		Timeout: timeout, Heartbeat: r.cfg.Engine.Heartbeat.Duration,
 	}, nil
 }
@@ -316,7 +317,7 @@ func (r *worker) workerGuards(meta *state.Meta, key string) ([]state.GuardMeta, 
 		meta.Baseline = key
 	}
 	r.noteUnreadReports(*j)
-	return j.Results, j.Verdict, saveFound(r.p.RunDir(meta.Iteration), j.Found)
+	return j.Results, j.Verdict, preflight.SaveFound(r.p.RunDir(meta.Iteration), j.Found)
 }
 
 // remoteRetries are the waits between tries of a push to engine.remote

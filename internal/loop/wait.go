@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/watch"
@@ -27,7 +27,7 @@ const (
 
 // errStopWhileWaiting reports that `runner stop` was asked while the
 // runner waited for a person to fix an input it could not record into.
-var errStopWhileWaiting = errors.New("stop requested while waiting for a fix")
+var errStopWhileWaiting = ratelimit.ErrStopped
 
 // fileSum identifies the content of a file: its size and a 64-bit hash
 // of its bytes (hash/maphash, seeded at random for each process, so that

@@ -1,4 +1,4 @@
-package loop
+package preflight
 
 import (
 	"testing"
@@ -35,8 +35,8 @@ func TestUntouched(t *testing.T) {
 
 func TestGuardsDigest(t *testing.T) {
 	base := []config.Guard{{Name: "test", Run: "go test ./...", Timeout: config.Duration{Duration: time.Minute}, OutputLimit: 1 << 20}}
-	d := guardsDigest(base)
-	if d != guardsDigest([]config.Guard{base[0]}) {
+	d := Digest(base)
+	if d != Digest([]config.Guard{base[0]}) {
 		t.Fatal("the digest of the same guards differs")
 	}
 	changed := map[string][]config.Guard{
@@ -50,7 +50,7 @@ func TestGuardsDigest(t *testing.T) {
 		"split": {{Name: "test go", Run: "test ./...", Timeout: base[0].Timeout, OutputLimit: base[0].OutputLimit}},
 	}
 	for what, guards := range changed {
-		if guardsDigest(guards) == d {
+		if Digest(guards) == d {
 			t.Errorf("changing the %s keeps the digest", what)
 		}
 	}
