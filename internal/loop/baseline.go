@@ -17,15 +17,6 @@ import (
 	"github.com/runner-cli/runner/internal/tree"
 )
 
-// baselineKey is the key of the baseline of ck's checkpoint: its commit,
-// or state.WorktreeBaseline without git checkpoints.
-func baselineKey(ck *checkpoints) string {
-	if ck == nil {
-		return state.WorktreeBaseline
-	}
-	return ck.head
-}
-
 // judgesOf are the guards and checks that judge meta's iteration in this
 // worker's lane, against the baseline of key ("" for none).
 func (r *worker) judgesOf(meta *state.Meta, key string) iteration.Guards {
@@ -104,7 +95,7 @@ func (r *Runner) followBaseline(meta *state.Meta, parent, commit, dir string) {
 	if r.par != nil {
 		for _, s := range r.par.slots {
 			if s != nil && s.ck != nil {
-				inUse = append(inUse, s.ck.head)
+				inUse = append(inUse, s.ck.Head())
 			}
 		}
 	}
@@ -117,12 +108,12 @@ func (r *Runner) preflight(ctx context.Context) error {
 	if r.opts.NoPreflight {
 		return nil
 	}
-	at := preflight.Checkpoint{Dir: r.mainDir}
-	if r.main != nil {
-		at.Git, at.Head, at.Dirty = true, r.main.head, r.main.dirty
+	at := preflight.Checkpoint{Dir: r.branch.Dir()}
+	if main := r.branch.Main(); main != nil {
+		at.Git, at.Head, at.Dirty = true, main.Head(), main.Dirty()
 	}
 	return r.baselines.Run(ctx, r.cfg, at, preflight.Env{
-		Room:          func() (*sandbox.Room, string, error) { return r.rooms.Room(r.cfg, 0, r.mainDir) },
+		Room:          func() (*sandbox.Room, string, error) { return r.rooms.Room(r.cfg, 0, r.branch.Dir()) },
 		Cleanup:       func() { r.rooms.RemoveTempDir(0) },
 		KillLeftovers: r.killLeftoverPreflight,
 		Scrubber:      func() (*scrub.Scrubber, error) { return r.scrubberFor(r.cfg) },

@@ -24,7 +24,7 @@ import (
 // iteration in their environment as the agent has it, so that what they
 // leave behind is found and stopped like the agent's (leftovers.go).
 func (r *worker) runGuards(ctx context.Context, meta *state.Meta) ([]state.GuardMeta, string, error) {
-	key := baselineKey(r.ck)
+	key := r.ck.BaselineKey()
 	if r.remoteJudged {
 		return r.workerGuards(meta, key)
 	}
@@ -74,7 +74,7 @@ func (r *worker) guardsIn(ctx context.Context, meta *state.Meta, logDir, key str
 	if err := r.judgeOffTree(meta, hid, &j, logDir); err != nil {
 		return j, err
 	}
-	if j.Tamper, err = r.withRunBranch(ctx, meta.Iteration, j.Tamper); err != nil {
+	if j.Tamper, err = r.branch.WithMoved(ctx, meta.Iteration, j.Tamper); err != nil {
 		return j, err
 	}
 	if before := len(meta.Tamper); len(j.Tamper) > 0 || r.slotForgery() {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/runbranch"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/worksnap"
 )
@@ -56,32 +57,33 @@ type heldWork struct {
 func (r *worker) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, changed []string, kept string, err error) {
 	h = &heldWork{r: r, n: meta.Iteration}
 	if ck := r.ck; ck != nil {
+		repo := ck.Repo()
 		ref := reviewsPrefix + strconv.Itoa(h.n)
-		if h.branch, err = ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err != nil {
+		if h.branch, err = repo.RefValue(ctx, git.BranchRef(ck.RunBranch())); err != nil {
 			return nil, nil, "", err
 		}
-		if h.commit, err = ck.repo.RefValue(ctx, ref); err != nil {
+		if h.commit, err = repo.RefValue(ctx, ref); err != nil {
 			return nil, nil, "", err
 		}
 		if h.commit != "" {
-			if h.tree, err = ck.repo.TreeOf(ctx, h.commit); err != nil {
+			if h.tree, err = repo.TreeOf(ctx, h.commit); err != nil {
 				return nil, nil, "", err
 			}
 			changed, kept, err = h.putBack(ctx)
 			return h, changed, kept, err
 		}
-		snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+		snap, err := repo.Snapshot(ctx, ck.Head(), ck.Runtime())
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
 		}
-		h.commit, h.tree = ck.head, snap.Tree
+		h.commit, h.tree = ck.Head(), snap.Tree
 		if len(snap.Paths) > 0 {
 			m := git.Message{Subject: fmt.Sprintf("the work of iteration %d, as its reviewer got it", h.n), Trailers: git.NodeTrailers(meta.Node, h.n)}
-			if h.commit, err = ck.repo.Commit(ctx, snap.Tree, ck.head, m); err != nil {
+			if h.commit, err = repo.Commit(ctx, snap.Tree, ck.Head(), m); err != nil {
 				return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
 			}
 		}
-		if err := ck.repo.UpdateRef(ctx, ref, h.commit, ""); err != nil {
+		if err := repo.UpdateRef(ctx, ref, h.commit, ""); err != nil {
 			return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
 		}
 		return h, nil, "", nil
@@ -128,47 +130,48 @@ func (h *heldWork) putBack(ctx context.Context) (changed []string, kept string, 
 		return changed, kept, nil
 	}
 	ck := r.ck
+	repo, branch := ck.Repo(), ck.RunBranch()
 	// With parallel slots the run branch moves under a reviewer when
 	// another slot's task lands: it is then where the runner put it, and
 	// stays there.
 	want := h.branch
-	if r.par != nil && r.par.landed != "" {
-		want = r.par.landed
+	if landed := r.branch.Landed(); landed != "" {
+		want = landed
 	}
-	if cur, err := ck.repo.RefValue(ctx, git.BranchRef(ck.branch)); err != nil {
+	if cur, err := repo.RefValue(ctx, git.BranchRef(branch)); err != nil {
 		return nil, "", err
 	} else if cur != want {
-		if err := ck.repo.UpdateRef(ctx, git.BranchRef(ck.branch), want, cur); err != nil {
+		if err := repo.UpdateRef(ctx, git.BranchRef(branch), want, cur); err != nil {
 			return nil, "", fmt.Errorf("move the run branch back where the runner left it: %w", err)
 		}
-		changed = append(changed, "the run branch "+ck.branch+" (moved to "+short(cur)+")")
+		changed = append(changed, "the run branch "+branch+" (moved to "+runbranch.Short(cur)+")")
 	}
-	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
+	snap, err := repo.Snapshot(ctx, ck.Head(), ck.Runtime())
 	if err != nil {
 		return nil, "", fmt.Errorf("look for what the reviewer changed: %w", err)
 	}
 	if snap.Tree == h.tree {
 		return changed, "", nil
 	}
-	paths, err := ck.repo.ChangedPaths(ctx, h.tree, snap.Tree)
+	paths, err := repo.ChangedPaths(ctx, h.tree, snap.Tree)
 	if err != nil {
 		return nil, "", err
 	}
 	changed = append(changed, paths...)
 	ref := reviewChangesPrefix + strconv.Itoa(h.n)
 	m := git.Message{Subject: fmt.Sprintf("what the reviewer of iteration %d changed (reverted)", h.n)}
-	c, err := ck.repo.Commit(ctx, snap.Tree, h.commit, m)
+	c, err := repo.Commit(ctx, snap.Tree, h.commit, m)
 	if err != nil {
 		return nil, "", fmt.Errorf("keep what the reviewer changed: %w", err)
 	}
-	old, err := ck.repo.RefValue(ctx, ref)
+	old, err := repo.RefValue(ctx, ref)
 	if err == nil {
-		err = ck.repo.UpdateRef(ctx, ref, c, old)
+		err = repo.UpdateRef(ctx, ref, c, old)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("keep what the reviewer changed: %w", err)
 	}
-	if err := ck.repo.ResetWorktree(ctx, h.commit, ck.runtime); err != nil {
+	if err := repo.ResetWorktree(ctx, h.commit, ck.Runtime()); err != nil {
 		return nil, "", fmt.Errorf("put back what the reviewer changed: %w", err)
 	}
 	return changed, ref, nil
@@ -181,7 +184,7 @@ func (h *heldWork) release(ctx context.Context) {
 	if h.snap != nil {
 		err = h.snap.Remove()
 	} else {
-		err = h.r.ck.repo.DeleteRef(ctx, reviewsPrefix+strconv.Itoa(h.n), "")
+		err = h.r.ck.Repo().DeleteRef(ctx, reviewsPrefix+strconv.Itoa(h.n), "")
 	}
 	if err != nil {
 		h.r.log.Warn("could not remove the work held for the review", "iteration", h.n, "err", err)
@@ -195,11 +198,11 @@ func (h *heldWork) release(ctx context.Context) {
 func (h *heldWork) changes(ctx context.Context, since time.Time, limit int) (text, note string, err error) {
 	if h.snap == nil {
 		ck := h.r.ck
-		text, cut, err := ck.repo.Diff(ctx, ck.head, h.tree, limit)
+		text, cut, err := ck.Repo().Diff(ctx, ck.Head(), h.tree, limit)
 		if err != nil {
 			return "", "", err
 		}
-		note = fmt.Sprintf("git diff from the last checkpoint (%s) to the work, the runner's own .runner/ left out", short(ck.head))
+		note = fmt.Sprintf("git diff from the last checkpoint (%s) to the work, the runner's own .runner/ left out", runbranch.Short(ck.Head()))
 		if text == "" {
 			note += ": no change"
 		}

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"regexp"
-	"sync"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -35,9 +34,6 @@ type runCache struct {
 	// The guards and checks whose test report could not be read, said
 	// once a run.
 	unreadReports map[string]bool
-	// The iterations whose working tree was said to have changed after
-	// the work was judged (judgednoise.go), said once each.
-	judgedWarned sync.Map
 
 	// Where process ids stood when the agent of agentIteration started.
 	agentIteration int
@@ -115,4 +111,17 @@ func (c *configCache) load(path string) (*config.Config, fileSum, error) {
 	}
 	c.sum, c.cfg = sum, cfg
 	return cfg, sum, nil
+}
+
+// titleOf is the title of task id as tree.json has it now, "" when it
+// cannot be read or the task is gone.
+func (r *Runner) titleOf(id string) string {
+	t, err := r.loadTree()
+	if err != nil {
+		return ""
+	}
+	if n := t.Find(id); n != nil {
+		return n.Title
+	}
+	return ""
 }

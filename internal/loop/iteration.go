@@ -46,7 +46,7 @@ func (r *worker) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node
 // open puts the working tree where node's iteration starts, chooses its
 // executor, and begins it.
 func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) (*underway, error) {
-	if err := r.startTask(ctx, node.ID); err != nil {
+	if err := r.ck.StartTask(ctx, node.ID, r.ledger.State().LastNode); err != nil {
 		return nil, err
 	}
 	ex, err := r.chooseExecutor(ctx)
@@ -80,9 +80,7 @@ func (r *worker) work(ctx context.Context, it *underway) error {
 // folder with the prompt sent.
 func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*underway, error) {
 	n := r.ledger.NextIteration()
-	if r.slot > 0 {
-		r.ck.begun = n
-	}
+	r.ck.Begun(n)
 	if err := r.watchForgery(); err != nil {
 		return nil, err
 	}
@@ -190,7 +188,7 @@ func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 		} else if err != nil {
 			return nil, err
 		}
-		if run.Tamper, err = r.withRunBranch(ctx, it.n, run.Tamper); err != nil {
+		if run.Tamper, err = r.branch.WithMoved(ctx, it.n, run.Tamper); err != nil {
 			return nil, err
 		}
 		if err := r.noteTamper(meta, run.Tamper); err != nil {
@@ -275,7 +273,7 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 	if len(meta.Tamper) == 0 && meta.AgentStatus == "done" {
 		// The work is taken as a tree before anything judges it.
 		var err error
-		if taken, err = r.takeJudgedTree(ctx, meta); err != nil {
+		if taken, err = r.ck.TakeJudged(ctx, r.cfg, meta); err != nil {
 			return err
 		}
 		if taken && r.emptyDone(meta) {

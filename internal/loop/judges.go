@@ -44,7 +44,7 @@ func (r *worker) judged() verify.Judged {
 		}
 		// When the work on the task started (offtree.go): moved later,
 		// what the agent made would reach its guards.
-		files = append(files, verify.File{Path: filepath.Join(r.ck.repo.GitDir(), workSinceFile), Rel: "worktree git folder/" + workSinceFile})
+		files = append(files, verify.File{Path: filepath.Join(r.ck.Repo().GitDir(), workSinceFile), Rel: "worktree git folder/" + workSinceFile})
 	}
 	if r.ck != nil && r.workDir != r.p.Root && (!confined || r.rooms.Layers().Namespaces == "") {
 		// Confined without namespaces, Landlock cannot keep the

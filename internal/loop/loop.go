@@ -26,6 +26,8 @@ import (
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/room"
+	"github.com/runner-cli/runner/internal/runbranch"
+	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/webhooks"
@@ -116,15 +118,12 @@ type Runner struct {
 
 	hooks *webhooks.Hooks // the [[notify]] webhooks
 
-	// main is the run branch's git checkpoints (checkpoint.go), nil when
-	// off, and mainDir the run branch's working tree, where the loop's own
-	// iterations work: the repository root, or the linked worktree of
-	// git.worktree. par is the run's parallel slots (slots.go), nil when
-	// it works on one task at a time. Each iteration works in a lane of
-	// its own (worker): the run branch's, or a slot's.
-	main    *checkpoints
-	mainDir string
-	par     *parallel
+	// branch is the run branch and its working tree (package runbranch).
+	// par is the run's parallel slots (slots.go), nil when it works on
+	// one task at a time. Each iteration works in a lane of its own
+	// (worker): the run branch's, or a slot's.
+	branch *runbranch.Branch
+	par    *parallel
 	// engine runs the iterations on workers (remote.go), nil without
 	// [engine].
 	engine *remote
@@ -187,7 +186,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.rooms.Probe(r.cfg); err != nil {
 		return nil, err
 	}
-	if err := r.openCheckpoints(ctx, t); err != nil {
+	if err := r.openBranch(ctx, t); err != nil {
 		return nil, err
 	}
 	if err := r.openEngine(ctx); err != nil {
@@ -198,7 +197,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	r.rooms.RemoveStale(r.ledger.State().Flights())
-	if err := r.rooms.Decide(r.cfg, r.mainDir, r.opts.Notices); err != nil {
+	if err := r.rooms.Decide(r.cfg, r.branch.Dir(), r.opts.Notices); err != nil {
 		return nil, err
 	}
 	if err := r.noteEngineProtection(); err != nil {
@@ -421,4 +420,24 @@ func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 	}
 	r.seen.tree = sumBytes(tree.Marshal(t))
 	return true, nil
+}
+
+// openBranch opens the run branch and its working tree (runbranch.Open),
+// and puts back what a runner that died while its guards ran left
+// hidden there.
+func (r *Runner) openBranch(ctx context.Context, t *tree.Tree) error {
+	var err error
+	r.branch, err = runbranch.Open(ctx, r.cfg, r.p, t.Root.ID, r.opts.Notices, r.log, runbranch.Hooks{
+		Checkpoint: r.ledger.Checkpoint,
+		Landed:     r.followBaseline,
+		Setup:      func(work string, slot int) (*sandbox.Room, func()) { return r.rooms.Setup(r.cfg, work, slot) },
+	})
+	if err != nil {
+		return err
+	}
+	if main := r.branch.Main(); main != nil {
+		r.restoreLeftHidden(main)
+		r.ledger.Checkpoint(main.RunBranch(), main.Head())
+	}
+	return nil
 }

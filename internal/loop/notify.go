@@ -28,11 +28,7 @@ func (r *Runner) notifyEnd(ctx context.Context, res *Result, err error) {
 func (r *Runner) notifyResult(res *Result) {
 	switch res.Reason {
 	case Complete:
-		branch := ""
-		if r.main != nil {
-			branch = r.main.branch
-		}
-		r.hooks.Complete(res.Message, branch)
+		r.hooks.Complete(res.Message, r.branch.Name())
 	case Stuck:
 		r.hooks.Stuck(res.Message)
 	case MaxIterations:

@@ -14,6 +14,7 @@ import (
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/offtree"
+	"github.com/runner-cli/runner/internal/runbranch"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 )
@@ -46,7 +47,7 @@ func (r *worker) startWork(meta *state.Meta) {
 	if r.ck == nil {
 		return
 	}
-	marker := filepath.Join(r.ck.repo.GitDir(), workSinceFile)
+	marker := filepath.Join(r.ck.Repo().GitDir(), workSinceFile)
 	if data, err := fsutil.ReadLimited(marker, 4<<10, true); err == nil && string(data) == meta.Node+"\n" {
 		return
 	}
@@ -58,7 +59,7 @@ func (r *worker) startWork(meta *state.Meta) {
 // workSince is when the work on node started in the lane: the marker's
 // change time, when it names node.
 func (r *worker) workSince(node string) (time.Time, bool) {
-	marker := filepath.Join(r.ck.repo.GitDir(), workSinceFile)
+	marker := filepath.Join(r.ck.Repo().GitDir(), workSinceFile)
 	data, err := fsutil.ReadLimited(marker, 4<<10, true)
 	if err != nil || string(data) != node+"\n" {
 		return time.Time{}, false
@@ -85,12 +86,12 @@ func (r *worker) hideOffTree(ctx context.Context, meta *state.Meta) (offtree.Res
 		r.log.Info("no mark of when the work on the task started: nothing is hidden from its guards", "iteration", meta.Iteration, "node", meta.Node)
 		return res, nil
 	}
-	roots, err := r.ck.repo.Outside(ctx, r.ck.runtime)
+	roots, err := r.ck.Repo().Outside(ctx, r.ck.Runtime())
 	if err != nil {
 		return res, fmt.Errorf("find what is outside the judged tree of iteration %d: %w", meta.Iteration, err)
 	}
 	r.outside(func() {
-		res, err = offtree.Hide(r.ck.repo.Top(), roots, since, filepath.Join(r.ck.repo.GitDir(), hiddenDir))
+		res, err = offtree.Hide(r.ck.Repo().Top(), roots, since, filepath.Join(r.ck.Repo().GitDir(), hiddenDir))
 	})
 	if err != nil {
 		return res, fmt.Errorf("iteration %d: %w", meta.Iteration, err)
@@ -113,7 +114,7 @@ func (r *worker) restoreOffTree(meta *state.Meta) error {
 	var dropped []string
 	var err error
 	r.outside(func() {
-		dropped, err = offtree.Restore(r.ck.repo.Top(), filepath.Join(r.ck.repo.GitDir(), hiddenDir))
+		dropped, err = offtree.Restore(r.ck.Repo().Top(), filepath.Join(r.ck.Repo().GitDir(), hiddenDir))
 	})
 	if len(dropped) > 0 {
 		r.log.Info("the guards made again what was hidden from them; theirs stays", "iteration", meta.Iteration, "paths", inert.Line(textfmt.Head(dropped, 5)))
@@ -127,8 +128,8 @@ func (r *worker) restoreOffTree(meta *state.Meta) error {
 // restoreLeftHidden puts back what a runner that died while its guards
 // ran left hidden in ck's working tree (the next guard run there would
 // too, first).
-func (r *Runner) restoreLeftHidden(ck *checkpoints) {
-	dropped, err := offtree.Restore(ck.repo.Top(), filepath.Join(ck.repo.GitDir(), hiddenDir))
+func (r *Runner) restoreLeftHidden(ck *runbranch.Tree) {
+	dropped, err := offtree.Restore(ck.Repo().Top(), filepath.Join(ck.Repo().GitDir(), hiddenDir))
 	if err != nil || len(dropped) > 0 {
 		r.log.Warn("put back what a runner that stopped left hidden from its guards", "dropped", inert.Line(textfmt.Head(dropped, 5)), "err", err)
 	}

@@ -36,14 +36,14 @@ func (r *Runner) openSlots() error {
 	if !want && !left {
 		return nil
 	}
-	if r.main == nil {
+	if r.branch.Main() == nil {
 		if !want {
 			return fmt.Errorf("an iteration was left in flight in a parallel slot, but git checkpoints are off now; turn git.checkpoint back on to resume it")
 		}
 		return fmt.Errorf("loop.parallel = %d needs git checkpoints (SPEC §12): each task works in a worktree of its own and lands on the run branch as a commit; "+
 			"run in a git repository with a commit and git.checkpoint = true, or set loop.parallel = 1 in %s", r.parallelism(), r.p.Rel(r.p.Config()))
 	}
-	if err := r.main.repo.CheckIntegrate(); err != nil {
+	if err := r.branch.Main().Repo().CheckIntegrate(); err != nil {
 		return fmt.Errorf("loop.parallel = %d: %w", r.parallelism(), err)
 	}
 	if msg := cpuNotice(r.parallelism(), numCPU()); want && msg != "" && r.engine == nil {
@@ -212,12 +212,12 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		// Begun here, in the order selected: iteration numbers follow the
 		// tree's order.
 		w := r.slotWorker(s)
-		move := r.startSlot(s, node.ID)
+		move := s.ck.Move(node.ID)
 		it, err := w.open(ctx, t, ix, node)
 		if err != nil && move != nil {
 			// Not begun: the slot is moved now, as it says it is.
 			if merr := move(ctx); merr != nil {
-				s.ck.dirty = "?"
+				s.ck.Unknown()
 			}
 		}
 		if errors.Is(err, errNoIteration) {
@@ -258,7 +258,7 @@ func (r *Runner) freeSlot(ctx context.Context, node string) (*slot, error) {
 		if s.busy != "" {
 			continue
 		}
-		if s.ck.dirty == node {
+		if s.ck.Holds(node) {
 			return s, nil
 		}
 		if first == nil {
@@ -285,17 +285,17 @@ func (r *worker) slotWork(ctx context.Context, s *slot, it *underway, move func(
 	switch {
 	case merr != nil && ctx.Err() != nil:
 		// Interrupted on the way: no agent started, nothing was tried.
-		s.ck.dirty = "?" // reset as a whole before its next task
+		s.ck.Unknown() // reset as a whole before its next task
 		why := "the run was interrupted before the agent started"
 		if err = r.ledger.SetAside(it.meta, why+"; no attempt was spent", errors.New(why)); err == nil {
 			err = errNoIteration
 		}
 	case merr != nil:
-		s.ck.dirty = "?"
+		s.ck.Unknown()
 		err = r.failedBeforeAgent(it.meta, merr)
 	default:
 		err = r.work(ctx, it)
-		r.cleanSlot(ctx, s)
+		s.ck.Clean(ctx, r.outside)
 	}
 	r.par.mu.Unlock()
 	done <- slotDone{s: s, err: err}

@@ -339,3 +339,16 @@ func toneOf(m *state.Meta) live.Tone {
 	}
 	return live.Plain
 }
+
+// checkpoint records a decided outcome in git before the ledger records
+// it (runbranch.Tree.Record). Without checkpoints the working tree as a
+// task that is done left it is the next task's start.
+func (r *worker) checkpoint(ctx context.Context, meta *state.Meta, title string) error {
+	if r.ck == nil {
+		if meta.Outcome == state.OutcomeDone {
+			r.followBaseline(meta, "", state.WorktreeBaseline, r.p.RunDir(meta.Iteration))
+		}
+		return nil
+	}
+	return r.ck.Record(ctx, r.cfg, meta, title)
+}

@@ -51,7 +51,7 @@ func (r *Runner) openEngine(ctx context.Context) error {
 	if !e.On() {
 		return nil
 	}
-	if r.main == nil {
+	if r.branch.Main() == nil {
 		return fmt.Errorf("[engine] needs git checkpoints: the workers fetch the checkpoint from engine.remote and push their work there; run in a git repository with a commit and git.checkpoint = true")
 	}
 	run, err := r.runID()
@@ -62,7 +62,7 @@ func (r *Runner) openEngine(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s [engine] key_file: %w", r.p.Rel(r.p.Config()), err)
 	}
-	if err := r.main.repo.Reach(ctx, e.Remote, engine.RunRefs(run)); err != nil {
+	if err := r.branch.Main().Repo().Reach(ctx, e.Remote, engine.RunRefs(run)); err != nil {
 		return fmt.Errorf("%s [engine] remote = %q: %w; give a URL or a path that this machine and every worker can reach "+
 			"(a bare repository on a shared disk counts: git init --bare PATH)", r.p.Rel(r.p.Config()), e.Remote, err)
 	}
@@ -109,7 +109,7 @@ func (r *worker) remoteWork(ctx context.Context, it *underway) error {
 	// start is what the agent run starts from: the checkpoint, then what
 	// the runs before it left (an agent stopped by a rate limit goes on
 	// with its own work, as in a local slot's worktree).
-	start := r.ck.head
+	start := r.ck.Head()
 	for retry := 0; ; retry++ {
 		noted := it.link.noted
 		out, err := r.onWorker(ctx, it, retry, start)
@@ -174,7 +174,7 @@ func (r *worker) onWorker(ctx context.Context, it *underway, retry int, start st
 	var werr error
 	queue := r.cfg.Engine.TaskQueue // read under the run's lock
 	r.outside(func() {
-		err := r.retryRemote(ctx, func() error { return r.ck.repo.Push(ctx, in.Remote, "+"+in.Checkpoint+":"+in.CheckpointRef) })
+		err := r.retryRemote(ctx, func() error { return r.ck.Repo().Push(ctx, in.Remote, "+"+in.Checkpoint+":"+in.CheckpointRef) })
 		if err != nil {
 			werr = fmt.Errorf("%s [engine] remote: %w", r.p.Rel(r.p.Config()), err)
 			return
@@ -222,7 +222,7 @@ func (r *worker) engineInput(it *underway, retry int, start string) (engine.Inpu
 		Remote: r.cfg.Engine.Remote, Checkpoint: start,
 		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
 		Config: cfgText, Executor: it.link.name(), Prompt: it.req.Prompt, Schema: schema,
-		Checks: it.meta.CheckSpecs, Baseline: r.baselines.Of(r.cfg.Guards, baselineKey(r.ck)), Removes: it.meta.Removes,
+		Checks: it.meta.CheckSpecs, Baseline: r.baselines.Of(r.cfg.Guards, r.ck.BaselineKey()), Removes: it.meta.Removes,
 		Timeout: timeout, Heartbeat: r.cfg.Engine.Heartbeat.Duration,
 	}, nil
 }
@@ -251,7 +251,7 @@ func (r *worker) takeRemote(ctx context.Context, meta *state.Meta, out *engine.O
 	if err != nil {
 		return nil, err
 	}
-	tamper, err := r.protectedSinceCheckpoint(ctx, meta.Iteration)
+	tamper, err := r.ck.ProtectedSince(ctx, r.cfg.Verify.Protect, meta.Iteration)
 	if err != nil {
 		return nil, err
 	}
@@ -271,11 +271,12 @@ func (r *worker) takeRemote(ctx context.Context, meta *state.Meta, out *engine.O
 // lane's working tree, HEAD left at the checkpoint it is a commit of.
 func (r *worker) takeWork(ctx context.Context, remote string, n, retry int, commit string) error {
 	ck := r.ck
+	repo := ck.Repo()
 	ref := engine.ResultRef(r.engine.run, n, retry)
-	if err := r.retryRemote(ctx, func() error { return ck.repo.Fetch(ctx, remote, "+"+ref+":"+ref) }); err != nil {
+	if err := r.retryRemote(ctx, func() error { return repo.Fetch(ctx, remote, "+"+ref+":"+ref) }); err != nil {
 		return fmt.Errorf("%s [engine] remote: %w", r.p.Rel(r.p.Config()), err)
 	}
-	got, err := ck.repo.RefValue(ctx, ref)
+	got, err := repo.RefValue(ctx, ref)
 	if err != nil {
 		return err
 	}
@@ -283,7 +284,7 @@ func (r *worker) takeWork(ctx context.Context, remote string, n, retry int, comm
 		return fmt.Errorf("iteration %d: the worker's work %s is not the commit it said, %s", n, got, commit)
 	}
 	// The files and the index as the commit has them; HEAD stays.
-	return ck.repo.ResetWorktree(ctx, commit, ck.runtime)
+	return repo.ResetWorktree(ctx, commit, ck.Runtime())
 }
 
 // writeRemoteFiles writes the run folder's files a worker sent into

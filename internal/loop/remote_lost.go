@@ -121,7 +121,7 @@ func (r *worker) keepPushedWork(ctx context.Context, meta *state.Meta, retry int
 	ref := engine.ResultRef(r.engine.run, n, retry)
 	kept := false
 	r.outside(func() {
-		id, err := r.ck.repo.RemoteRef(ctx, remote, ref)
+		id, err := r.ck.Repo().RemoteRef(ctx, remote, ref)
 		if err != nil || id == "" {
 			return
 		}

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
-	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -101,7 +99,7 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 			}
 		}
 	}
-	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) && !r.taskLanded(ctx, meta) {
+	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) && !r.branch.TaskLanded(ctx, meta) {
 		// A verdict in meta.json (or in a record of the journal, or a
 		// digest of either) is something an agent that outlived its
 		// runner could have written: the guards judge the work again, and
@@ -115,7 +113,7 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 	if phase != state.PhaseRecorded && phase != state.PhaseAborted {
 		// The check of the protected paths made when the agent exited may
 		// never have run: they are compared with the checkpoint first.
-		tamper, err := r.protectedSinceCheckpoint(ctx, in.Iteration)
+		tamper, err := r.ck.ProtectedSince(ctx, r.cfg.Verify.Protect, in.Iteration)
 		if err != nil {
 			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 		}
@@ -155,20 +153,6 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 	default:
 		return r.resumeStarted(ctx, in, meta)
 	}
-}
-
-// taskLanded reports whether the commit of meta's task, made by this
-// iteration, is on the run branch: the runner acted on the verdict before
-// it died (the commit moves the branch by compare-and-swap from the head
-// it recorded), so the verdict is its own, and judging again could only
-// contradict a commit that stays.
-func (r *worker) taskLanded(ctx context.Context, meta *state.Meta) bool {
-	if r.main == nil {
-		return false
-	}
-	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
-	found, err := r.main.repo.FindByTrailers(ctx, git.BranchRef(r.main.branch), 20, trailers)
-	return err == nil && found != ""
 }
 
 // wouldLand reports whether the verdict meta holds would make its task

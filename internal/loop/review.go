@@ -18,6 +18,7 @@ import (
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/review"
+	"github.com/runner-cli/runner/internal/runbranch"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 )
@@ -63,6 +64,23 @@ func (r *worker) afterGuards(ctx context.Context, meta *state.Meta) error {
 		}
 	}
 	return r.record(ctx, meta)
+}
+
+// integrate brings the finished task of the slot at work onto the run
+// branch (runbranch.Tree.Integrate), the guards run on the result in the
+// slot when the run branch moved meanwhile; a task that could not land
+// is journaled as a conflict.
+func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) error {
+	guards := func(ctx context.Context, dir, head string) (bool, error) {
+		j, err := r.guardsIn(ctx, meta, dir, head)
+		return j.Verdict == state.GuardPass, err
+	}
+	if err := r.ck.Integrate(ctx, r.cfg, meta, title, r.out, guards, r.outside); err != nil || meta.Conflict == nil {
+		return err
+	}
+	c := meta.Conflict
+	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Slot: meta.Slot, Event: state.EventConflict,
+		Paths: c.Files, Summary: runbranch.ConflictWhat(c)})
 }
 
 // reviewAnswer is what one run of the reviewer gave: a verdict, or why
@@ -235,7 +253,7 @@ func (r *worker) askReviewer(ctx context.Context, meta *state.Meta, hold *heldWo
 		return reviewAnswer{}, err
 	}
 	res, runErr, judges := run.Result, run.StartErr, append(run.Tamper, forged...)
-	if judges, err = r.withRunBranch(ctx, n, judges); err != nil {
+	if judges, err = r.branch.WithMoved(ctx, n, judges); err != nil {
 		return reviewAnswer{}, err
 	}
 	changed, kept, err := hold.putBack(ctx)

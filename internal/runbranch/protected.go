@@ -1,4 +1,4 @@
-package loop
+package runbranch
 
 import (
 	"context"
@@ -11,23 +11,22 @@ import (
 	"github.com/runner-cli/runner/internal/verify"
 )
 
-// protectedSinceCheckpoint compares the verify.protect paths of the
-// lane's working tree with its checkpoint, for iteration n, which a runner
+// ProtectedSince compares the verify.protect paths (protect) of the
+// working tree with its checkpoint, for iteration n, which a runner
 // that died left while its agent could act (SPEC §20): the check made when
 // the agent exited never ran. The comparison is git's (a snapshot's tree
 // against the checkpoint's, hashed by streaming, never read whole). What
 // changed is kept, with the rest of the working tree, as a commit under
 // refs/runner/kept/tamper-<n>, put back as the checkpoint has it, and
 // returned as tamper; nil without git checkpoints or protected paths.
-func (r *worker) protectedSinceCheckpoint(ctx context.Context, n int) ([]state.TamperMeta, error) {
-	ck := r.ck
-	globs, _ := verify.ParseGlobs(r.cfg.Verify.Protect) // checked when the config loaded
+func (ck *Tree) ProtectedSince(ctx context.Context, protect []string, n int) ([]state.TamperMeta, error) {
+	globs, _ := verify.ParseGlobs(protect) // checked when the config loaded
 	if ck == nil || ck.head == "" || len(globs) == 0 {
 		return nil, nil
 	}
 	snap, err := ck.repo.Snapshot(ctx, ck.head, ck.runtime)
 	if err != nil {
-		return nil, fmt.Errorf("compare the protected paths with the checkpoint %s: %w", short(ck.head), err)
+		return nil, fmt.Errorf("compare the protected paths with the checkpoint %s: %w", Short(ck.head), err)
 	}
 	var changed []string
 	for _, p := range snap.Paths {
@@ -61,10 +60,10 @@ func (r *worker) protectedSinceCheckpoint(ctx context.Context, n int) ([]state.T
 		}
 		tamper = append(tamper, state.TamperMeta{Path: p, Change: kind, Kept: git.KeptPrefix + name})
 	}
-	r.log.Warn("protected paths changed while the previous runner was stopped mid-iteration: kept and put back, and the attempt fails",
+	ck.b.log.Warn("protected paths changed while the previous runner was stopped mid-iteration: kept and put back, and the attempt fails",
 		"iteration", n, "paths", strings.Join(changed, ", "), "kept", git.KeptPrefix+name)
-	fmt.Fprintf(r.opts.Notices, "runner: iteration %d, left by a runner that stopped, changed protected paths %s: put back as the checkpoint %s has them, kept under %s\n",
-		n, inert.Line(strings.Join(changed, ", ")), short(ck.head), git.KeptPrefix+name)
+	fmt.Fprintf(ck.b.notices, "runner: iteration %d, left by a runner that stopped, changed protected paths %s: put back as the checkpoint %s has them, kept under %s\n",
+		n, inert.Line(strings.Join(changed, ", ")), Short(ck.head), git.KeptPrefix+name)
 	return tamper, nil
 }
 

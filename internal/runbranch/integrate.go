@@ -1,13 +1,15 @@
-package loop
+package runbranch
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/inert"
@@ -39,21 +41,29 @@ import (
 // integrationGuard names the integration in failure.log and progress.
 const integrationGuard = "integration"
 
-// integrate brings the finished task of the slot at work onto the run
-// branch. It returns nil both when the task landed and when it could not
-// (meta.Conflict says so); an error is a failure of the runner's own.
-func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) error {
-	ck := r.ck
+// Guards runs the guards on a task's work brought onto the run branch:
+// in the slot, with their logs in dir, the task brought onto head. It
+// reports whether they passed.
+type Guards func(ctx context.Context, dir, head string) (bool, error)
+
+// Integrate brings the finished task of the slot ck onto the run branch,
+// running guards on the result when the run branch moved since the task
+// started; what it does is said on out (the slot's progress output), and
+// outside runs a wait without the run's lock. It returns nil
+// both when the task landed and when it could not (meta.Conflict says
+// so, failure.log why); an error is a failure of the runner's own.
+func (ck *Tree) Integrate(ctx context.Context, cfg *config.Config, meta *state.Meta, title string, out io.Writer, guards Guards, outside func(func())) error {
+	b := ck.b
 	if ck.begun != meta.Iteration {
 		// Resumed: a runner that died after moving the run branch made the
 		// commit already. One that began the iteration has not.
-		if found, err := r.integrated(ctx, meta); err != nil || found != "" {
+		if found, err := ck.integrated(ctx, meta); err != nil || found != "" {
 			return err
 		}
 	}
-	r.outside(func() { r.par.integ.Lock() })
-	defer r.par.integ.Unlock()
-	snap, err := r.judgedSnapshot(ctx, meta)
+	outside(func() { b.integ.Lock() })
+	defer b.integ.Unlock()
+	snap, err := ck.judgedSnapshot(ctx, cfg, meta)
 	if err != nil {
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
 	}
@@ -65,59 +75,59 @@ func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) 
 	if err != nil {
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
 	}
-	ref := git.BranchRef(r.main.branch)
+	ref := git.BranchRef(b.main.branch)
 	// The task is brought onto the head the runner recorded, never onto
-	// whatever the branch points at (runbranch.go).
-	if moved, err := r.runBranchMoved(ctx, meta.Iteration); err != nil {
+	// whatever the branch points at (moved.go).
+	if moved, err := b.Moved(ctx, meta.Iteration); err != nil {
 		return fmt.Errorf("integrate task %s: %w", meta.Node, err)
 	} else if moved != nil {
 		meta.Note = strings.TrimSpace(meta.Note + " the run branch was found moved by someone else before this task landed: put back, kept under " + moved.Kept)
 	}
-	onto := r.main.head
+	onto := b.main.head
 	commit, err := ck.repo.Integrate(ctx, onto, task, m)
 	var conflict *git.ConflictError
 	switch {
 	case errors.As(err, &conflict):
-		return r.integrationFailed(ctx, meta, &state.ConflictMeta{Kind: "conflict", Files: conflict.Files, Onto: onto}, task,
+		return ck.failed(meta, out, &state.ConflictMeta{Kind: "conflict", Files: conflict.Files, Onto: onto}, task,
 			fmt.Sprintf("The work of this task could not be brought onto the run branch: while it was worked on, other tasks landed there and changed the same lines. Nothing of it was lost (it is kept under %s), but the next attempt starts from the new checkpoint %s, which holds the other tasks' work: do the task again on top of it, keeping their changes.\n\nConflicted files: %s\n\n%s",
-				git.AttemptRef(meta.Iteration), short(onto), strings.Join(conflict.Files, ", "), conflict.Hunks))
+				git.AttemptRef(meta.Iteration), Short(onto), strings.Join(conflict.Files, ", "), conflict.Hunks))
 	case errors.Is(err, git.ErrNoChange):
 		meta.Note = strings.TrimSpace(meta.Note + " its changes were on the run branch already")
-		if err := r.restartSlot(ctx, onto); err != nil {
+		if err := ck.restart(ctx, onto); err != nil {
 			return err
 		}
 		return nil
 	case err != nil:
-		return fmt.Errorf("integrate task %s onto %s: %w", meta.Node, short(onto), err)
+		return fmt.Errorf("integrate task %s onto %s: %w", meta.Node, Short(onto), err)
 	}
 	guarded := false
-	if commit != task && len(r.cfg.Guards) > 0 {
+	if commit != task && len(cfg.Guards) > 0 {
 		// The run branch moved: the guards judge the result before it
 		// moves again.
 		guarded = true
-		if ok, err := r.guardsOnIntegrated(ctx, meta, snap, commit); err != nil {
+		if ok, err := ck.guardsOnIntegrated(ctx, meta, out, snap, commit, guards); err != nil {
 			return err
 		} else if !ok {
-			return r.integrationFailed(ctx, meta, &state.ConflictMeta{Kind: "guards", Onto: onto}, task,
+			return ck.failed(meta, out, &state.ConflictMeta{Kind: "guards", Onto: onto}, task,
 				fmt.Sprintf("The work of this task passed the guards on its own, but not once brought onto the run branch, where other tasks landed meanwhile (checkpoint %s). Nothing of it was lost (it is kept under %s); the next attempt starts from the new checkpoint: make the task work together with what is there.\n\nWhat failed, on the result:\n\n%s",
-					short(onto), git.AttemptRef(meta.Iteration), r.integrationFailure(meta.Iteration)))
+					Short(onto), git.AttemptRef(meta.Iteration), b.integrationFailure(meta.Iteration)))
 		}
 	}
 	fsutil.FailAt(fsutil.FailGit, "commit")
 	if err := ck.repo.UpdateRef(ctx, ref, commit, onto); err != nil {
-		return fmt.Errorf("move the run branch %s to task %s's commit: %w", r.main.branch, meta.Node, err)
+		return fmt.Errorf("move the run branch %s to task %s's commit: %w", b.main.branch, meta.Node, err)
 	}
-	r.par.landed = commit
+	b.landed = commit
 	fsutil.FailAt(fsutil.FailGit, "advance")
-	found := r.p.RunDir(meta.Iteration)
+	found := b.p.RunDir(meta.Iteration)
 	if guarded {
 		found = filepath.Join(found, integrationGuard)
 	}
-	r.followBaseline(meta, onto, commit, found)
-	if err := r.followRunBranch(ctx, commit); err != nil {
+	b.hooks.Landed(meta, onto, commit, found)
+	if err := b.follow(ctx, commit); err != nil {
 		return err
 	}
-	if err := r.slotLanded(ctx, snap, task, commit, guarded); err != nil {
+	if err := ck.slotLanded(ctx, snap, task, commit, guarded); err != nil {
 		return err
 	}
 	ck.landed = landing{iteration: meta.Iteration, commit: commit, onto: onto}
@@ -127,19 +137,19 @@ func (r *worker) integrate(ctx context.Context, meta *state.Meta, title string) 
 // integrated returns the commit of the iteration's task on the run branch
 // when a runner that died after moving the run branch made it, "" when
 // there is none.
-func (r *worker) integrated(ctx context.Context, meta *state.Meta) (string, error) {
+func (ck *Tree) integrated(ctx context.Context, meta *state.Meta) (string, error) {
 	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
-	found, err := r.ck.repo.FindByTrailers(ctx, git.BranchRef(r.main.branch), 20, trailers)
+	found, err := ck.repo.FindByTrailers(ctx, git.BranchRef(ck.b.main.branch), 20, trailers)
 	if err != nil {
 		return "", fmt.Errorf("integrate task %s: %w", meta.Node, err)
 	}
 	return found, nil
 }
 
-// guardsOnIntegrated runs the guards on commit, the task's work on the
-// run branch's latest checkpoint, in the slot at work, whose files it
-// brings from snap (the task's work, unchanged since) to commit; their
-// logs are in runs/N/integration/. It reports whether they passed.
+// guardsOnIntegrated runs guards on commit, the task's work on the run
+// branch's latest checkpoint, in the slot at work, whose files it brings
+// from snap (the task's work, unchanged since) to commit; their logs are
+// in runs/N/integration/. It reports whether they passed.
 //
 // The slot's HEAD stays at the checkpoint the task started from (ck.head)
 // until the run branch moves: a runner that dies before then leaves the
@@ -147,68 +157,58 @@ func (r *worker) integrated(ctx context.Context, meta *state.Meta) (string, erro
 // meanwhile) changes from HEAD, which it integrates again. Were HEAD at
 // commit, which is on no branch, the slot would hold no change, and the
 // task would be recorded done with its work on no branch.
-func (r *worker) guardsOnIntegrated(ctx context.Context, meta *state.Meta, snap git.Snapshot, commit string) (bool, error) {
-	ck := r.ck
+func (ck *Tree) guardsOnIntegrated(ctx context.Context, meta *state.Meta, out io.Writer, snap git.Snapshot, commit string, guards Guards) (bool, error) {
 	if err := ck.repo.ResetFromSnapshot(ctx, snap, commit, ck.runtime); err != nil {
-		return false, fmt.Errorf("slot %d: put the integrated result %s in its worktree: %w", r.slot, short(commit), err)
+		return false, fmt.Errorf("slot %d: put the integrated result %s in its worktree: %w", ck.slot, Short(commit), err)
 	}
-	dir := filepath.Join(r.p.RunDir(meta.Iteration), integrationGuard)
+	dir := filepath.Join(ck.b.p.RunDir(meta.Iteration), integrationGuard)
 	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
-	fmt.Fprintf(r.out, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), short(r.main.head))
-	j, err := r.guardsIn(ctx, meta, dir, r.main.head)
+	fmt.Fprintf(out, "#%d %-24s integration: running the guards on the task brought onto %s\n", meta.Iteration, inert.Line(meta.NodePath), Short(ck.b.main.head))
+	passed, err := guards(ctx, dir, ck.b.main.head)
 	if err != nil {
 		return false, err
 	}
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	return j.Verdict == state.GuardPass, nil
+	return passed, nil
 }
 
 // integrationFailure is the failing guards' output on the integrated
 // result, for failure.log.
-func (r *worker) integrationFailure(n int) string {
-	data, err := fsutil.ReadLimited(filepath.Join(r.p.RunDir(n), integrationGuard, "failure.log"), 64<<10, false)
+func (b *Branch) integrationFailure(n int) string {
+	data, err := fsutil.ReadLimited(filepath.Join(b.p.RunDir(n), integrationGuard, "failure.log"), 64<<10, false)
 	if err != nil {
-		return "(the guards' output is in " + r.p.Rel(filepath.Join(r.p.RunDir(n), integrationGuard)) + ")"
+		return "(the guards' output is in " + b.p.Rel(filepath.Join(b.p.RunDir(n), integrationGuard)) + ")"
 	}
 	return string(data)
 }
 
-// integrationFailed records that the task could not be integrated: in
-// meta (Conflict, which fails the attempt), failure.log (what the next
-// attempt is told), the journal's conflict record and the progress. The
-// slot keeps the attempt's files for checkpoint to keep under its attempt
-// ref; the next task in it starts from the new checkpoint.
-func (r *worker) integrationFailed(ctx context.Context, meta *state.Meta, c *state.ConflictMeta, task, why string) error {
+// failed records that the task could not be integrated: in meta
+// (Conflict, which fails the attempt), failure.log (what the next
+// attempt is told), the progress on out and the log; the coordinator
+// journals it (ConflictWhat). The slot keeps the attempt's files for
+// Record to keep under its attempt ref; the next task in it starts from
+// the new checkpoint.
+func (ck *Tree) failed(meta *state.Meta, out io.Writer, c *state.ConflictMeta, task, why string) error {
 	meta.Conflict = c
-	log := filepath.Join(r.p.RunDir(meta.Iteration), "failure.log")
+	log := filepath.Join(ck.b.p.RunDir(meta.Iteration), "failure.log")
 	if err := fsutil.WriteFileAtomic(log, []byte(why+"\n"), 0o644); err != nil {
 		return err
 	}
-	what := "guards failed on the result"
-	if c.Kind == "conflict" {
-		what = "conflict in " + strings.Join(c.Files, ", ")
-	}
-	fmt.Fprintf(r.out, "#%d %-24s integration: %s; the task goes back to work from %s\n",
-		meta.Iteration, inert.Line(meta.NodePath), inert.Line(what), short(r.main.head))
-	r.log.Warn("a finished task could not be integrated onto the run branch", "iteration", meta.Iteration, "node", meta.Node,
-		"kind", c.Kind, "files", strings.Join(c.Files, ", "), "onto", short(c.Onto), "task", short(task))
-	return r.ledger.Journal(state.Record{Iteration: meta.Iteration, Node: meta.Node, Slot: meta.Slot, Event: state.EventConflict,
-		Paths: c.Files, Summary: what})
+	fmt.Fprintf(out, "#%d %-24s integration: %s; the task goes back to work from %s\n",
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(ConflictWhat(c)), Short(ck.b.main.head))
+	ck.b.log.Warn("a finished task could not be integrated onto the run branch", "iteration", meta.Iteration, "node", meta.Node,
+		"kind", c.Kind, "files", strings.Join(c.Files, ", "), "onto", Short(c.Onto), "task", Short(task))
+	return nil
 }
 
-// titleOf is the title of task id as tree.json has it now, "" when it
-// cannot be read or the task is gone.
-func (r *Runner) titleOf(id string) string {
-	t, err := r.loadTree()
-	if err != nil {
-		return ""
+// ConflictWhat says in a few words why a task could not be integrated.
+func ConflictWhat(c *state.ConflictMeta) string {
+	if c.Kind == "conflict" {
+		return "conflict in " + strings.Join(c.Files, ", ")
 	}
-	if n := t.Find(id); n != nil {
-		return n.Title
-	}
-	return ""
+	return "guards failed on the result"
 }

@@ -1,4 +1,4 @@
-package loop
+package runbranch
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/state"
@@ -19,12 +20,12 @@ import (
 // commitTask makes the commit of a finished task, exactly once: a commit
 // with its trailers already on the run branch (made by a runner that died
 // before recording it) is taken as it is.
-func (r *worker) commitTask(ctx context.Context, meta *state.Meta, title string) error {
-	ck := r.ck
-	if r.slot > 0 && ck.landed.iteration == meta.Iteration {
+func (ck *Tree) commitTask(ctx context.Context, cfg *config.Config, meta *state.Meta, title string) error {
+	main := ck.b.main
+	if ck.slot > 0 && ck.landed.iteration == meta.Iteration {
 		// Integrated by this runner, the checkout and the slot brought
 		// along (integrate.go, land.go).
-		return r.recordLanded(ctx, meta, ck.landed.commit, ck.landed.onto)
+		return ck.recordLanded(ctx, meta, ck.landed.commit, ck.landed.onto)
 	}
 	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
 	found, err := ck.repo.FindByTrailers(ctx, git.BranchRef(ck.branch), 20, trailers)
@@ -32,40 +33,39 @@ func (r *worker) commitTask(ctx context.Context, meta *state.Meta, title string)
 		return fmt.Errorf("commit task %s: %w", meta.Node, err)
 	}
 	commit, parent := found, ck.head
-	if r.slot > 0 && found == "" {
+	if ck.slot > 0 && found == "" {
 		// In a slot, the task's commit is made and brought onto the run
 		// branch by integrate, before the outcome is recorded: none was
 		// needed, the slot holding nothing new.
 		meta.Note = strings.TrimSpace(meta.Note + " no change to commit")
-		return r.restartSlot(ctx, r.main.head)
+		return ck.restart(ctx, main.head)
 	}
 	if found == "" {
-		snap, err := r.judgedSnapshot(ctx, meta)
+		snap, err := ck.judgedSnapshot(ctx, cfg, meta)
 		if err != nil {
 			return fmt.Errorf("commit task %s: %w", meta.Node, err)
 		}
-		if commit, err = r.commitSnapshot(ctx, meta, title, snap); err != nil || commit == "" {
+		if commit, err = ck.commitSnapshot(ctx, meta, title, snap); err != nil || commit == "" {
 			return err
 		}
 	} else if p, err := ck.repo.ResolveCommit(ctx, found+"^"); err == nil {
 		parent = p
 	}
-	if r.slot > 0 {
-		return r.recordLanded(ctx, meta, commit, parent)
+	if ck.slot > 0 {
+		return ck.recordLanded(ctx, meta, commit, parent)
 	}
 	stat, _ := ck.repo.DiffStat(ctx, parent, commit)
 	meta.Checkpoint = &state.CheckpointMeta{Commit: commit, Parent: parent, Branch: ck.branch, Diffstat: stat}
 	ck.head, ck.dirty = commit, ""
-	r.ledger.Checkpoint(ck.branch, commit)
-	r.followBaseline(meta, parent, commit, r.p.RunDir(meta.Iteration))
+	ck.b.hooks.Checkpoint(ck.branch, commit)
+	ck.b.hooks.Landed(meta, parent, commit, ck.b.p.RunDir(meta.Iteration))
 	return nil
 }
 
 // commitSnapshot commits snap, the working tree as the judged tree, as
 // task meta's commit on the run branch, and returns it; "" when it holds
 // no change.
-func (r *worker) commitSnapshot(ctx context.Context, meta *state.Meta, title string, snap git.Snapshot) (string, error) {
-	ck := r.ck
+func (ck *Tree) commitSnapshot(ctx context.Context, meta *state.Meta, title string, snap git.Snapshot) (string, error) {
 	if len(snap.Paths) == 0 {
 		meta.Note = strings.TrimSpace(meta.Note + " no change to commit")
 		ck.dirty = ""
@@ -78,8 +78,8 @@ func (r *worker) commitSnapshot(ctx context.Context, meta *state.Meta, title str
 	fsutil.FailAt(fsutil.FailGit, "commit")
 	// The branch is at the checkpoint: one moved by someone else since
 	// the agent and the guards were checked is put back first, what it
-	// pointed at kept (runbranch.go).
-	if err := r.putBackRunBranch(ctx, meta); err != nil {
+	// pointed at kept (moved.go).
+	if err := ck.b.putBack(ctx, meta); err != nil {
 		return "", err
 	}
 	if err := ck.repo.AdvanceHead(ctx, snap, commit, ck.head); err != nil {
@@ -89,11 +89,11 @@ func (r *worker) commitSnapshot(ctx context.Context, meta *state.Meta, title str
 	return commit, nil
 }
 
-// putBackRunBranch puts the run branch back where the runner left it, if
-// someone else moved it since the agent and the guards were checked
-// (runbranch.go), before a task's commit moves it.
-func (r *worker) putBackRunBranch(ctx context.Context, meta *state.Meta) error {
-	moved, err := r.runBranchMoved(ctx, meta.Iteration)
+// putBack puts the run branch back where the runner left it, if someone
+// else moved it since the agent and the guards were checked (moved.go),
+// before a task's commit moves it.
+func (b *Branch) putBack(ctx context.Context, meta *state.Meta) error {
+	moved, err := b.Moved(ctx, meta.Iteration)
 	if err != nil {
 		return fmt.Errorf("commit task %s: %w", meta.Node, err)
 	}
@@ -108,14 +108,6 @@ func (r *worker) putBackRunBranch(ctx context.Context, meta *state.Meta) error {
 func taskMessage(meta *state.Meta, title string) git.Message {
 	return git.Message{Subject: fmt.Sprintf("%s (%s)", subjectOf(title), meta.Node), Body: meta.Summary,
 		Trailers: git.NodeTrailers(meta.Node, meta.Iteration)}
-}
-
-// short is a commit id as people read it.
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // subjectOf is a task's title on one bounded line, for its commit.
