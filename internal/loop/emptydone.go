@@ -18,14 +18,14 @@ import (
 // (NoChange), or every command its agent ran failed (CommandsFailed, read
 // from the events its CLI streamed). With verify.empty_done = "fail" the
 // attempt then fails (failEmptyDone).
-func (r *worker) emptyDone(meta *state.Meta) bool {
+func (r *Runner) emptyDone(meta *state.Meta) bool {
 	meta.CommandsFailed = executor.SummarizeEvents(filepath.Join(r.p.RunDir(meta.Iteration), executor.EventsFileName)).AllCommandsFailed()
 	return (meta.NoChange || meta.CommandsFailed) && r.cfg.Verify.EmptyDone == config.EmptyDoneFail
 }
 
 // failEmptyDone fails meta's attempt, which said done and changed
 // nothing, or whose every command failed (verify.empty_done = "fail").
-func (r *worker) failEmptyDone(meta *state.Meta) error {
+func (r *Runner) failEmptyDone(meta *state.Meta) error {
 	what := "changed nothing in the working tree"
 	if !meta.NoChange {
 		what = "every command it ran failed"

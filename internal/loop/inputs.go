@@ -30,6 +30,7 @@ func (r *Runner) loadTree() (*tree.Tree, error) {
 type runCache struct {
 	trees   treeCache
 	configs configCache
+	prompts prompts // the prompts of the iterations under way (prompts.go)
 
 	// The guards and checks whose test report could not be read, said
 	// once a run.
@@ -113,14 +114,20 @@ func (c *configCache) load(path string) (*config.Config, fileSum, error) {
 	return cfg, sum, nil
 }
 
+// task is task id as tree.json has it now, nil when it cannot be read or
+// the task is gone.
+func (r *Runner) task(id string) *tree.Node {
+	t, err := r.loadTree()
+	if err != nil {
+		return nil
+	}
+	return t.Find(id)
+}
+
 // titleOf is the title of task id as tree.json has it now, "" when it
 // cannot be read or the task is gone.
 func (r *Runner) titleOf(id string) string {
-	t, err := r.loadTree()
-	if err != nil {
-		return ""
-	}
-	if n := t.Find(id); n != nil {
+	if n := r.task(id); n != nil {
 		return n.Title
 	}
 	return ""

@@ -293,7 +293,7 @@ func TestResumeCountsFailedAgentRun(t *testing.T) {
 func TestCommitTreeKeepsConcurrentEdit(t *testing.T) {
 	p := journalRepo(t)
 	cfg := config.Default()
-	r := (&Runner{p: p, cfg: cfg, log: log.New(io.Discard)}).mainWorker()
+	r := &Runner{p: p, cfg: cfg, log: log.New(io.Discard)}
 	read, err := r.loadTree()
 	if err != nil {
 		t.Fatal(err)

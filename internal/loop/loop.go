@@ -12,22 +12,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"syscall"
-	"time"
 
 	"github.com/charmbracelet/log"
 
 	"github.com/runner-cli/runner/internal/config"
-	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/engine/remote"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/preflight"
-	"github.com/runner-cli/runner/internal/room"
-	"github.com/runner-cli/runner/internal/runbranch"
-	"github.com/runner-cli/runner/internal/sandbox"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/webhooks"
@@ -98,38 +94,21 @@ type Runner struct {
 	ledger *ledger.Ledger
 	count  int // iterations run by this invocation
 
-	cache   runCache // work kept between iterations (inputs.go)
-	prompts prompts  // the prompts of the iterations under way (prompts.go)
-	chain   chain    // the executors and what the run knows of each (fallback.go)
+	cache runCache   // work kept between iterations (inputs.go)
+	in    inputState // what the run knows of the files a person edits (wait.go)
+	chain chain      // the executors and what the run knows of each (fallback.go)
 
-	// baselines are the run's preflight and baselines (package preflight).
-	baselines *preflight.Baselines
-	// rooms is what the run decided of the agents' rooms (package room).
-	rooms *room.Policy
+	baselines *preflight.Baselines // the run's preflight and baselines
+	hooks     *webhooks.Hooks      // the [[notify]] webhooks
 
-	// seen is config.toml and tree.json as the runner last read or wrote
-	// them; a wait ends when the files differ from it (wait.go).
-	seen         inputs
-	recheck      time.Duration // waits re-check inputs this often; 0: recheckWatching
-	invalid      string        // the invalid-input report last printed
-	invalidFiles string        // the files it named
-	waiting      string        // why the run last said it was waiting
-	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
-
-	hooks *webhooks.Hooks // the [[notify]] webhooks
-
-	// branch is the run branch and its working tree (package runbranch).
-	// par is the run's parallel slots (slots.go), nil when it works on
-	// one task at a time. Each iteration works in a lane of its own
-	// (worker): the run branch's, or a slot's.
-	branch *runbranch.Branch
+	// env is what the run's lanes share (package lane): the run's rooms,
+	// its run branch, its lock. par is the run's parallel slots
+	// (slots.go), nil when it works on one task at a time; engine the
+	// engine whose workers run the iterations (package remote), nil
+	// without [engine]. Each iteration works in a lane (laneFor).
+	env    *lane.Env
 	par    *parallel
-	// engine runs the iterations on workers (remote.go), nil without
-	// [engine].
-	engine *remote
-	// forged is what unconfined slots' programs forged in the runner's
-	// files, not yet noted on an iteration (forgedslots.go).
-	forged forgery
+	engine *remote.Engine
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -169,51 +148,16 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	defer r.ledger.Close()
-	r.baselines = preflight.New(r.p, r.ledger, r.log, r.opts.Notices)
-	r.prompts.p = r.p
-	r.ledger.KeepPrompts(r.prompts.write)
-	if err := r.reload(); err != nil {
+	defer func() { r.engine.Close() }()
+	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
-	t, err := r.loadTree()
-	if err != nil {
-		return nil, err
-	}
-	if err := r.ledger.Load(); err != nil {
-		return nil, err
-	}
-	r.rooms = room.NewPolicy(r.p.Root)
-	if err := r.rooms.Probe(r.cfg); err != nil {
-		return nil, err
-	}
-	if err := r.openBranch(ctx, t); err != nil {
-		return nil, err
-	}
-	if err := r.openEngine(ctx); err != nil {
-		return nil, err
-	}
-	defer r.closeEngine()
-	if err := r.openSlots(); err != nil {
-		return nil, err
-	}
-	r.rooms.RemoveStale(r.ledger.State().Flights())
-	if err := r.rooms.Decide(r.cfg, r.branch.Dir(), r.opts.Notices); err != nil {
-		return nil, err
-	}
-	if err := r.noteEngineProtection(); err != nil {
-		return nil, err
-	}
-	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
-	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
-		return nil, err
-	}
-	// A stop requested while no runner was running is stale.
-	fsutil.Remove(r.p.StopRequest())
-
 	if err := r.resumeLeft(ctx); err != nil {
 		return r.failed(ctx, err)
 	}
-	r.cancelOrphans(ctx)
+	if r.engine != nil && len(r.ledger.State().Flights()) == 0 {
+		r.engine.CancelOrphans(ctx)
+	}
 	if ctx.Err() != nil {
 		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}
@@ -221,7 +165,13 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return r.runSlots(ctx)
 	}
 	r.leaveSlots()
+	return r.runSerial(ctx)
+}
 
+// runSerial is the loop working on one task at a time: at each boundary
+// it reads the inputs again, selects the next task and runs its
+// iteration in the run branch's working tree.
+func (r *Runner) runSerial(ctx context.Context) (*Result, error) {
 	for {
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
@@ -251,17 +201,17 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		sel := tree.Select(t, ix, r.cfg.Loop.MaxAttempts)
 		if res := r.verdict(sel, ix); res != nil {
 			res.Iterations = r.count
-			if !opts.Watch {
+			if !r.opts.Watch {
 				return res, nil
 			}
-			if res.Message != r.waiting {
+			if res.Message != r.in.waiting {
 				r.notifyResult(res)
 			}
 			r.waitWatching(ctx, res.Message)
 			continue
 		}
-		if r.waiting != "" {
-			r.waiting = ""
+		if r.in.waiting != "" {
+			r.in.waiting = ""
 			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", inert.Line(sel.Path))
 		}
 		if res := r.limitReached(); res != nil {
@@ -270,7 +220,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if err := r.preflight(ctx); err != nil {
 			return r.failed(ctx, err)
 		}
-		if err := r.mainWorker().iterate(ctx, t, ix, sel.Node); errors.Is(err, errNoIteration) {
+		if err := r.iterate(ctx, r.laneFor(nil), t, ix, sel.Node); errors.Is(err, errNoIteration) {
 			continue // another executor goes on, or a wait for one ended
 		} else if err != nil {
 			return r.failed(ctx, err)
@@ -279,7 +229,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 		}
-		if opts.Once {
+		if r.opts.Once {
 			return r.afterOnce(), nil
 		}
 	}
@@ -412,32 +362,12 @@ func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 	if !changed {
 		return true, nil
 	}
-	if sumFile(r.p.Tree()) != r.seen.tree {
+	if sumFile(r.p.Tree()) != r.in.seen.tree {
 		return false, nil
 	}
 	if err := tree.Save(r.p.Tree(), t); err != nil {
 		return false, err
 	}
-	r.seen.tree = sumBytes(tree.Marshal(t))
+	r.in.seen.tree = sumBytes(tree.Marshal(t))
 	return true, nil
-}
-
-// openBranch opens the run branch and its working tree (runbranch.Open),
-// and puts back what a runner that died while its guards ran left
-// hidden there.
-func (r *Runner) openBranch(ctx context.Context, t *tree.Tree) error {
-	var err error
-	r.branch, err = runbranch.Open(ctx, r.cfg, r.p, t.Root.ID, r.opts.Notices, r.log, runbranch.Hooks{
-		Checkpoint: r.ledger.Checkpoint,
-		Landed:     r.followBaseline,
-		Setup:      func(work string, slot int) (*sandbox.Room, func()) { return r.rooms.Setup(r.cfg, work, slot) },
-	})
-	if err != nil {
-		return err
-	}
-	if main := r.branch.Main(); main != nil {
-		r.restoreLeftHidden(main)
-		r.ledger.Checkpoint(main.RunBranch(), main.Head())
-	}
-	return nil
 }

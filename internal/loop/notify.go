@@ -28,7 +28,7 @@ func (r *Runner) notifyEnd(ctx context.Context, res *Result, err error) {
 func (r *Runner) notifyResult(res *Result) {
 	switch res.Reason {
 	case Complete:
-		r.hooks.Complete(res.Message, r.branch.Name())
+		r.hooks.Complete(res.Message, r.env.Branch.Name())
 	case Stuck:
 		r.hooks.Stuck(res.Message)
 	case MaxIterations:

@@ -123,12 +123,12 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 // prepareIteration builds what the agent of an iteration on node is
 // given: the context files, written to context/, the prompt pack, and
 // state/output.schema.json.
-func (r *worker) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node) (*Prepared, error) {
+func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node, slotted bool) (*Prepared, error) {
 	scrubber, err := r.scrubberFor(r.cfg)
 	if err != nil {
 		return nil, err
 	}
-	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.ledger.State(), r.slot > 0)
+	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.ledger.State(), slotted)
 	if err != nil {
 		return nil, err
 	}

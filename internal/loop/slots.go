@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 
 	"github.com/runner-cli/runner/internal/config"
-	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/runbranch"
 )
 
@@ -21,12 +20,12 @@ import (
 // without slots, under the run's lock, which it gives up only while a
 // process works (the agent, the reviewer, the guards) or a wait lasts.
 // The ledger, the tree and the run branch thus have one writer at a
-// time. Each goroutine's iteration works in its own lane (worker): its
+// time. Each goroutine's iteration works in its own lane (laneFor): its
 // slot's worktree, checkpoints and progress output.
 
-// parallel is a run's slots and the lock their goroutines share.
+// parallel is a run's slots; the goroutines of their iterations share
+// the run's lock (lane.Lock).
 type parallel struct {
-	mu    sync.Mutex
 	slots map[int]*slot
 }
 
@@ -38,61 +37,19 @@ type slot struct {
 	out  io.Writer       // the progress output, its lines naming the slot
 }
 
-// lane is where one iteration works, its own while it works: the
-// working tree (the run branch's, or a slot's worktree), its checkpoints
-// (nil without git), its slot (0: none) and its progress output.
-type lane struct {
-	workDir string
-	ck      *runbranch.Tree
-	slot    int
-	out     io.Writer
-}
-
-// worker is the Runner as one iteration sees it: what the run shares
-// (the ledger, the tree, the run branch, the executors), used under the
-// run's lock, and the lane the iteration works in.
-type worker struct {
-	*Runner
-	lane
-	// remoteJudged says the iteration ran on a worker (remote.go), whose
-	// guards judged it: remoteJudgement, nil when they did not run.
-	remoteJudged    bool
-	remoteJudgement *iteration.Judgement
-}
-
-// mainWorker works in the run branch's working tree.
-func (r *Runner) mainWorker() *worker {
-	return &worker{Runner: r, lane: lane{workDir: r.branch.Dir(), ck: r.branch.Main(), out: r.opts.Progress}}
-}
-
-// slotWorker works in slot s.
-func (r *Runner) slotWorker(s *slot) *worker {
-	return &worker{Runner: r, lane: lane{workDir: s.ck.Repo().Top(), ck: s.ck, slot: s.id, out: s.out}}
-}
-
-// outside runs f without the run's lock, so that other slots go on while
-// it waits for a process or a timer; what f reads of the run's shared
-// state it must read before. Without slots it just runs f.
-func (r *Runner) outside(f func()) {
-	if r.par == nil {
-		f()
-		return
+// laneFor is the lane an iteration works in, its own while it works: the
+// working tree of slot s (nil: the run branch's), its checkpoints and its
+// progress output; with [engine], its agent and guards run on a worker
+// and their work is brought there (package remote).
+func (r *Runner) laneFor(s *slot) lane.Lane {
+	l := r.env.Local(r.env.Branch.Dir(), r.env.Branch.Main(), 0, r.opts.Progress)
+	if s != nil {
+		l = r.env.Local(s.ck.Repo().Top(), s.ck, s.id, s.out)
 	}
-	r.par.mu.Unlock()
-	defer r.par.mu.Lock()
-	f()
-}
-
-// inside runs f under the run's lock from code that runs outside it (a
-// process's start callback).
-func (r *Runner) inside(f func()) {
-	if r.par == nil {
-		f()
-		return
+	if r.engine != nil {
+		return r.engine.Lane(l)
 	}
-	r.par.mu.Lock()
-	defer r.par.mu.Unlock()
-	f()
+	return l
 }
 
 // slotFor returns slot id, opening its worktree when the run has not yet
@@ -101,7 +58,7 @@ func (r *Runner) slotFor(ctx context.Context, id int) (*slot, error) {
 	if s := r.par.slots[id]; s != nil {
 		return s, nil
 	}
-	ck, err := r.branch.Slot(ctx, r.cfg, id)
+	ck, err := r.env.Branch.Slot(ctx, r.cfg, id)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +79,7 @@ func (r *Runner) tidySlots(ctx context.Context) error {
 	for id := 1; id <= config.MaxParallel; id++ {
 		s := r.par.slots[id]
 		if s == nil {
-			path, err := r.branch.SlotPath(id)
+			path, err := r.env.Branch.SlotPath(id)
 			if err != nil {
 				continue
 			}

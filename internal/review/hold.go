@@ -1,4 +1,4 @@
-package loop
+package review
 
 import (
 	"context"
@@ -41,7 +41,7 @@ const snapshotLimit = 256 << 20
 
 // heldWork is the working tree as a reviewer of iteration n is given it.
 type heldWork struct {
-	r *worker
+	v *Review
 	n int
 	// With git: the commit holding the work (the checkpoint itself when
 	// the work changed nothing), its tree, and the run branch's commit.
@@ -54,9 +54,10 @@ type heldWork struct {
 // runs. When a runner that died during the review held it already, what
 // changed since is put back first: changed lists it (nil when nothing),
 // kept says where it is kept.
-func (r *worker) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, changed []string, kept string, err error) {
-	h = &heldWork{r: r, n: meta.Iteration}
-	if ck := r.ck; ck != nil {
+func (v *Review) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, changed []string, kept string, err error) {
+	h = &heldWork{v: v, n: meta.Iteration}
+	l := v.Here
+	if ck := l.Tree(); ck != nil {
 		repo := ck.Repo()
 		ref := reviewsPrefix + strconv.Itoa(h.n)
 		if h.branch, err = repo.RefValue(ctx, git.BranchRef(ck.RunBranch())); err != nil {
@@ -88,7 +89,7 @@ func (r *worker) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, c
 		}
 		return h, nil, "", nil
 	}
-	dir := filepath.Join(r.reviewDir(h.n), "before")
+	dir := filepath.Join(v.dir(h.n), "before")
 	if h.snap, err = worksnap.Load(dir); err == nil {
 		changed, kept, err = h.putBack(ctx)
 		return h, changed, kept, err
@@ -96,10 +97,10 @@ func (r *worker) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, c
 		return nil, nil, "", err
 	}
 	exclude := []string{".git"}
-	if rel, err := filepath.Rel(r.workDir, r.p.Dir); err == nil && !strings.HasPrefix(rel, "..") {
+	if rel, err := filepath.Rel(l.Dir(), v.Paths.Dir); err == nil && !strings.HasPrefix(rel, "..") {
 		exclude = append(exclude, filepath.ToSlash(rel))
 	}
-	if h.snap, err = worksnap.Take(r.workDir, exclude, dir, snapshotLimit); err != nil {
+	if h.snap, err = worksnap.Take(l.Dir(), exclude, dir, snapshotLimit); err != nil {
 		return nil, nil, "", fmt.Errorf("hold the work for the review: %w", err)
 	}
 	return h, nil, "", nil
@@ -110,9 +111,9 @@ func (r *worker) holdWork(ctx context.Context, meta *state.Meta) (h *heldWork, c
 // kept. With git, a commit a reviewer made on the run branch is undone
 // too.
 func (h *heldWork) putBack(ctx context.Context) (changed []string, kept string, err error) {
-	r := h.r
+	v := h.v
 	if h.snap != nil {
-		keep := filepath.Join(r.reviewDir(h.n), "tamper")
+		keep := filepath.Join(v.dir(h.n), "tamper")
 		changes, err := h.snap.Restore(keep)
 		if err != nil {
 			return nil, "", fmt.Errorf("put back what the reviewer changed: %w", err)
@@ -125,17 +126,17 @@ func (h *heldWork) putBack(ctx context.Context) (changed []string, kept string, 
 			changed = append(changed, p)
 		}
 		if len(changed) > 0 {
-			kept = r.p.Rel(keep)
+			kept = v.Paths.Rel(keep)
 		}
 		return changed, kept, nil
 	}
-	ck := r.ck
+	ck := v.Here.Tree()
 	repo, branch := ck.Repo(), ck.RunBranch()
 	// With parallel slots the run branch moves under a reviewer when
 	// another slot's task lands: it is then where the runner put it, and
 	// stays there.
 	want := h.branch
-	if landed := r.branch.Landed(); landed != "" {
+	if landed := v.Branch.Landed(); landed != "" {
 		want = landed
 	}
 	if cur, err := repo.RefValue(ctx, git.BranchRef(branch)); err != nil {
@@ -184,10 +185,10 @@ func (h *heldWork) release(ctx context.Context) {
 	if h.snap != nil {
 		err = h.snap.Remove()
 	} else {
-		err = h.r.ck.Repo().DeleteRef(ctx, reviewsPrefix+strconv.Itoa(h.n), "")
+		err = h.v.Here.Tree().Repo().DeleteRef(ctx, reviewsPrefix+strconv.Itoa(h.n), "")
 	}
 	if err != nil {
-		h.r.log.Warn("could not remove the work held for the review", "iteration", h.n, "err", err)
+		h.v.Log.Warn("could not remove the work held for the review", "iteration", h.n, "err", err)
 	}
 }
 
@@ -197,7 +198,7 @@ func (h *heldWork) release(ctx context.Context) {
 // attempt started, with their content.
 func (h *heldWork) changes(ctx context.Context, since time.Time, limit int) (text, note string, err error) {
 	if h.snap == nil {
-		ck := h.r.ck
+		ck := h.v.Here.Tree()
 		text, cut, err := ck.Repo().Diff(ctx, ck.Head(), h.tree, limit)
 		if err != nil {
 			return "", "", err
@@ -238,5 +239,5 @@ func (h *heldWork) changes(ctx context.Context, since time.Time, limit int) (tex
 	return b.String(), note, nil
 }
 
-// reviewDir is the folder of iteration n's review.
-func (r *worker) reviewDir(n int) string { return filepath.Join(r.p.RunDir(n), "review") }
+// dir is the folder of iteration n's review.
+func (v *Review) dir(n int) string { return filepath.Join(v.Paths.RunDir(n), "review") }

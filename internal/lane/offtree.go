@@ -1,4 +1,4 @@
-package loop
+package lane
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/log"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
@@ -43,23 +45,23 @@ const offtreeGuard = "judged tree"
 // startWork marks the start of the work on meta's task in the lane,
 // unless the marker already names that task (a later attempt goes on
 // from the earlier one's work, and what they made is all new).
-func (r *worker) startWork(meta *state.Meta) {
-	if r.ck == nil {
+func (l *Local) startWork(meta *state.Meta) {
+	if l.tree == nil {
 		return
 	}
-	marker := filepath.Join(r.ck.Repo().GitDir(), workSinceFile)
+	marker := filepath.Join(l.tree.Repo().GitDir(), workSinceFile)
 	if data, err := fsutil.ReadLimited(marker, 4<<10, true); err == nil && string(data) == meta.Node+"\n" {
 		return
 	}
 	if err := fsutil.WriteFileAtomic(marker, []byte(meta.Node+"\n"), 0o644); err != nil {
-		r.log.Warn("could not mark when the work on the task started: files it makes outside the judged tree may reach its guards", "node", meta.Node, "err", err)
+		l.env.Log.Warn("could not mark when the work on the task started: files it makes outside the judged tree may reach its guards", "node", meta.Node, "err", err)
 	}
 }
 
 // workSince is when the work on node started in the lane: the marker's
 // change time, when it names node.
-func (r *worker) workSince(node string) (time.Time, bool) {
-	marker := filepath.Join(r.ck.Repo().GitDir(), workSinceFile)
+func (l *Local) workSince(node string) (time.Time, bool) {
+	marker := filepath.Join(l.tree.Repo().GitDir(), workSinceFile)
 	data, err := fsutil.ReadLimited(marker, 4<<10, true)
 	if err != nil || string(data) != node+"\n" {
 		return time.Time{}, false
@@ -76,22 +78,23 @@ func (r *worker) workSince(node string) (time.Time, bool) {
 // task started. It returns what it could not hide (the guards must fail
 // on it). Without git checkpoints, or without a marker for the task (an
 // iteration begun by an older runner), nothing is hidden.
-func (r *worker) hideOffTree(ctx context.Context, meta *state.Meta) (offtree.Result, error) {
+func (l *Local) hideOffTree(ctx context.Context, meta *state.Meta) (offtree.Result, error) {
 	var res offtree.Result
-	if r.ck == nil {
+	if l.tree == nil {
 		return res, nil
 	}
-	since, ok := r.workSince(meta.Node)
+	since, ok := l.workSince(meta.Node)
 	if !ok {
-		r.log.Info("no mark of when the work on the task started: nothing is hidden from its guards", "iteration", meta.Iteration, "node", meta.Node)
+		l.env.Log.Info("no mark of when the work on the task started: nothing is hidden from its guards", "iteration", meta.Iteration, "node", meta.Node)
 		return res, nil
 	}
-	roots, err := r.ck.Repo().Outside(ctx, r.ck.Runtime())
+	repo := l.tree.Repo()
+	roots, err := repo.Outside(ctx, l.tree.Runtime())
 	if err != nil {
 		return res, fmt.Errorf("find what is outside the judged tree of iteration %d: %w", meta.Iteration, err)
 	}
-	r.outside(func() {
-		res, err = offtree.Hide(r.ck.Repo().Top(), roots, since, filepath.Join(r.ck.Repo().GitDir(), hiddenDir))
+	l.env.Lock.Outside(func() {
+		res, err = offtree.Hide(repo.Top(), roots, since, filepath.Join(repo.GitDir(), hiddenDir))
 	})
 	if err != nil {
 		return res, fmt.Errorf("iteration %d: %w", meta.Iteration, err)
@@ -99,7 +102,7 @@ func (r *worker) hideOffTree(ctx context.Context, meta *state.Meta) (offtree.Res
 	if len(res.Moved) > 0 {
 		meta.Hidden = res.Moved[:min(len(res.Moved), state.MaxRegressedNames)]
 		meta.HiddenMore = len(res.Moved) - len(meta.Hidden)
-		r.log.Info("hid from the guards what the work made outside the judged tree (it does not land)", "iteration", meta.Iteration,
+		l.env.Log.Info("hid from the guards what the work made outside the judged tree (it does not land)", "iteration", meta.Iteration,
 			"node", meta.Node, "paths", inert.Line(textfmt.Head(res.Moved, 5)))
 	}
 	return res, nil
@@ -107,17 +110,18 @@ func (r *worker) hideOffTree(ctx context.Context, meta *state.Meta) (offtree.Res
 
 // restoreOffTree puts back what hideOffTree hid, once the guards ended.
 // What the guards made again at the same path stays, theirs.
-func (r *worker) restoreOffTree(meta *state.Meta) error {
-	if r.ck == nil {
+func (l *Local) restoreOffTree(meta *state.Meta) error {
+	if l.tree == nil {
 		return nil
 	}
 	var dropped []string
 	var err error
-	r.outside(func() {
-		dropped, err = offtree.Restore(r.ck.Repo().Top(), filepath.Join(r.ck.Repo().GitDir(), hiddenDir))
+	repo := l.tree.Repo()
+	l.env.Lock.Outside(func() {
+		dropped, err = offtree.Restore(repo.Top(), filepath.Join(repo.GitDir(), hiddenDir))
 	})
 	if len(dropped) > 0 {
-		r.log.Info("the guards made again what was hidden from them; theirs stays", "iteration", meta.Iteration, "paths", inert.Line(textfmt.Head(dropped, 5)))
+		l.env.Log.Info("the guards made again what was hidden from them; theirs stays", "iteration", meta.Iteration, "paths", inert.Line(textfmt.Head(dropped, 5)))
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("iteration %d: %w", meta.Iteration, err)
@@ -125,13 +129,13 @@ func (r *worker) restoreOffTree(meta *state.Meta) error {
 	return nil
 }
 
-// restoreLeftHidden puts back what a runner that died while its guards
-// ran left hidden in ck's working tree (the next guard run there would
+// RestoreLeftHidden puts back what a runner that died while its guards
+// ran left hidden in t's working tree (the next guard run there would
 // too, first).
-func (r *Runner) restoreLeftHidden(ck *runbranch.Tree) {
-	dropped, err := offtree.Restore(ck.Repo().Top(), filepath.Join(ck.Repo().GitDir(), hiddenDir))
+func RestoreLeftHidden(t *runbranch.Tree, log *log.Logger) {
+	dropped, err := offtree.Restore(t.Repo().Top(), filepath.Join(t.Repo().GitDir(), hiddenDir))
 	if err != nil || len(dropped) > 0 {
-		r.log.Warn("put back what a runner that stopped left hidden from its guards", "dropped", inert.Line(textfmt.Head(dropped, 5)), "err", err)
+		log.Warn("put back what a runner that stopped left hidden from its guards", "dropped", inert.Line(textfmt.Head(dropped, 5)), "err", err)
 	}
 }
 
@@ -139,7 +143,7 @@ func (r *Runner) restoreLeftHidden(ck *runbranch.Tree) {
 // hidden from them and what could not be: what could not fails the
 // attempt by name; what was hidden is named at the top of failure.log
 // (in logDir) when the guards failed, since it may be why.
-func (r *worker) judgeOffTree(meta *state.Meta, hid offtree.Result, j *iteration.Judgement, logDir string) error {
+func (l *Local) judgeOffTree(meta *state.Meta, hid offtree.Result, j *iteration.Judgement, logDir string) error {
 	if len(hid.Stuck) > 0 {
 		j.Verdict = state.GuardFail
 		j.Results = append(j.Results, state.GuardMeta{Name: offtreeGuard, ExitCode: 1, Status: state.GuardFail,

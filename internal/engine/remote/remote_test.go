@@ -1,4 +1,4 @@
-package loop
+package remote
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
+
+	"github.com/runner-cli/runner/internal/lane"
 )
 
 // A push to engine.remote or a fetch from it that fails is tried again
@@ -16,7 +18,7 @@ import (
 func TestRetryRemote(t *testing.T) {
 	defer func(waits []time.Duration) { remoteRetries = waits }(remoteRetries)
 	remoteRetries = []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}
-	w := &worker{Runner: &Runner{log: log.New(io.Discard)}}
+	w := &Engine{env: &lane.Env{Log: log.New(io.Discard)}}
 	away := errors.New("the remote is away")
 
 	calls := 0

@@ -1,4 +1,4 @@
-package loop
+package remote
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 	"github.com/runner-cli/runner/internal/state"
 )
 
-// awaitWorker waits for workflow id's result, the agent run of node on
+// await waits for workflow id's result, the agent run of node on
 // attempt, saying which worker took it once Temporal knows. Interrupted,
 // it cancels the workflow and waits for it to stop on its worker.
-func (r *worker) awaitWorker(ctx context.Context, id, queue string, meta *state.Meta, node string, attempt int) (*engine.Output, error) {
+func (l *Lane) await(ctx context.Context, id, queue string, meta *state.Meta, node string, attempt int) (*engine.Output, error) {
+	e := l.e
 	finished, watched := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(watched)
-		r.watchWorker(ctx, id, queue, meta, finished)
+		l.watch(ctx, id, queue, meta, finished)
 	}()
-	out, err := engine.Await(ctx, r.engine.c, id, r.engine.key, node, attempt)
+	out, err := engine.Await(ctx, e.c, id, e.key, node, attempt)
 	close(finished)
 	<-watched
 	if ctx.Err() != nil {
@@ -31,44 +32,43 @@ func (r *worker) awaitWorker(ctx context.Context, id, queue string, meta *state.
 		// it, if one did, is asked first: the watch may not have seen it
 		// yet, and an iteration no worker took spends no attempt.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		if s, derr := engine.Describe(cctx, r.engine.c, id); derr == nil && s.Worker != "" {
-			r.inside(func() { meta.Worker = s.Worker })
+		if s, derr := engine.Describe(cctx, e.c, id); derr == nil && s.Worker != "" {
+			l.Lock().Inside(func() { meta.Worker = s.Worker })
 		}
-		if cerr := engine.Cancel(cctx, r.engine.c, id); cerr != nil {
-			r.log.Warn("could not cancel the iteration on its worker", "workflow", id, "err", cerr)
+		if cerr := engine.Cancel(cctx, e.c, id); cerr != nil {
+			e.env.Log.Warn("could not cancel the iteration on its worker", "workflow", id, "err", cerr)
 		}
 		cancel()
 	}
 	return out, err
 }
 
-// watchWorker follows workflow id until finished is closed: it says
+// watch follows workflow id until finished is closed: it says
 // which worker took it once Temporal knows (or that none has for a
 // while), and keeps the latest event the worker reported in the run
 // folder (live.WorkerEventFile), where status, the live area and the
 // dashboard read it.
-func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.Meta, finished <-chan struct{}) {
-	n := meta.Iteration
-	eventFile := filepath.Join(r.p.RunDir(n), live.WorkerEventFile)
+func (l *Lane) watch(ctx context.Context, id, queue string, meta *state.Meta, finished <-chan struct{}) {
+	e, n := l.e, meta.Iteration
+	eventFile := filepath.Join(e.env.Paths.RunDir(n), live.WorkerEventFile)
 	defer os.Remove(eventFile)
 	said, since, worker, event := false, time.Now(), "", ""
 	var handing time.Time // since when how its activity ended waits to be taken in
 	how := ""             // how it ended, once known: it ends once
 	for {
-		if s, err := engine.Describe(ctx, r.engine.c, id); err == nil {
+		if s, err := engine.Describe(ctx, e.c, id); err == nil {
 			if worker == "" && s.Worker != "" {
 				worker = s.Worker
-				r.inside(func() {
+				l.Lock().Inside(func() {
 					meta.Worker = worker
-					r.ledger.WorkerStarted(n, worker)
-					r.agentStartedOn(meta, worker)
+					e.hooks.Took(l.Local, meta, worker)
 				})
 			}
 			if worker != "" && s.Running && s.Worker == "" {
 				// The activity ended; the workflow's last step, which takes
 				// in how, runs on a worker too, and none has run it yet.
 				if how == "" {
-					how, _ = engine.ActivityEnded(ctx, r.engine.c, id)
+					how, _ = engine.ActivityEnded(ctx, e.c, id)
 				}
 				if how != "" {
 					if handing.IsZero() {
@@ -77,8 +77,8 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 					s.Event = how + " on worker " + worker + "; what came of it waits for a worker to poll the task queue"
 					if !said && time.Since(handing) > workerWait {
 						said = true
-						r.inside(func() {
-							fmt.Fprintf(r.opts.Notices, "runner: iteration %d %s on worker %s, and what came of it has waited %s for a worker on task queue %s to take it in; is `runner worker --task-queue %s` running?\n",
+						l.Lock().Inside(func() {
+							fmt.Fprintf(e.notices, "runner: iteration %d %s on worker %s, and what came of it has waited %s for a worker on task queue %s to take it in; is `runner worker --task-queue %s` running?\n",
 								n, how, inert.Line(worker), workerWait, inert.Line(queue), inert.Line(queue))
 						})
 					}
@@ -91,8 +91,8 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 		}
 		if worker == "" && !said && time.Since(since) > workerWait {
 			said = true
-			r.inside(func() {
-				fmt.Fprintf(r.opts.Notices, "runner: iteration %d has waited %s for a worker on task queue %s; is `runner worker --task-queue %s` running?\n",
+			l.Lock().Inside(func() {
+				fmt.Fprintf(e.notices, "runner: iteration %d has waited %s for a worker on task queue %s; is `runner worker --task-queue %s` running?\n",
 					n, workerWait, inert.Line(queue), inert.Line(queue))
 			})
 		}
@@ -113,11 +113,3 @@ func (r *worker) watchWorker(ctx context.Context, id, queue string, meta *state.
 // workerWait is how long an iteration waits for a worker before the run
 // says so.
 const workerWait = 30 * time.Second
-
-// agentStartedOn is agentStarted for an iteration a worker took.
-func (r *worker) agentStartedOn(m *state.Meta, name string) {
-	fmt.Fprintf(r.out, "#%d %-24s started: attempt %d of %d, on %s, worker %s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor), inert.Line(name))
-	if r.opts.Live != nil {
-		r.opts.Live.Started(m.Iteration, r.slot, m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
-	}
-}

@@ -1,4 +1,4 @@
-package loop
+package remote
 
 import (
 	"fmt"
@@ -21,15 +21,16 @@ import (
 // else engine.key_file); nil when neither does. A key file inside the
 // repository, or where a room may write, is refused; the rooms are told
 // to hide it.
-func (r *Runner) engineKey() (engine.Key, error) {
-	path, err := engine.KeyPath(r.cfg.Engine.KeyFile)
+func (e *Engine) engineKey() (engine.Key, error) {
+	cfg := e.env.Config()
+	path, err := engine.KeyPath(cfg.Engine.KeyFile)
 	if err != nil || path == "" {
 		return nil, err
 	}
 	// Where a room of this run would write, whatever the machine gives
 	// and even with the sandbox off (a key there is refused all the same).
-	writable := sandbox.ToolRoom("", "", room.WritableExtra(r.cfg), room.ChainEnvs(r.cfg)).Writable[2:]
-	if err := engine.CheckKeyPlace(path, r.p.Root, writable); err != nil {
+	writable := sandbox.ToolRoom("", "", room.WritableExtra(cfg), room.ChainEnvs(cfg)).Writable[2:]
+	if err := engine.CheckKeyPlace(path, e.env.Paths.Root, writable); err != nil {
 		return nil, err
 	}
 	key, err := engine.LoadKey(path)
@@ -42,12 +43,13 @@ func (r *Runner) engineKey() (engine.Key, error) {
 
 // engineUnprotected says why an agent could submit iterations to the
 // workers or answer for one ("": nothing known lets it).
-func (r *Runner) engineUnprotected() string {
+func (e *Engine) engineUnprotected() string {
+	cfg := e.env.Config()
 	var open []string
 	switch {
-	case r.engine.key == nil:
+	case e.key == nil:
 		open = append(open, fmt.Sprintf("no engine key (engine.key_file, or %s): any program that reaches the Temporal service, an agent among them, can submit iterations to the workers and answer for them", engine.KeyEnv))
-	case r.cfg.Sandbox.Mode == config.SandboxOff || r.rooms.Why() != "":
+	case cfg.Sandbox.Mode == config.SandboxOff || e.env.Rooms.Why() != "":
 		open = append(open, "the agents, guards and reviewer that run on this machine are not confined, and can read the engine key")
 	default:
 		if ok, why := sandbox.HidesPaths(); !ok {
@@ -57,20 +59,17 @@ func (r *Runner) engineUnprotected() string {
 	return strings.Join(open, "; ")
 }
 
-// noteEngineProtection says at the start of a run with [engine] whether
-// the engine is protected, and keeps what it said in state/engine.json
-// for `runner status` and the report.
-func (r *Runner) noteEngineProtection() error {
-	if r.engine == nil {
-		return nil
-	}
-	why := r.engineUnprotected()
+// NoteProtection says at the start of a run with [engine] whether the
+// engine is protected, and keeps what it said in state/engine.json for
+// `runner status` and the report.
+func (e *Engine) NoteProtection() error {
+	why := e.engineUnprotected()
 	if why != "" {
-		fmt.Fprintf(r.opts.Notices, "runner: the engine is NOT PROTECTED: %s (docs/distributed.md, \"Trust\")\n", inert.Line(why))
+		fmt.Fprintf(e.notices, "runner: the engine is NOT PROTECTED: %s (docs/distributed.md, \"Trust\")\n", inert.Line(why))
 	}
-	e := state.Engine{Run: r.engine.run, Unprotected: why}
-	if have, err := state.LoadEngine(r.p); err == nil && have == e {
+	s := state.Engine{Run: e.run, Unprotected: why}
+	if have, err := state.LoadEngine(e.env.Paths); err == nil && have == s {
 		return nil
 	}
-	return state.SaveEngine(r.p, e)
+	return state.SaveEngine(e.env.Paths, s)
 }

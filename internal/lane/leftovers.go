@@ -1,16 +1,19 @@
-package loop
+package lane
 
 import (
 	"runtime"
 	"slices"
 	"strconv"
+	"time"
+
+	"github.com/charmbracelet/log"
 
 	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/state"
 )
 
-// killLeftoverAgent stops what the agent or the guards of a dead runner's
+// KillLeftovers stops what the agent or the guards of a dead runner's
 // in-flight iteration left running, so that two agents never work in the
 // repository at once. A supervisor normally does that by itself when its
 // runner dies (see proc.Supervise); what is found here is what a
@@ -22,24 +25,23 @@ import (
 // holding such a process. That finds them also when the runner died
 // before recording the agent's group id, and never hits a group whose id
 // was reused after a reboot. Elsewhere it kills the group recorded in
-// in_flight.
-func (r *Runner) killLeftoverAgent(in *state.InFlight) {
-	grace := r.cfg.Executor.KillGrace.Duration
+// in_flight. grace is how long each gets between SIGTERM and SIGKILL.
+func KillLeftovers(p state.Paths, in *state.InFlight, grace time.Duration, log *log.Logger) {
 	var groups []int
 	if runtime.GOOS == "linux" {
-		marks := []string{"RUNNER_DIR=" + r.p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(in.Iteration)}
+		marks := []string{"RUNNER_DIR=" + p.Dir, "RUNNER_ITERATION=" + strconv.Itoa(in.Iteration)}
 		if in.Iteration == 0 {
 			marks[1] = preflight.Mark // the guards of a preflight
 		}
 		for _, cg := range proc.CgroupsWithEnv(marks...) {
-			r.log.Warn("killing the cgroup of an agent or guard left by a previous runner", "cgroup", cg, "iteration", in.Iteration)
+			log.Warn("killing the cgroup of an agent or guard left by a previous runner", "cgroup", cg, "iteration", in.Iteration)
 			if err := proc.KillCgroup(cg, grace); err != nil {
-				r.log.Error("could not kill the leftover cgroup", "cgroup", cg, "err", err)
+				log.Error("could not kill the leftover cgroup", "cgroup", cg, "err", err)
 			}
 		}
 		groups = proc.GroupsWithEnv(marks...)
 		if in.AgentPGID > 1 && !slices.Contains(groups, in.AgentPGID) && proc.GroupAlive(in.AgentPGID) {
-			r.log.Warn("the process group recorded for the previous agent is alive but holds no process of that agent (its id was probably reused); leaving it alone",
+			log.Warn("the process group recorded for the previous agent is alive but holds no process of that agent (its id was probably reused); leaving it alone",
 				"pgid", in.AgentPGID, "iteration", in.Iteration)
 		}
 	} else if in.AgentPGID > 1 {
@@ -49,22 +51,22 @@ func (r *Runner) killLeftoverAgent(in *state.InFlight) {
 		if !proc.GroupAlive(pg) {
 			continue
 		}
-		r.log.Warn("killing the agent process group left by a previous runner", "pgid", pg, "iteration", in.Iteration)
+		log.Warn("killing the agent process group left by a previous runner", "pgid", pg, "iteration", in.Iteration)
 		if err := proc.KillGroup(pg, grace); err != nil {
-			r.log.Error("could not kill the leftover agent", "pgid", pg, "err", err)
+			log.Error("could not kill the leftover agent", "pgid", pg, "err", err)
 		}
 	}
 }
 
-// killLeftoverPreflight stops what the guards of a killed runner's
+// KillPreflightLeftovers stops what the guards of a killed runner's
 // preflight left running (Linux; elsewhere their supervisor does).
-func (r *Runner) killLeftoverPreflight() {
+func KillPreflightLeftovers(p state.Paths, grace time.Duration, log *log.Logger) {
 	if runtime.GOOS == "linux" {
-		r.killLeftoverAgent(&state.InFlight{})
+		KillLeftovers(p, &state.InFlight{}, grace, log)
 	}
 }
 
-// stopEscapedAgent stops what is left of iteration n's agent when the
+// StopEscaped stops what is left of iteration n's agent when the
 // iteration is recorded. It is the last fallback: the agent's supervisor
 // has already stopped its group, its cgroup and every process below it
 // before the agent's run returned, so what is found here escaped all
@@ -72,21 +74,16 @@ func (r *Runner) killLeftoverPreflight() {
 // subreaper), or ran without a supervisor (not Linux, or no
 // /proc/self/exe). It is found, on Linux only, by this repository's
 // RUNNER_DIR and the iteration's RUNNER_ITERATION in its environment; a
-// process that cleared its environment as well is not.
-func (r *Runner) stopEscapedAgent(n int) {
+// process that cleared its environment as well is not. Only processes
+// started since since, when its agent started, need a look (zero: all).
+func StopEscaped(p state.Paths, n int, since proc.PIDMark, grace time.Duration, log *log.Logger) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	// Only processes started since this iteration's agent need a look; a
-	// runner resuming the iteration knows no such point and looks at all.
-	var since proc.PIDMark
-	if r.cache.agentIteration == n {
-		since = r.cache.agentMark
-	}
-	for _, pg := range proc.GroupsWithEnvSince(since, "RUNNER_DIR="+r.p.Dir, "RUNNER_ITERATION="+strconv.Itoa(n)) {
-		r.log.Warn("stopping processes the agent left running outside its process group", "pgid", pg, "iteration", n)
-		if err := proc.KillGroup(pg, r.cfg.Executor.KillGrace.Duration); err != nil {
-			r.log.Error("could not stop the agent's processes", "pgid", pg, "err", err)
+	for _, pg := range proc.GroupsWithEnvSince(since, "RUNNER_DIR="+p.Dir, "RUNNER_ITERATION="+strconv.Itoa(n)) {
+		log.Warn("stopping processes the agent left running outside its process group", "pgid", pg, "iteration", n)
+		if err := proc.KillGroup(pg, grace); err != nil {
+			log.Error("could not stop the agent's processes", "pgid", pg, "err", err)
 		}
 	}
 }
