@@ -2,9 +2,13 @@ package lane
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/state"
@@ -73,4 +77,67 @@ func (l *Local) judgesOf(meta *state.Meta, key string) iteration.Guards {
 		g.Room = room
 	}
 	return g
+}
+
+// guardEnv is the guards' environment: the iteration, as the agent has
+// it, so that what they leave behind is found like the agent's, and the
+// iteration's temporary directory where the lane is confined.
+func (l *Local) guardEnv(meta *state.Meta) []string {
+	env := []string{"RUNNER_DIR=" + l.env.Paths.Dir, "RUNNER_ITERATION=" + strconv.Itoa(meta.Iteration), "RUNNER_NODE_ID=" + meta.Node}
+	if l.Confined() {
+		env = append(env, TempEnv(l.env.Rooms.TempDir(meta.Iteration))...)
+	}
+	return env
+}
+
+// TempEnv points TMPDIR at dir ("" for none).
+func TempEnv(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	return []string{"TMPDIR=" + dir}
+}
+
+// CheckSpecs are checks as meta.json keeps them.
+func CheckSpecs(checks []tree.NodeCheck) []state.CheckSpec {
+	out := []state.CheckSpec{}
+	for _, c := range checks {
+		out = append(out, state.CheckSpec{Node: c.Node, Name: c.Name, Run: c.Run, Timeout: c.Timeout, OutputLimit: c.OutputLimit, Report: c.Report})
+	}
+	return out
+}
+
+// Probe runs a task's own checks once on its untouched checkpoint,
+// before its first attempt (SPEC §18): a check that passes there cannot
+// tell whether the task is done. It notes those in meta.Vacuous and says
+// so; they still judge the task.
+func (l *Local) Probe(ctx context.Context, node *tree.Node, meta *state.Meta) {
+	if node.Attempts > 0 || len(node.Checks) == 0 {
+		return
+	}
+	checks := make([]iteration.Check, len(node.Checks))
+	for i, c := range node.Checks {
+		spec := state.CheckSpec{Name: c.Name, Run: c.Run, Timeout: c.Timeout, OutputLimit: c.OutputLimit, Report: c.Report}
+		checks[i] = iteration.Check{Node: node.ID, Guard: iteration.CheckOf(spec).Guard}
+	}
+	dir := filepath.Join(l.env.Paths.RunDir(meta.Iteration), "checks-before")
+	if err := fsutil.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	room, _, err := l.Room(meta.Iteration)
+	if err != nil {
+		return
+	}
+	grace := l.env.Config().Executor.KillGrace.Duration
+	passing, tally, err := iteration.Probe(ctx, l.dir, checks, grace, l.guardEnv(meta), room, dir, iteration.Hooks{Outside: l.env.Lock.Outside})
+	if err != nil {
+		return
+	}
+	meta.ChecksBefore = tally
+	if len(passing) == 0 {
+		return
+	}
+	meta.Vacuous = passing
+	fmt.Fprintf(l.out, "#%d %-24s check %s passes before any work: it proves nothing about this task\n",
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(strings.Join(passing, ", ")))
 }

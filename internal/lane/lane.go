@@ -151,23 +151,22 @@ func (l *Lock) Drop() {
 // it waits for a process or a timer; what f reads of the run's shared
 // state it must read before. Without slots it just runs f.
 func (l *Lock) Outside(f func()) {
-	if l == nil || l.mu == nil {
-		f()
-		return
+	if l.taken() {
+		l.mu.Unlock()
+		defer l.mu.Lock()
 	}
-	l.mu.Unlock()
-	defer l.mu.Lock()
 	f()
 }
 
 // Inside runs f under the run's lock from code that runs outside it (a
 // process's start callback, a slot's goroutine).
 func (l *Lock) Inside(f func()) {
-	if l == nil || l.mu == nil {
-		f()
-		return
+	if l.taken() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	f()
 }
+
+// taken says the run works on several tasks at once: the lock is real.
+func (l *Lock) taken() bool { return l != nil && l.mu != nil }

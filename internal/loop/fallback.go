@@ -13,6 +13,8 @@ import (
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
+	"github.com/runner-cli/runner/internal/textfmt"
+	"github.com/runner-cli/runner/internal/tree"
 )
 
 // The fallback chain (SPEC §17): [executor], then each [[fallback]]. An
@@ -257,4 +259,35 @@ func (c *chain) named(name string) *link {
 		}
 	}
 	return nil
+}
+
+// tooManyFailures returns the error that stops the run when the agent
+// failed loop.max_consecutive_errors times in a row, quoting what it
+// printed the last time; nil otherwise. With fallbacks, the executor is
+// set aside instead while another is left (failedTooOften).
+func (r *Runner) tooManyFailures(meta *state.Meta, res *executor.Result) error {
+	if aside, err := r.failedTooOften(meta, res); aside || err != nil {
+		return err
+	}
+	limit := r.cfg.Loop.MaxConsecutiveErrors
+	failures := r.ledger.State().ExecutorErrors[meta.Executor]
+	if limit <= 0 || !res.AgentFailed || failures < limit {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "stopping: the agent failed %d times in a row (loop.max_consecutive_errors = %d), across tasks; the last time: %s",
+		failures, limit, firstLineOf(res.Error))
+	if res.Evidence != "" {
+		fmt.Fprintf(&b, "; the agent printed: %q", textfmt.OneLine(res.Evidence, 400))
+	}
+	b.WriteString(". Check that the agent runs by hand in this repository (installed? logged in? its flags in executor.args?), then run again; `runner show` has the details")
+	if meta.NodeStatus == string(tree.StatusBlocked) {
+		fmt.Fprintf(&b, ". Task %s used up its attempts on this: `runner reset %s` reopens it", meta.NodePath, meta.Node)
+	}
+	return errors.New(b.String())
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSuffix(s, "; last lines of executor.log:")
 }

@@ -46,12 +46,7 @@ func TestFailingExecutorIsSetAside(t *testing.T) {
 		countingAgent(`*) `+doneMessage+`;;`), "max_attempts = 5\nmax_consecutive_errors = 2\n")
 	var progress syncBuffer
 	res, err := runBounded(t, context.Background(), p, &progress)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Reason != Complete {
-		t.Fatalf("run ended with %v: %s", res.Reason, res.Message)
-	}
+	mustComplete(t, res, err)
 	for n, want := range map[int]string{1: "primary", 2: "primary", 3: "backup", 4: "backup", 5: "backup"} {
 		if m := loadMeta(t, p, n); m.Executor != want {
 			t.Errorf("iteration %d ran on %q, want %q", n, m.Executor, want)

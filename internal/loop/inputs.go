@@ -10,20 +10,6 @@ import (
 	"github.com/runner-cli/runner/internal/tree"
 )
 
-func (r *Runner) reload() error {
-	cfg, err := config.Load(r.p.Config())
-	if err != nil {
-		return err
-	}
-	r.cfg = cfg
-	return nil
-}
-
-func (r *Runner) loadTree() (*tree.Tree, error) {
-	t, _, err := r.cache.trees.load(r.p.Tree())
-	return t, err
-}
-
 // runCache is what a Runner keeps between iterations to avoid repeating
 // work: the last tree.json read or written, the last config.toml read,
 // and where the last agent's process ids start.
@@ -131,4 +117,21 @@ func (r *Runner) titleOf(id string) string {
 		return n.Title
 	}
 	return ""
+}
+
+// reload reads config.toml, strictly (a run's first read).
+func (r *Runner) reload() error {
+	cfg, err := config.Load(r.p.Config())
+	if err != nil {
+		return err
+	}
+	r.cfg = cfg
+	return nil
+}
+
+// loadTree reads tree.json (through the cache: an unchanged file is not
+// parsed again).
+func (r *Runner) loadTree() (*tree.Tree, error) {
+	t, _, err := r.cache.trees.load(r.p.Tree())
+	return t, err
 }

@@ -1,10 +1,23 @@
-// Package loop is the runner's orchestration: at each iteration boundary
-// it re-reads config.toml and tree.json and selects the next task; then
-// one iteration (iteration.go) writes the context files and the prompt,
-// runs the agent, has the guards check its work, decides the outcome
-// (package outcome) and has the ledger record it (package ledger), which
-// makes every phase durable before the next, so that a runner that died
-// picks up where it stopped (resume.go).
+// Package loop is the coordinator of a run: it decides and records. At
+// each iteration boundary it reads config.toml and tree.json again,
+// selects the next task (or, with parallel slots, the next tasks) and
+// keeps the run's limits; it begins each iteration durably, writes its
+// context files and its prompt, chooses the lane it works in (package
+// lane: the run branch's working tree, a slot's, or a worker through
+// package remote) and hands it the agent's runs and the judges. From what
+// the lane says it decides the outcome (package outcome), has the run
+// branch record it in git (package runbranch) and the ledger record it
+// (package ledger), which makes every phase durable before the next, so
+// that a runner that died picks up where it stopped (resume.go). The
+// review (package review), the preflight and the baselines (package
+// preflight), the rooms (package room) and the webhooks (package
+// webhooks) are each a call away.
+//
+// It owns the order of an iteration's steps, the executor chain and its
+// limits, the waits for a person's fix, and what the run knows of the
+// files a person edits while it runs. It must not run an agent or a
+// guard itself, nor move the run branch: those are the lanes' and the
+// run branch's; docs/architecture.md draws the whole.
 package loop
 
 import (

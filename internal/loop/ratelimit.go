@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
-	"github.com/runner-cli/runner/internal/tree"
 )
 
 // rateLimitClock is the clock the rate-limit waits read reset times
@@ -39,7 +37,7 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *underway, res *execut
 	now := rateLimitClock()
 	cur.Hit(r.cfg.Loop, res.Evidence, res.ResetAt, now)
 	if next := r.chain.pick(now); next != nil {
-		return true, r.switchExecutor(it.lane.Here().Out(), meta, res, cur, next)
+		return true, r.switchExecutor(it, res, next)
 	}
 	e := r.chain.earliest()
 	wait, ok, why := e.Wait(r.cfg.Loop, *waited, now)
@@ -103,13 +101,14 @@ func (r *Runner) waitOutRateLimit(ctx context.Context, it *underway, res *execut
 // rate limit while next is free: recorded like a wait of nothing
 // (meta.json, the rate_limited record), then set aside without an
 // attempt spent; the next iteration runs on next.
-func (r *Runner) switchExecutor(out io.Writer, meta *state.Meta, res *executor.Result, cur, next *link) error {
+func (r *Runner) switchExecutor(it *underway, res *executor.Result, next *link) error {
+	meta, cur := it.meta, it.link
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt})
 	r.noteExecutors()
 	if err := r.ledger.Waiting(meta, state.Record{AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage}); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "#%d %-24s agent: %-10s %s is limited until %s; the next iteration runs on %s at once, no attempt spent: %s\n",
+	fmt.Fprintf(it.lane.Here().Out(), "#%d %-24s agent: %-10s %s is limited until %s; the next iteration runs on %s at once, no attempt spent: %s\n",
 		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), inert.Line(cur.name()), cur.Until.Local().Format("15:04:05"),
 		inert.Line(next.name()), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; switching executor", "iteration", meta.Iteration, "node", meta.Node,
@@ -126,35 +125,4 @@ func (r *Runner) switchExecutor(out io.Writer, meta *state.Meta, res *executor.R
 // attempt; the loop then sees the interruption or the stop request.
 func (r *Runner) endWait(meta *state.Meta, why string) error {
 	return r.ledger.SetAside(meta, why+"; no attempt was spent", errors.New(why))
-}
-
-// tooManyFailures returns the error that stops the run when the agent
-// failed loop.max_consecutive_errors times in a row, quoting what it
-// printed the last time; nil otherwise. With fallbacks, the executor is
-// set aside instead while another is left (failedTooOften).
-func (r *Runner) tooManyFailures(meta *state.Meta, res *executor.Result) error {
-	if aside, err := r.failedTooOften(meta, res); aside || err != nil {
-		return err
-	}
-	limit := r.cfg.Loop.MaxConsecutiveErrors
-	failures := r.ledger.State().ExecutorErrors[meta.Executor]
-	if limit <= 0 || !res.AgentFailed || failures < limit {
-		return nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "stopping: the agent failed %d times in a row (loop.max_consecutive_errors = %d), across tasks; the last time: %s",
-		failures, limit, firstLineOf(res.Error))
-	if res.Evidence != "" {
-		fmt.Fprintf(&b, "; the agent printed: %q", textfmt.OneLine(res.Evidence, 400))
-	}
-	b.WriteString(". Check that the agent runs by hand in this repository (installed? logged in? its flags in executor.args?), then run again; `runner show` has the details")
-	if meta.NodeStatus == string(tree.StatusBlocked) {
-		fmt.Fprintf(&b, ". Task %s used up its attempts on this: `runner reset %s` reopens it", meta.NodePath, meta.Node)
-	}
-	return errors.New(b.String())
-}
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return strings.TrimSuffix(s, "; last lines of executor.log:")
 }

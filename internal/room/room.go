@@ -10,23 +10,16 @@
 package room
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
-	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/sandbox"
-	"github.com/runner-cli/runner/internal/state"
 )
 
 // With [sandbox] mode "auto" or "required", the agent, the guards, the
@@ -163,138 +156,4 @@ func (p *Policy) Unconfined(work string) string {
 		return p.unconfined
 	}
 	return inCheckout
-}
-
-// Room is what iteration n's agent, guards and reviewer may write,
-// working in work: the working tree, a temporary directory of its own
-// (also their TMPDIR), their tools' state and caches, and [sandbox]
-// writable. nil when they are not confined.
-func (p *Policy) Room(cfg *config.Config, n int, work string) (*sandbox.Room, string, error) {
-	if !p.Confined(work) {
-		return nil, "", nil
-	}
-	tmp := p.TempDir(n)
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return nil, "", fmt.Errorf("the agent's temporary directory: %w", err)
-	}
-	return For(cfg, work, tmp), tmp, nil
-}
-
-// Setup is the room git.setup runs in, in the worktree at work of slot
-// (0: the run's own): the room of an agent working there, with a
-// temporary directory of its own; nil where agents run unconfined. done
-// removes the directory.
-func (p *Policy) Setup(cfg *config.Config, work string, slot int) (room *sandbox.Room, done func()) {
-	if len(cfg.Git.Setup) == 0 {
-		return nil, func() {}
-	}
-	tmp := filepath.Join(os.TempDir(), fmt.Sprintf("runner-%s-setup-%d", p.repoSum(), slot))
-	done = func() { fsutil.RemoveAll(tmp) }
-	if room = For(cfg, work, tmp); room == nil {
-		return nil, func() {}
-	}
-	// Without it the setup cannot write a temporary file, which its own
-	// error says.
-	os.MkdirAll(tmp, 0o700)
-	return room, done
-}
-
-// repoSum names the repository in the temporary directories, so that
-// two runners never share one.
-func (p *Policy) repoSum() string {
-	sum := sha256.Sum256([]byte(p.root))
-	return hex.EncodeToString(sum[:6])
-}
-
-// TempDir is iteration n's temporary directory, outside the repository.
-func (p *Policy) TempDir(n int) string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("runner-%s-%d", p.repoSum(), n))
-}
-
-// RemoveTempDir removes iteration n's temporary directory once it is
-// recorded.
-func (p *Policy) RemoveTempDir(n int) {
-	fsutil.RemoveAll(p.TempDir(n))
-}
-
-// RemoveStale removes, at the start of a run, the temporary directories
-// of this repository's iterations that are not in flight (flights): those
-// of iterations set aside, or whose runner was killed and whose record a
-// later runner made.
-func (p *Policy) RemoveStale(flights []*state.InFlight) {
-	inFlight := map[int]bool{}
-	for _, f := range flights {
-		inFlight[f.Iteration] = true
-	}
-	prefix := strings.TrimSuffix(p.TempDir(0), "0")
-	matches, _ := filepath.Glob(prefix + "*")
-	for _, m := range matches {
-		rest := strings.TrimPrefix(m, prefix)
-		// A git.setup's (Setup), left by a runner that was killed.
-		_, setup := strings.CutPrefix(rest, "setup-")
-		if n, err := strconv.Atoi(rest); setup || err == nil && !inFlight[n] {
-			fsutil.RemoveAll(m)
-		}
-	}
-}
-
-// openingWritable returns a directory the room would make writable that
-// holds the checkout at root, or its git directory: with it the walls
-// are open. "" when there is none.
-func openingWritable(cfg *config.Config, root string) string {
-	room := For(cfg, "", "")
-	guarded := []string{root}
-	if common, ok := state.GitCommonDir(root); ok {
-		guarded = append(guarded, common)
-	}
-	for _, d := range room.Writable[2:] { // the worktree and its temporary directory aside
-		for _, g := range guarded {
-			if rel, err := filepath.Rel(d, g); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-				return d
-			}
-		}
-	}
-	return ""
-}
-
-// For is the room of a program working in work with its temporary
-// directory tmp under cfg: those two first, then its tools' directories,
-// [sandbox] writable and RUNNER_SANDBOX_WRITABLE; built in the namespaces
-// the machine gives (proc.RoomLayers), with sandbox.max_processes. nil
-// where the program runs unconfined: sandbox.mode = "off", or "auto" on
-// a kernel without Landlock. With "required", every layer is asked for:
-// where the kernel lacks one, the room cannot be built and nothing
-// starts. A worker (SPEC §22) confines its iterations, and git.setup,
-// by the same rule.
-func For(cfg *config.Config, work, tmp string) *sandbox.Room {
-	if cfg.Sandbox.Mode == config.SandboxOff {
-		return nil
-	}
-	layers := proc.RoomLayers(cfg.Sandbox.MaxProcesses)
-	required := cfg.Sandbox.Mode == config.SandboxRequired
-	if layers.Landlock < 1 && !required {
-		return nil
-	}
-	room := sandbox.ToolRoom(work, tmp, WritableExtra(cfg), ChainEnvs(cfg))
-	room.Namespaces, room.MaxProcesses = layers.Namespaces, cfg.Sandbox.MaxProcesses
-	if required && room.Namespaces == "" {
-		room.Namespaces = sandbox.NamespacesUser
-	}
-	return room
-}
-
-// WritableExtra are the directories [sandbox] writable and
-// RUNNER_SANDBOX_WRITABLE add to a room.
-func WritableExtra(cfg *config.Config) []string {
-	return append(slices.Clone(cfg.Sandbox.Writable), filepath.SplitList(os.Getenv(WritableEnv))...)
-}
-
-// ChainEnvs are the environments the run's executors give their
-// programs.
-func ChainEnvs(cfg *config.Config) []map[string]string {
-	var envs []map[string]string
-	for _, e := range cfg.Chain() {
-		envs = append(envs, e.Env)
-	}
-	return envs
 }

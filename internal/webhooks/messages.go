@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/notify"
@@ -97,12 +98,11 @@ func (h *Hooks) Tamper(meta *state.Meta, runDir string) {
 // clip bounds s to n bytes at a character boundary, marked with an
 // ellipsis.
 func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
+	if s = strings.TrimSpace(s); len(s) <= n {
 		return s
 	}
 	i := n
-	for i > 0 && s[i]&0xC0 == 0x80 {
+	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
 	return s[:i] + "…"

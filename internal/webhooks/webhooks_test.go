@@ -1,12 +1,10 @@
 package webhooks
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,15 +16,10 @@ import (
 )
 
 func TestNotifyTamperText(t *testing.T) {
-	var mu sync.Mutex
-	var got []map[string]any
+	bodies := make(chan string, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
-		var v map[string]any
-		json.Unmarshal(data, &v)
-		mu.Lock()
-		got = append(got, v)
-		mu.Unlock()
+		bodies <- string(data)
 	}))
 	defer srv.Close()
 	cfg, err := config.Parse("config.toml", []byte("[[notify]]\nurl = \""+srv.URL+"\"\n"))
@@ -43,14 +36,17 @@ func TestNotifyTamperText(t *testing.T) {
 		{Path: "tests/calc_test.go", Change: "modified", Kept: "tamper/tests/calc_test.go"}, {Path: ".runner/tree.json", Change: "modified"}}},
 		".runner/runs/4")
 	h.Send("tamper", "a text given by the caller")
-	h.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 2 || got[0]["event"] != "tamper" || got[1]["event"] != "tamper" {
-		t.Fatalf("got %v; want tamper twice", got)
+	h.Close() // waits for the deliveries
+	close(bodies)
+	var got []string
+	for b := range bodies {
+		got = append(got, b)
 	}
-	if s, _ := got[0]["text"].(string); !strings.Contains(s, "task app/a (iteration 4) changed files it may not change: tests/calc_test.go (modified), .runner/tree.json (modified)") ||
-		!strings.Contains(s, "`runner show 4`") {
-		t.Errorf("the tamper notification: %s", s)
+	if len(got) != 2 || !strings.Contains(got[0], `"event":"tamper"`) || !strings.Contains(got[1], `"event":"tamper"`) {
+		t.Fatalf("got %q; want tamper twice", got)
+	}
+	if !strings.Contains(got[0], "task app/a (iteration 4) changed files it may not change: tests/calc_test.go (modified), .runner/tree.json (modified)") ||
+		!strings.Contains(got[0], "`runner show 4`") {
+		t.Errorf("the tamper notification: %s", got[0])
 	}
 }
