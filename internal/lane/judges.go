@@ -37,7 +37,7 @@ func (l *Local) Judged() verify.Judged {
 			files = append(files, verify.File{Path: filepath.Join(common, "config"), Rel: ".git/config"},
 				verify.File{Path: filepath.Join(common, "info", "attributes"), Rel: ".git/info/attributes"})
 		}
-		// When the work on the task started (offtree.go): moved later,
+		// When the work on the task started (marker.go): moved later,
 		// what the agent made would reach its guards.
 		files = append(files, verify.File{Path: filepath.Join(l.tree.Repo().GitDir(), workSinceFile), Rel: "worktree git folder/" + workSinceFile})
 	}

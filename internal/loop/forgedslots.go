@@ -15,7 +15,7 @@ import (
 // Slots whose programs run unconfined (sandbox.mode = "off", or no
 // Landlock) reach the runner's files while other slots write them: the
 // journal and tree.json cannot be compared as a whole after an agent ran,
-// as they are without slots (judges.go). Two forgeries would still make a
+// as they are without slots (lane.Local.Judged). Two forgeries would still make a
 // task done without running it: a `skipped` record appended to the
 // journal, and the task's status in tree.json. So from the moment an
 // iteration begins in such a slot while none other is under way, the

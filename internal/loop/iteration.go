@@ -320,7 +320,7 @@ func (r *Runner) finish(ctx context.Context, l lane.Lane, meta *state.Meta) erro
 			return err
 		}
 	} else if !taken {
-		ran = false // failed: too large to take (judgedtree.go)
+		ran = false // failed: too large to take (runbranch.Tree.TakeJudged)
 	} else if ran {
 		results, verdict, err := l.Judge(ctx, meta, r.judged(l, meta))
 		if err != nil || ctx.Err() != nil {

@@ -78,7 +78,7 @@ type Options struct {
 	// it is waiting and why, and edits that do not load. Default: Progress.
 	Notices io.Writer
 	Log     *log.Logger
-	// NoPreflight skips the preflight (preflight.go) of this run.
+	// NoPreflight skips the preflight (package preflight) of this run.
 	NoPreflight bool
 	// Parallel overrides loop.parallel when above 0 (SPEC §14). Once
 	// works on one task whatever it says.

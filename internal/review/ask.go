@@ -65,7 +65,7 @@ func (v *Review) ask(ctx context.Context, meta *state.Meta, hold *heldWork) (ans
 		Confine: room, OutputDir: tmp, Env: lane.TempEnv(tmp),
 	}
 	fmt.Fprintf(l.Out(), "#%d %-24s review: asking %s\n", n, inert.Line(meta.NodePath), inert.Line(rv.Executor))
-	// It may change its judges no more than the agent may (judges.go).
+	// It may change its judges no more than the agent may (package lane).
 	judgesDir := filepath.Join(dir, "judges")
 	run, err := iteration.RunProgram(ctx, l.Program(opts, req, judgesDir, "review/judges/"))
 	if err != nil {
