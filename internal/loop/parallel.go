@@ -167,24 +167,7 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 	}
 	nodes, sel := tree.SelectN(t, ix, r.cfg.Loop.MaxAttempts, free, r.busyTasks())
 	if len(nodes) == 0 || sel.State != tree.Selectable {
-		if running > 0 {
-			if res := r.verdict(sel, ix); res != nil && res.Reason == Stuck && len(sel.Blocked) > 0 && r.cfg.Loop.OnBlocked == "stop" {
-				return 0, res, nil
-			}
-			return 0, nil, nil // what works may make more selectable
-		}
-		res := r.verdict(sel, ix)
-		if res == nil {
-			return 0, nil, nil
-		}
-		if !r.opts.Watch {
-			return 0, res, nil
-		}
-		if res.Message != r.in.waiting {
-			r.notifyResult(res)
-		}
-		r.waitWatching(ctx, res.Message)
-		return 0, nil, nil
+		return 0, r.noneSelectable(ctx, running, sel, ix), nil
 	}
 	if res := r.verdict(sel, ix); res != nil {
 		return 0, res, nil // blocked, with loop.on_blocked = "stop"
@@ -199,6 +182,36 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 	if err := r.preflight(ctx); err != nil {
 		return 0, nil, err
 	}
+	return r.startEach(ctx, t, ix, nodes, done)
+}
+
+// noneSelectable is the end of the run when no task can start at a
+// boundary with running slots at work (nil: look again once one ends,
+// what works may make more selectable): stuck by a blocked task with
+// loop.on_blocked = "stop", or with none at work, complete or stuck,
+// waited out with --watch.
+func (r *Runner) noneSelectable(ctx context.Context, running int, sel tree.Selection, ix *tree.Index) *Result {
+	if running > 0 {
+		if res := r.verdict(sel, ix); res != nil && res.Reason == Stuck && len(sel.Blocked) > 0 && r.cfg.Loop.OnBlocked == "stop" {
+			return res
+		}
+		return nil
+	}
+	res := r.verdict(sel, ix)
+	if res == nil || !r.opts.Watch {
+		return res
+	}
+	if res.Message != r.in.waiting {
+		r.notifyResult(res)
+	}
+	r.waitWatching(ctx, res.Message)
+	return nil
+}
+
+// startEach begins an iteration on each of nodes, in the order selected,
+// in a free slot, and starts its goroutine: it returns how many, or the
+// end of the run when a limit is reached, or an error.
+func (r *Runner) startEach(ctx context.Context, t *tree.Tree, ix *tree.Index, nodes []*tree.Node, done chan<- slotDone) (int, *Result, error) {
 	started := 0
 	for _, node := range nodes {
 		if res := r.limitReached(); res != nil {

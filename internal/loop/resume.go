@@ -65,40 +65,9 @@ func (r *Runner) resumeIn(ctx context.Context, l lane.Lane, in *state.InFlight) 
 	r.ledger.Resume(true)
 	defer r.ledger.Resume(false)
 	lane.KillLeftovers(r.p, in, r.cfg.Executor.KillGrace.Duration, r.log)
-	meta, err := r.ledger.LoadMeta(in.Iteration)
+	meta, phase, err := r.resumeMeta(ctx, in)
 	if err != nil {
-		return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
-	}
-	phase := in.Phase
-	if meta == nil {
-		// The runner died before meta.json was first written, so nothing
-		// of this iteration reached the tree: it was the node's next
-		// attempt. meta.json is written at once, so that a crash while
-		// this iteration is being recorded cannot count the attempt twice.
-		t, err := r.treeForRecord(ctx, in.Iteration)
-		if err != nil {
-			return err
-		}
-		meta = rebuiltMeta(r.p, r.cfg, in, t)
-		meta.Phase = state.PhaseStarted
-		if err := r.ledger.Rebuilt(meta); err != nil {
-			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
-		}
-	} else {
-		if phaseRank(meta.Phase) > phaseRank(phase) {
-			phase = meta.Phase
-		}
-		if in.Phase == state.PhaseStarted {
-			// run_state.json gets an iteration's usage and its count of
-			// failed agent runs with the first save after its agent ran,
-			// the one that moves the marker past started (or the one
-			// after it is recorded); that save never happened, so they are
-			// counted here, once.
-			r.ledger.AddUsage(meta.Executor, meta.Usage)
-			if meta.Agent != nil && meta.Phase != state.PhaseStarted {
-				r.ledger.CountAgentRun(meta.Executor, meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
-			}
-		}
+		return err
 	}
 	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) && !r.env.Branch.TaskLanded(ctx, meta) {
 		// A verdict in meta.json (or in a record of the journal, or a
@@ -154,6 +123,50 @@ func (r *Runner) resumeIn(ctx context.Context, l lane.Lane, in *state.InFlight) 
 	default:
 		return r.resumeStarted(ctx, l, in, meta)
 	}
+}
+
+// resumeMeta is the record of iteration in, which a previous runner left
+// in flight, and the phase it reached: its meta.json, or one rebuilt from
+// the marker when the runner died before writing any; meta.json is
+// written before the in-flight marker moves to a phase, so the later of
+// the two stands.
+func (r *Runner) resumeMeta(ctx context.Context, in *state.InFlight) (*state.Meta, string, error) {
+	meta, err := r.ledger.LoadMeta(in.Iteration)
+	if err != nil {
+		return nil, "", fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+	}
+	phase := in.Phase
+	if meta == nil {
+		// The runner died before meta.json was first written, so nothing
+		// of this iteration reached the tree: it was the node's next
+		// attempt. meta.json is written at once, so that a crash while
+		// this iteration is being recorded cannot count the attempt twice.
+		t, err := r.treeForRecord(ctx, in.Iteration)
+		if err != nil {
+			return nil, "", err
+		}
+		meta = rebuiltMeta(r.p, r.cfg, in, t)
+		meta.Phase = state.PhaseStarted
+		if err := r.ledger.Rebuilt(meta); err != nil {
+			return nil, "", fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+		}
+	} else {
+		if phaseRank(meta.Phase) > phaseRank(phase) {
+			phase = meta.Phase
+		}
+		if in.Phase == state.PhaseStarted {
+			// run_state.json gets an iteration's usage and its count of
+			// failed agent runs with the first save after its agent ran,
+			// the one that moves the marker past started (or the one
+			// after it is recorded); that save never happened, so they are
+			// counted here, once.
+			r.ledger.AddUsage(meta.Executor, meta.Usage)
+			if meta.Agent != nil && meta.Phase != state.PhaseStarted {
+				r.ledger.CountAgentRun(meta.Executor, meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
+			}
+		}
+	}
+	return meta, phase, nil
 }
 
 // wouldLand reports whether the verdict meta holds would make its task

@@ -96,11 +96,18 @@ func (v *Review) ask(ctx context.Context, meta *state.Meta, hold *heldWork) (ans
 		}
 		rv.Usage.Add(*res.Usage)
 	}
-	var se *executor.StartError
-	switch {
-	case len(changed) > 0:
+	if len(changed) > 0 {
 		rv.Kept = kept
 		return answer{why: changedWhy(changed, kept)}, nil
+	}
+	return answerOf(res, runErr)
+}
+
+// answerOf is what a run of the reviewer that changed nothing gave: res,
+// or runErr when it could not run.
+func answerOf(res *executor.Result, runErr error) (answer, error) {
+	var se *executor.StartError
+	switch {
 	case errors.As(runErr, &se):
 		return answer{why: "the reviewer could not be started: " + runErr.Error()}, nil
 	case runErr != nil:
