@@ -8,7 +8,8 @@
 // back a run branch someone else moved.
 //
 // It owns the run branch, the working trees' git state and the refs
-// under refs/runner/. It must not touch the ledger, the tree or the
+// under refs/runner/. It must not touch the ledger (it tells the
+// coordinator where the run branch went through Hooks), the tree or the
 // prompt: the coordinator (package loop) decides what is recorded and
 // tells it; what it did goes into the iteration's record it is handed
 // (state.Meta: Checkpoint, AttemptRef, Conflict, Note).
