@@ -10,7 +10,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
-	"github.com/runner-cli/runner/internal/loop"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/sandbox"
 )
 
@@ -106,7 +106,7 @@ func runWorker(cmd *cobra.Command, g *globals, o *workerOpts) error {
 		return err
 	}
 	defer c.Close()
-	w := &engine.Worker{Dir: dir, Name: name, Slots: o.slots, Log: g.streams.Out, Room: loop.RoomFor,
+	w := &engine.Worker{Dir: dir, Name: name, Slots: o.slots, Log: g.streams.Out, Room: room.For,
 		Key: key, Unprotected: o.unprotected, Sandbox: o.sandbox}
 	return w.Run(ctx, c, o.engine.TaskQueue)
 }
@@ -122,7 +122,7 @@ func workerKey(o *workerOpts, dir string) (engine.Key, error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	writable := append(loop.RoomWritable(&config.Config{}), dir)
+	writable := append(room.Writable(&config.Config{}), dir)
 	if err := engine.CheckKeyPlace(path, "", writable); err != nil {
 		return nil, err
 	}
