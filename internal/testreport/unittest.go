@@ -92,15 +92,8 @@ type unittestReport struct {
 func ParseUnittest(r io.Reader) (*Report, error) {
 	p := &unittestReport{rep: &Report{}, ran: -1}
 	l := newLines(r)
-	for {
-		line, err := l.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		p.line(string(line))
+	if err := l.each(func(line []byte) { p.line(string(line)) }); err != nil {
+		return nil, err
 	}
 	p.endSection()
 	p.rep.finish(func(int) string { return NoResult })
