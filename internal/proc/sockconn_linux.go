@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,8 +51,12 @@ func (c *sockConn) WriteMsg(p, oob []byte) (n int, err error) {
 		return 0, err
 	}
 	werr := rc.Write(func(fd uintptr) bool {
-		n, err = unix.SendmsgN(int(fd), p, oob, nil, 0)
-		return !errors.Is(err, unix.EAGAIN)
+		for {
+			n, err = unix.SendmsgN(int(fd), p, oob, nil, 0)
+			if err != unix.EINTR {
+				return err != unix.EAGAIN
+			}
+		}
 	})
 	if werr != nil {
 		return n, werr
@@ -70,8 +73,12 @@ func (c *sockConn) ReadMsg(p, oob []byte) (n, oobn int, err error) {
 		return 0, 0, err
 	}
 	rerr := rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, err = unix.Recvmsg(int(fd), p, oob, unix.MSG_CMSG_CLOEXEC)
-		return !errors.Is(err, unix.EAGAIN)
+		for {
+			n, oobn, _, _, err = unix.Recvmsg(int(fd), p, oob, unix.MSG_CMSG_CLOEXEC)
+			if err != unix.EINTR {
+				return err != unix.EAGAIN
+			}
+		}
 	})
 	switch {
 	case rerr != nil:
