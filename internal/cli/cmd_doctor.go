@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/doctor"
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/proc"
 )
 
 func newDoctorCmd(g *globals) *cobra.Command {
@@ -53,6 +55,9 @@ func runDoctor(ctx context.Context, g *globals, asJSON, noAgents bool) error {
 	in := doctorInput(g)
 	r := doctor.Gather(ctx, doctor.DefaultProbes(), in)
 	if in.Config != nil && !noAgents {
+		// The agents run as a run starts them: under the supervisor, in
+		// their room (which the supervisor's binary builds).
+		proc.UseSupervisor(os.Args[0])
 		r.Answers = doctor.AskExecutors(ctx, in.Config)
 	}
 	write := doctor.WriteText

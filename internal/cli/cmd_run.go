@@ -96,13 +96,13 @@ func runRun(ctx context.Context, g *globals, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
+	g.superviseChildren() // the check's agents run as the run's do
 	if opts.Check {
 		if err := checkAgents(ctx, g, p); err != nil {
 			return err
 		}
 	}
 	tuneGCForRun()
-	g.superviseChildren()
 	// On a terminal, the iterations under way are shown live below what
 	// the run prints (package live); piped, plain lines only.
 	var board *live.Board

@@ -14,6 +14,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/textfmt"
 )
 
@@ -52,6 +53,7 @@ type Answer struct {
 type asked struct {
 	usedBy string
 	exec   config.Executor
+	cfg    *config.Config
 }
 
 // toAsk lists the executors a check asks: the agent's chain ([executor],
@@ -61,20 +63,22 @@ type asked struct {
 func toAsk(cfg *config.Config) []asked {
 	var out []asked
 	if !cfg.Engine.On() {
-		out = append(out, asked{"executor", cfg.Executor})
+		out = append(out, asked{"executor", cfg.Executor, cfg})
 		for i, f := range cfg.Fallbacks {
-			out = append(out, asked{fmt.Sprintf("fallback %d", i+1), f})
+			out = append(out, asked{fmt.Sprintf("fallback %d", i+1), f, cfg})
 		}
 	}
 	if cfg.Review.Enabled {
-		out = append(out, asked{"review", cfg.Review.Executor})
+		out = append(out, asked{"review", cfg.Review.Executor, cfg})
 	}
 	return out
 }
 
 // AskExecutors runs each configured executor once, at the same time, with
 // AskPrompt, in an empty folder of its own (the repository is not
-// touched), each within its timeout (at most MaxAskTimeout), and says
+// touched), confined as a run confines it (room.For: the folder is all
+// it may write, the engine key and the person's tool configs are out of
+// reach), each within its timeout (at most MaxAskTimeout), and says
 // which answered.
 func AskExecutors(ctx context.Context, cfg *config.Config) []Answer {
 	list := toAsk(cfg)
@@ -112,7 +116,8 @@ func ask(ctx context.Context, a asked) Answer {
 		}
 	}
 	req := executor.Request{Root: work, RunnerDir: runnerDir, RunDir: runDir, NodeID: "check", Prompt: []byte(AskPrompt),
-		PromptFile: filepath.Join(runDir, "prompt.md"), SchemaFile: filepath.Join(runnerDir, "output.schema.json")}
+		PromptFile: filepath.Join(runDir, "prompt.md"), SchemaFile: filepath.Join(runnerDir, "output.schema.json"),
+		Confine: room.For(a.cfg, work, dir)}
 	err = os.WriteFile(req.PromptFile, req.Prompt, 0o600)
 	if err == nil {
 		err = os.WriteFile(req.SchemaFile, []byte(executor.OutputSchema), 0o600)
