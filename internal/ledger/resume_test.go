@@ -20,11 +20,9 @@ import (
 // and only run_state.json holds what recording it changed (the task's
 // attempts, the death it notes).
 func TestLeftFromJournalStaysLeft(t *testing.T) {
-	p := state.NewPaths(t.TempDir())
-	for _, d := range []string{p.StateDir(), p.RunDir(1)} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	p := scratchPaths(t)
+	if err := os.MkdirAll(p.RunDir(1), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	// The dead runner's started record, and a run state that never got
 	// its marker.
@@ -34,14 +32,7 @@ func TestLeftFromJournalStaysLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	l, err := Open(p, log.New(io.Discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if err := l.Load(); err != nil {
-		t.Fatal(err)
-	}
+	l := openLoaded(t, p)
 	in, err := l.Left()
 	if err != nil || in == nil || in.Iteration != 1 {
 		t.Fatalf("Left() = %+v, %v; want iteration 1 from the journal", in, err)
@@ -70,4 +61,19 @@ func TestLeftFromJournalStaysLeft(t *testing.T) {
 			"(in flight %+v) and the journal ends it; the task's attempts and the death noted are lost (owned %+v, deaths %+v)",
 			rs.InFlight, rs.Owned, rs.Deaths)
 	}
+}
+
+// openLoaded opens the ledger of p and loads its run state, as a runner
+// starting there does; it is closed when the test ends.
+func openLoaded(t *testing.T, p state.Paths) *Ledger {
+	t.Helper()
+	l, err := Open(p, log.New(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	if err := l.Load(); err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
