@@ -2,9 +2,9 @@
 // test binaries play (the runner, the scripted fake agent, the crash
 // agent), and a repository driven by real `runner` processes that the
 // tests kill, restart and inspect (Repo). The tests themselves live in
-// e2e/crash (kills at every write, parallel nights, hostile agents, the
-// processes a dead runner leaves), e2e/workers (workers on a real
-// Temporal dev server) and cmd/runner (the testscript scenarios of
+// e2e/crash (kills at every write, hostile agents, the processes a dead
+// runner leaves), e2e/parallel (parallel slots and nights killed at
+// random), e2e/workers (workers on a real Temporal dev server) and cmd/runner (the testscript scenarios of
 // testdata/script), each a package of its own so that go test runs them
 // side by side, each within its own time limit.
 //

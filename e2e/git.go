@@ -57,3 +57,11 @@ func (r *Repo) Git(args ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// GitIn runs git in dir and returns its combined output.
+func GitIn(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}

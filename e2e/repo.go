@@ -610,3 +610,6 @@ func LockHolders(lock string) string {
 	}
 	return b.String()
 }
+
+// RunLimit bounds every runner process of the crash tests.
+const RunLimit = 2 * time.Minute

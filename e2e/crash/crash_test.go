@@ -33,9 +33,6 @@ import (
 // choices (the timing of the kills still varies).
 const crashKillsEnv = "RUNNER_CRASH_KILLS"
 
-// runLimit bounds every runner process of the crash tests.
-const runLimit = 2 * time.Minute
-
 const crashGuard = `
 [[guard]]
 name = "work"
@@ -132,7 +129,7 @@ func sweepWrites(t *testing.T, guards, failAt, phase string, hold bool) int {
 					if failAt != "" {
 						var res e2e.RunnerResult
 						for _, fp := range strings.Fields(failAt) {
-							if res = r.RunRunner(runLimit, 0, []string{fsutil.FailpointEnv + "=" + fp}, "run"); !res.Killed {
+							if res = r.RunRunner(e2e.RunLimit, 0, []string{fsutil.FailpointEnv + "=" + fp}, "run"); !res.Killed {
 								t.Fatalf("the run with %s=%s was not killed (exit %d):\n%s", fsutil.FailpointEnv, fp, res.Code, res.Out)
 							}
 						}
@@ -149,7 +146,7 @@ func sweepWrites(t *testing.T, guards, failAt, phase string, hold bool) int {
 						}
 					}
 					fp := fsutil.FailpointEnv + "=*@" + strconv.Itoa(n)
-					res := r.RunRunner(runLimit, 0, []string{fp}, "run")
+					res := r.RunRunner(e2e.RunLimit, 0, []string{fp}, "run")
 					kept := 0 // an iteration whose agent's result was saved when the runner died
 					switch {
 					case res.Killed:
@@ -170,7 +167,7 @@ func sweepWrites(t *testing.T, guards, failAt, phase string, hold bool) int {
 					default:
 						t.Fatalf("runner with %s: exit %d, want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", fp, res.Code, res.Out, e2e.LockHolders(r.Paths.Lock()))
 					}
-					if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+					if res := r.RunRunner(e2e.RunLimit, 0, nil, "run"); res.Code != 0 {
 						t.Fatalf("the runner after the kill at point %d: exit %d:\n%s\nprocesses with the lock file open:\n%s", n, res.Code, res.Out, e2e.LockHolders(r.Paths.Lock()))
 					}
 					r.CheckFinal()
@@ -241,7 +238,7 @@ func TestCrashRandomKills(t *testing.T) {
 			env = append(env, fsutil.FailpointEnv+"="+fp)
 			delay += 400 * time.Millisecond // a point not reached still ends in a kill
 		}
-		res := r.RunRunner(runLimit, delay, env, "run")
+		res := r.RunRunner(e2e.RunLimit, delay, env, "run")
 		switch {
 		case res.Killed:
 			kills++
@@ -257,7 +254,7 @@ func TestCrashRandomKills(t *testing.T) {
 			t.Fatalf("runner exit %d after %s (%v), want a kill or 0:\n%s\nprocesses with the lock file open:\n%s", res.Code, res.Took, env, res.Out, e2e.LockHolders(r.Paths.Lock()))
 		}
 	}
-	if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+	if res := r.RunRunner(e2e.RunLimit, 0, nil, "run"); res.Code != 0 {
 		t.Fatalf("the last runner: exit %d:\n%s", res.Code, res.Out)
 	}
 	iterations, interrupted := r.CheckFinal()

@@ -79,7 +79,7 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 			env = append(env, fsutil.FailpointEnv+"="+fp)
 			delay = 0
 		}
-		res := r.RunRunner(runLimit, delay, env, "run")
+		res := r.RunRunner(e2e.RunLimit, delay, env, "run")
 		switch {
 		case res.Killed:
 			made++
@@ -94,7 +94,7 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 			t.Fatalf("runner exit %d (%v):\n%s", res.Code, env, res.Out)
 		}
 	}
-	if res := r.RunRunner(runLimit, 0, nil, "run"); res.Code != 0 {
+	if res := r.RunRunner(e2e.RunLimit, 0, nil, "run"); res.Code != 0 {
 		t.Fatalf("the last runner: exit %d:\n%s", res.Code, res.Out)
 	}
 	r.CheckFinal()
@@ -156,7 +156,7 @@ func crashGitCheckpoints(t *testing.T, confined bool) {
 			}
 		}
 	}
-	if st, err := gitIn(work, "status", "--porcelain", "--", ".", ":!.runner"); err != nil || st != "" {
+	if st, err := e2e.GitIn(work, "status", "--porcelain", "--", ".", ":!.runner"); err != nil || st != "" {
 		t.Errorf("the working tree %s holds changes after the run (%v):\n%s", work, err, st)
 	}
 	t.Logf("%d kills, %d task batches added, %d task commits", made, batches, len(commits))

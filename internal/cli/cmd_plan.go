@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/runner-cli/runner/internal/inert"
-	"github.com/runner-cli/runner/internal/loop"
 	"github.com/runner-cli/runner/internal/plan"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -84,7 +84,7 @@ func runPlan(ctx context.Context, g *globals, opts *planOptions, args []string) 
 	g.superviseChildren()
 	res, err := plan.Run(ctx, plan.Options{
 		Paths: p, Documents: docs, Node: opts.Node, Force: opts.Force, DryRun: opts.DryRun,
-		Progress: g.streams.Err, Log: g.logger.WithPrefix("plan"), Room: loop.RoomFor,
+		Progress: g.streams.Err, Log: g.logger.WithPrefix("plan"), Room: room.For,
 	})
 	if res != nil {
 		printPlan(g.streams.Out, p, res)

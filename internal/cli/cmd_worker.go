@@ -10,8 +10,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
-	"github.com/runner-cli/runner/internal/loop"
-	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/room"
 )
 
 // workerOpts are the flags of `runner worker`.
@@ -106,7 +105,7 @@ func runWorker(cmd *cobra.Command, g *globals, o *workerOpts) error {
 		return err
 	}
 	defer c.Close()
-	w := &engine.Worker{Dir: dir, Name: name, Slots: o.slots, Log: g.streams.Out, Room: loop.RoomFor,
+	w := &engine.Worker{Dir: dir, Name: name, Slots: o.slots, Log: g.streams.Out, Room: room.For,
 		Key: key, Unprotected: o.unprotected, Sandbox: o.sandbox}
 	return w.Run(ctx, c, o.engine.TaskQueue)
 }
@@ -115,21 +114,9 @@ func runWorker(cmd *cobra.Command, g *globals, o *workerOpts) error {
 // file may not lie where an agent's room may write, nor in the worker's
 // folder, and rooms are told to hide it.
 func workerKey(o *workerOpts, dir string) (engine.Key, error) {
-	path, err := engine.KeyPath(o.engine.KeyFile)
-	if err != nil || path == "" {
-		return nil, err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, err
-	}
-	writable := append(loop.RoomWritable(&config.Config{}), dir)
-	if err := engine.CheckKeyPlace(path, "", writable); err != nil {
-		return nil, err
-	}
-	key, err := engine.LoadKey(path)
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	sandbox.Hide(path)
-	return key, nil
+	return engine.ReadKey(o.engine.KeyFile, "", append(room.Writable(&config.Config{}), dir))
 }

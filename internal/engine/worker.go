@@ -34,7 +34,7 @@ type Worker struct {
 	Log io.Writer
 	// Room is the room of a program working in work with its temporary
 	// directory tmp under cfg: the rule a local slot is confined by
-	// (loop.RoomFor).
+	// (room.For).
 	Room func(cfg *config.Config, work, tmp string) *sandbox.Room
 	// Layers is what this machine gives those rooms, layer by layer, for
 	// a room bounded to maxProcesses (proc.RoomLayers when nil): what they

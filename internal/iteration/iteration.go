@@ -2,9 +2,10 @@
 // the agent (or the reviewer) in the iteration's working tree, the check
 // of what it changed of its judges, and the guards on the result. It is
 // handed a Spec and hands back what happened; it knows nothing of the
-// task tree, the ledger, the run branch or other slots. The coordinator
-// (package loop) decides what runs, makes each phase durable between the
-// steps here, and records the outcome.
+// task tree, the ledger, the run branch or other slots. A lane (package
+// lane here, a worker of package engine elsewhere) calls it; the
+// coordinator (package loop) decides what runs, makes each phase durable
+// between the steps here, and records the outcome.
 //
 // The steps are separate calls, not one, because the coordinator writes
 // a durable phase between them (SPEC §8) and a runner resuming an

@@ -6,8 +6,8 @@
 // the area, writes, and draws it again, so the two never mix. When the
 // output is not a terminal there is no area and no escape sequence: the
 // run prints plain lines only. Colour follows NO_COLOR: the area is
-// dimmed, and the line that says what came of an iteration is painted by
-// its outcome (Paint).
+// dimmed, and the line that says what came of an iteration (Line) is
+// painted by its outcome (Paint, ToneOf).
 package live
 
 import (

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -56,8 +57,7 @@ func Abandon(opts Options, n int) (*state.Meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log, cfg: cfg}
-	r.killLeftoverAgent(in)
+	lane.KillLeftovers(opts.Paths, in, cfg.Executor.KillGrace.Duration, opts.Log)
 	meta, err := l.LoadMeta(n)
 	if err != nil {
 		return nil, fmt.Errorf("abandon iteration %d: %w", n, err)

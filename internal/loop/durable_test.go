@@ -67,10 +67,7 @@ func TestResumeReadsMessageFromMeta(t *testing.T) {
 // guards: no meta.json while the agent works, then one holding the
 // outcome and the agent's message, and no temporary file left.
 func TestMetaWrittenOnceAgentIsDone(t *testing.T) {
-	p := state.NewPaths(t.TempDir())
-	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := stateRepo(t)
 	// The agent records whether meta.json existed while it ran.
 	write(t, p.Config(), `[executor]
 preset = "command"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
+	"github.com/runner-cli/runner/internal/tree"
 )
 
 // The fallback chain (SPEC §17): [executor], then each [[fallback]]. An
@@ -35,23 +37,11 @@ type chain struct {
 	links []*link
 }
 
-// link is one executor of the chain and what the run knows of it.
+// link is one executor of the chain and what the run knows of it: its
+// usage or rate limits, and whether it is set aside.
 type link struct {
 	exec config.Executor
-
-	// Limited: until when it may not run (zero: it may), since when, and
-	// why. byReset says until comes from the time the agent said its
-	// limit resets (resetAt), which no wait is cut short of.
-	until   time.Time
-	since   time.Time
-	why     string
-	byReset bool
-	resetAt time.Time
-	// limits counts its usage or rate limits in a row, for the backoff.
-	limits int
-	// noted counts the limits ever noted: a run tells whether a limit
-	// was noted while it ran (see ran).
-	noted uint64
+	ratelimit.Limit
 
 	// aside says why it is set aside for the rest of the run; "" when it
 	// is not.
@@ -84,7 +74,7 @@ func (c *chain) sync(execs []config.Executor) {
 // pick returns the first executor that may run at now, or nil.
 func (c *chain) pick(now time.Time) *link {
 	for _, s := range c.links {
-		if s.aside == "" && !s.until.After(now) {
+		if s.aside == "" && !s.Until.After(now) {
 			return s
 		}
 	}
@@ -96,7 +86,7 @@ func (c *chain) pick(now time.Time) *link {
 func (c *chain) earliest() *link {
 	var e *link
 	for _, s := range c.links {
-		if s.aside == "" && (e == nil || s.until.Before(e.until)) {
+		if s.aside == "" && (e == nil || s.Until.Before(e.Until)) {
 			e = s
 		}
 	}
@@ -114,43 +104,6 @@ func (c *chain) left() int {
 	return n
 }
 
-// ran notes a run of s that hit no limit, one that started when s had
-// noted limits: its backoff starts again. A run that started before a
-// limit another run hit (parallel slots share the executor) says nothing
-// of that limit: it holds until it is over, and the next one in a row
-// doubles the backoff.
-func (s *link) ran(noted uint64) {
-	if s.noted == noted {
-		s.clear()
-	}
-}
-
-// clear forgets s's limit and starts its backoff again.
-func (s *link) clear() {
-	s.limits, s.until, s.why, s.byReset = 0, time.Time{}, "", false
-}
-
-// limit notes that s hit a usage or rate limit at now: it may run again
-// once the limit has reset (the time its agent named, plus
-// loop.rate_limit_backoff as a margin) or, when the agent named none,
-// after the backoff: loop.rate_limit_backoff doubling with each limit in
-// a row, at most loop.rate_limit_backoff_max.
-func (s *link) limit(l config.Loop, res *executor.Result, now time.Time) {
-	base, capped := l.RateLimitBackoff.Duration, l.RateLimitBackoffMax.Duration
-	s.since, s.why = now, textfmt.OneLine(res.Evidence, 200)
-	if res.ResetAt != nil {
-		s.until, s.byReset, s.resetAt = now.Add(max(res.ResetAt.Sub(now), 0)+base), true, *res.ResetAt
-	} else {
-		wait := base
-		for i := 0; i < s.limits && wait < capped; i++ {
-			wait *= 2
-		}
-		s.until, s.byReset = now.Add(min(wait, capped)), false
-	}
-	s.limits++
-	s.noted++
-}
-
 // notes returns the executors set aside and those limited at now, for
 // the run state (`runner status`).
 func (c *chain) notes(now time.Time) (setAside, limited []state.ExecutorNote) {
@@ -158,9 +111,9 @@ func (c *chain) notes(now time.Time) (setAside, limited []state.ExecutorNote) {
 		switch {
 		case s.aside != "":
 			setAside = append(setAside, state.ExecutorNote{Name: s.name(), Reason: s.aside, Since: s.asideSince.UTC()})
-		case s.until.After(now):
-			until := s.until.UTC()
-			limited = append(limited, state.ExecutorNote{Name: s.name(), Reason: s.why, Since: s.since.UTC(), Until: &until})
+		case s.Until.After(now):
+			until := s.Until.UTC()
+			limited = append(limited, state.ExecutorNote{Name: s.name(), Reason: s.Why, Since: s.Since.UTC(), Until: &until})
 		}
 	}
 	return setAside, limited
@@ -175,8 +128,8 @@ func (r *Runner) noteExecutors() {
 // first of the chain that is free. When every one is limited (a run that
 // stopped while it waited, say), it waits until the first limit is over,
 // within loop.max_wait; errNoIteration when a stop or a signal ended the
-// wait. An error when no executor is left.
-func (r *worker) chooseExecutor(ctx context.Context) (*link, error) {
+// wait, said on out. An error when no executor is left.
+func (r *Runner) chooseExecutor(ctx context.Context, out io.Writer) (*link, error) {
 	r.chain.sync(r.cfg.Chain())
 	var waited time.Duration
 	for {
@@ -190,20 +143,20 @@ func (r *worker) chooseExecutor(ctx context.Context) (*link, error) {
 		if e == nil {
 			return nil, r.noneLeft(nil)
 		}
-		wait, ok, why := r.limitWait(e, waited, now)
+		wait, ok, why := e.Wait(r.cfg.Loop, waited, now)
 		if !ok {
 			return nil, fmt.Errorf("%w: %s. Run again once the limit has lifted, or raise loop.max_wait", errRateLimitGaveUp, why)
 		}
 		r.noteExecutors()
-		fmt.Fprintf(r.out, "every executor is limited: waiting %s (until %s) for %s: %s\n",
-			ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), inert.Line(e.name()), inert.Line(e.why))
+		fmt.Fprintf(out, "every executor is limited: waiting %s (until %s) for %s: %s\n",
+			ratelimit.Round(wait), time.Now().Add(wait).Format("15:04:05"), inert.Line(e.name()), inert.Line(e.Why))
 		var slept ratelimit.End
-		r.outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
+		r.env.Lock.Outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
 		if slept != ratelimit.Slept {
 			return nil, errNoIteration
 		}
 		waited += wait
-		e.until = time.Time{} // waited out
+		e.Until = time.Time{} // waited out
 	}
 }
 
@@ -248,7 +201,7 @@ func (r *Runner) noneLeft(last error) error {
 // set aside and, when another is left, the next iteration runs on it
 // (errNoIteration). Any other failure, or one of the last executor, ends
 // the run as before the chain existed.
-func (r *worker) startFailed(ctx context.Context, it *underway, cause error) error {
+func (r *Runner) startFailed(ctx context.Context, it *underway, cause error) error {
 	var se *executor.StartError
 	ue, unavailable := errors.AsType[*executor.UnavailableError](cause)
 	if !errors.As(cause, &se) && !unavailable || ctx.Err() != nil || len(r.chain.links) < 2 {
@@ -280,7 +233,7 @@ func (r *worker) startFailed(ctx context.Context, it *underway, cause error) err
 // failed loop.max_consecutive_errors times in a row, when another is
 // left, and reports whether it did; when none is left the run stops
 // (tooManyFailures).
-func (r *worker) failedTooOften(meta *state.Meta, res *executor.Result) (bool, error) {
+func (r *Runner) failedTooOften(meta *state.Meta, res *executor.Result) (bool, error) {
 	limit := r.cfg.Loop.MaxConsecutiveErrors
 	r.chain.sync(r.cfg.Chain()) // a resumed iteration comes before any choice
 	s := r.chain.named(meta.Executor)
@@ -306,4 +259,35 @@ func (c *chain) named(name string) *link {
 		}
 	}
 	return nil
+}
+
+// tooManyFailures returns the error that stops the run when the agent
+// failed loop.max_consecutive_errors times in a row, quoting what it
+// printed the last time; nil otherwise. With fallbacks, the executor is
+// set aside instead while another is left (failedTooOften).
+func (r *Runner) tooManyFailures(meta *state.Meta, res *executor.Result) error {
+	if aside, err := r.failedTooOften(meta, res); aside || err != nil {
+		return err
+	}
+	limit := r.cfg.Loop.MaxConsecutiveErrors
+	failures := r.ledger.State().ExecutorErrors[meta.Executor]
+	if limit <= 0 || !res.AgentFailed || failures < limit {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "stopping: the agent failed %d times in a row (loop.max_consecutive_errors = %d), across tasks; the last time: %s",
+		failures, limit, firstLineOf(res.Error))
+	if res.Evidence != "" {
+		fmt.Fprintf(&b, "; the agent printed: %q", textfmt.OneLine(res.Evidence, 400))
+	}
+	b.WriteString(". Check that the agent runs by hand in this repository (installed? logged in? its flags in executor.args?), then run again; `runner show` has the details")
+	if meta.NodeStatus == string(tree.StatusBlocked) {
+		fmt.Fprintf(&b, ". Task %s used up its attempts on this: `runner reset %s` reopens it", meta.NodePath, meta.Node)
+	}
+	return errors.New(b.String())
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSuffix(s, "; last lines of executor.log:")
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
-	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -47,12 +46,7 @@ func TestFailingExecutorIsSetAside(t *testing.T) {
 		countingAgent(`*) `+doneMessage+`;;`), "max_attempts = 5\nmax_consecutive_errors = 2\n")
 	var progress syncBuffer
 	res, err := runBounded(t, context.Background(), p, &progress)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Reason != Complete {
-		t.Fatalf("run ended with %v: %s", res.Reason, res.Message)
-	}
+	mustComplete(t, res, err)
 	for n, want := range map[int]string{1: "primary", 2: "primary", 3: "backup", 4: "backup", 5: "backup"} {
 		if m := loadMeta(t, p, n); m.Executor != want {
 			t.Errorf("iteration %d ran on %q, want %q", n, m.Executor, want)
@@ -123,12 +117,12 @@ func TestChainSync(t *testing.T) {
 	c.sync([]config.Executor{a, b})
 	now := time.Now()
 	c.links[1].aside = "broken"
-	c.links[0].until = now.Add(time.Hour)
+	c.links[0].Until = now.Add(time.Hour)
 	if c.pick(now) != nil {
 		t.Fatal("picked an executor although a is limited and b set aside")
 	}
 	c.sync([]config.Executor{b, a, {Name: "c", Preset: "codex"}})
-	if c.links[0].aside != "broken" || !c.links[1].until.Equal(now.Add(time.Hour)) || c.left() != 2 {
+	if c.links[0].aside != "broken" || !c.links[1].Until.Equal(now.Add(time.Hour)) || c.left() != 2 {
 		t.Fatalf("state not kept by name: %+v %+v", c.links[0], c.links[1])
 	}
 	if s := c.pick(now); s == nil || s.name() != "c" {
@@ -140,34 +134,5 @@ func TestChainSync(t *testing.T) {
 	setAside, limited := c.notes(now)
 	if len(setAside) != 1 || setAside[0].Name != "b" || len(limited) != 1 || limited[0].Name != "a" || limited[0].Until == nil {
 		t.Fatalf("notes: %+v %+v", setAside, limited)
-	}
-}
-
-// TestLimitOutlivesRunsStartedBefore: with parallel slots, runs of one
-// executor that started before another run hit a usage limit finish after
-// it; they must not clear the limit, nor reset the backoff that doubles
-// with each limit in a row. A run that started after the limit clears it.
-func TestLimitOutlivesRunsStartedBefore(t *testing.T) {
-	loop := config.Loop{}
-	loop.RateLimitBackoff.Duration, loop.RateLimitBackoffMax.Duration = time.Minute, time.Hour
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	limited := &executor.Result{Class: executor.ClassRateLimited, Evidence: "429"}
-	l := &link{}
-
-	before := l.noted // a run starts: no limit noted yet
-	l.limit(loop, limited, now)
-	l.ran(before) // it finishes after the 429 of another slot
-	if !l.until.Equal(now.Add(time.Minute)) || l.limits != 1 {
-		t.Fatalf("a run that started before the limit cleared it: until %v, limits %d", l.until, l.limits)
-	}
-	l.limit(loop, limited, now)
-	if want := now.Add(2 * time.Minute); !l.until.Equal(want) {
-		t.Errorf("the second limit in a row waits until %v, want %v (the backoff doubles)", l.until, want)
-	}
-
-	after := l.noted // a run that starts once the limit is over
-	l.ran(after)
-	if !l.until.IsZero() || l.limits != 0 {
-		t.Errorf("a run that started after the limit and hit none left until %v, limits %d", l.until, l.limits)
 	}
 }

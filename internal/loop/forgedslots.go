@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
@@ -14,7 +15,7 @@ import (
 // Slots whose programs run unconfined (sandbox.mode = "off", or no
 // Landlock) reach the runner's files while other slots write them: the
 // journal and tree.json cannot be compared as a whole after an agent ran,
-// as they are without slots (judges.go). Two forgeries would still make a
+// as they are without slots (lane.Local.Judged). Two forgeries would still make a
 // task done without running it: a `skipped` record appended to the
 // journal, and the task's status in tree.json. So from the moment an
 // iteration begins in such a slot while none other is under way, the
@@ -36,17 +37,11 @@ type forgery struct {
 	tree    []byte // tree.json as it was before its owned fields were put back
 }
 
-// slotForgery says whether this lane is a slot whose programs run
-// unconfined on this machine.
-func (r *worker) slotForgery() bool {
-	return r.slot > 0 && r.engine == nil && !r.isConfined()
-}
-
 // watchForgery marks the journal's end when an iteration begins in an
-// unconfined slot while none other is under way: what was appended
-// before is the person's.
-func (r *worker) watchForgery() error {
-	if !r.slotForgery() || len(r.ledger.State().Flights()) > 0 {
+// unconfined slot (lane.Lane.Watched) while none other is under way: what
+// was appended before is the person's.
+func (r *Runner) watchForgery(l lane.Lane) error {
+	if !l.Watched() || len(r.ledger.State().Flights()) > 0 {
 		return nil
 	}
 	return r.ledger.WatchJournal()
@@ -54,7 +49,7 @@ func (r *worker) watchForgery() error {
 
 // sweepForgery takes out the journal lines another program appended
 // since the mark, and puts tree.json's runner-owned fields back where
-// nothing covers their change, keeping both in r.forged. While no
+// nothing covers their change, keeping both in r.in.forged. While no
 // iteration is under way (a pause, between tasks), no program of the
 // run's is at work: what was appended since is the person's, and the
 // mark moves past it.
@@ -67,22 +62,22 @@ func (r *Runner) sweepForgery() error {
 	}
 	lines, err := r.ledger.ForeignJournal()
 	for _, l := range lines {
-		r.forged.journal = append(r.forged.journal, l...)
+		r.in.forged.journal = append(r.in.forged.journal, l...)
 	}
 	if err != nil {
 		return err
 	}
 	data, err := r.forgedOwnedFields()
-	if data != nil && r.forged.tree == nil {
-		r.forged.tree = data
+	if data != nil && r.in.forged.tree == nil {
+		r.in.forged.tree = data
 	}
 	return err
 }
 
 // forgedInSlots notes what was found forged (sweepForgery) as tamper of
-// this lane's iteration, keeping it under dir (named with prefix).
-func (r *worker) forgedInSlots(dir, prefix string) ([]state.TamperMeta, error) {
-	if !r.slotForgery() {
+// the iteration of lane l, keeping it under dir (named with prefix).
+func (r *Runner) forgedInSlots(l lane.Lane, dir, prefix string) ([]state.TamperMeta, error) {
+	if !l.Watched() {
 		return nil, nil
 	}
 	if err := r.sweepForgery(); err != nil {
@@ -92,7 +87,7 @@ func (r *worker) forgedInSlots(dir, prefix string) ([]state.TamperMeta, error) {
 	for _, f := range []struct {
 		path string
 		data []byte
-	}{{r.p.Journal(), r.forged.journal}, {r.p.Tree(), r.forged.tree}} {
+	}{{r.p.Journal(), r.in.forged.journal}, {r.p.Tree(), r.in.forged.tree}} {
 		if f.data == nil {
 			continue
 		}
@@ -100,7 +95,7 @@ func (r *worker) forgedInSlots(dir, prefix string) ([]state.TamperMeta, error) {
 		keepCopy(filepath.Join(dir, rel), f.data)
 		tamper = append(tamper, state.TamperMeta{Path: rel, Change: verify.Modified, Kept: prefix + rel})
 	}
-	r.forged = forgery{}
+	r.in.forged = forgery{}
 	return tamper, nil
 }
 
@@ -127,7 +122,7 @@ func (r *Runner) forgedOwnedFields() ([]byte, error) {
 	if err := tree.Save(r.p.Tree(), t); err != nil {
 		return nil, err
 	}
-	r.seen.tree = sumBytes(tree.Marshal(t))
+	r.in.seen.tree = sumBytes(tree.Marshal(t))
 	return data, nil
 }
 

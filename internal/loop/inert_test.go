@@ -23,9 +23,9 @@ func TestLoopOutputIsInert(t *testing.T) {
 	var out, logs bytes.Buffer
 	l := log.New(&logs)
 	l.SetFormatter(log.TextFormatter)
-	r := (&Runner{p: p, opts: Options{Paths: p, Progress: &out, Notices: &out}, log: l}).mainWorker()
+	r := &Runner{p: p, opts: Options{Paths: p, Progress: &out, Notices: &out}, log: l}
 
-	r.progress(&state.Meta{Iteration: 1, NodePath: hostile, AgentStatus: hostile, Guard: hostile, NodeStatus: hostile, DurationMS: 1})
+	r.progress(&out, &state.Meta{Iteration: 1, NodePath: hostile, AgentStatus: hostile, Guard: hostile, NodeStatus: hostile, DurationMS: 1})
 	r.reportInvalid(hostile, []badInput{{p.Tree(), errors.New(hostile + "\nsecond line")}})
 	// A node id read back from meta.json when an iteration is resumed.
 	meta := &state.Meta{Iteration: 1, Node: hostile, NodePath: hostile}

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"regexp"
-	"sync"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
@@ -11,33 +10,17 @@ import (
 	"github.com/runner-cli/runner/internal/tree"
 )
 
-func (r *Runner) reload() error {
-	cfg, err := config.Load(r.p.Config())
-	if err != nil {
-		return err
-	}
-	r.cfg = cfg
-	return nil
-}
-
-func (r *Runner) loadTree() (*tree.Tree, error) {
-	t, _, err := r.cache.trees.load(r.p.Tree())
-	return t, err
-}
-
 // runCache is what a Runner keeps between iterations to avoid repeating
 // work: the last tree.json read or written, the last config.toml read,
 // and where the last agent's process ids start.
 type runCache struct {
 	trees   treeCache
 	configs configCache
+	prompts prompts // the prompts of the iterations under way (prompts.go)
 
 	// The guards and checks whose test report could not be read, said
 	// once a run.
 	unreadReports map[string]bool
-	// The iterations whose working tree was said to have changed after
-	// the work was judged (judgednoise.go), said once each.
-	judgedWarned sync.Map
 
 	// Where process ids stood when the agent of agentIteration started.
 	agentIteration int
@@ -115,4 +98,40 @@ func (c *configCache) load(path string) (*config.Config, fileSum, error) {
 	}
 	c.sum, c.cfg = sum, cfg
 	return cfg, sum, nil
+}
+
+// task is task id as tree.json has it now, nil when it cannot be read or
+// the task is gone.
+func (r *Runner) task(id string) *tree.Node {
+	t, err := r.loadTree()
+	if err != nil {
+		return nil
+	}
+	return t.Find(id)
+}
+
+// titleOf is the title of task id as tree.json has it now, "" when it
+// cannot be read or the task is gone.
+func (r *Runner) titleOf(id string) string {
+	if n := r.task(id); n != nil {
+		return n.Title
+	}
+	return ""
+}
+
+// reload reads config.toml, strictly (a run's first read).
+func (r *Runner) reload() error {
+	cfg, err := config.Load(r.p.Config())
+	if err != nil {
+		return err
+	}
+	r.cfg = cfg
+	return nil
+}
+
+// loadTree reads tree.json (through the cache: an unchanged file is not
+// parsed again).
+func (r *Runner) loadTree() (*tree.Tree, error) {
+	t, _, err := r.cache.trees.load(r.p.Tree())
+	return t, err
 }

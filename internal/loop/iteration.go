@@ -12,9 +12,10 @@ import (
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
-	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/review"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -28,87 +29,84 @@ type underway struct {
 	meta *state.Meta
 	prep *Prepared
 	req  executor.Request
-	link *link // the executor it runs on (fallback.go)
+	link *link     // the executor it runs on (fallback.go)
+	lane lane.Lane // where it works
 }
 
-// iterate runs one iteration on node: it begins (durably), the context
-// files and the prompt are written, the agent runs (waiting out usage
-// and rate limits), the guards check its work when it says done, and the
-// outcome is decided and recorded.
-func (r *worker) iterate(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) error {
-	it, err := r.open(ctx, t, ix, node)
+// iterate runs one iteration on node in lane l: it begins (durably), the
+// context files and the prompt are written, the agent runs (waiting out
+// usage and rate limits), the guards check its work when it says done,
+// and the outcome is decided and recorded.
+func (r *Runner) iterate(ctx context.Context, l lane.Lane, t *tree.Tree, ix *tree.Index, node *tree.Node) error {
+	it, err := r.open(ctx, l, t, ix, node)
 	if err != nil {
 		return err
 	}
 	return r.work(ctx, it)
 }
 
-// open puts the working tree where node's iteration starts, chooses its
-// executor, and begins it.
-func (r *worker) open(ctx context.Context, t *tree.Tree, ix *tree.Index, node *tree.Node) (*underway, error) {
-	if err := r.startTask(ctx, node.ID); err != nil {
+// open puts the lane's working tree where node's iteration starts,
+// chooses its executor, and begins it.
+func (r *Runner) open(ctx context.Context, l lane.Lane, t *tree.Tree, ix *tree.Index, node *tree.Node) (*underway, error) {
+	if err := l.Here().Tree().StartTask(ctx, node.ID, r.ledger.State().LastNode); err != nil {
 		return nil, err
 	}
-	ex, err := r.chooseExecutor(ctx)
+	ex, err := r.chooseExecutor(ctx, l.Here().Out())
 	if err != nil {
 		return nil, err
 	}
-	return r.begin(t, ix, node, ex)
+	return r.begin(l, t, ix, node, ex)
 }
 
-// work carries a begun iteration on: its task's checks on the untouched
-// checkpoint before its first attempt, its agent, then what follows.
-func (r *worker) work(ctx context.Context, it *underway) error {
-	if r.engine != nil {
-		return r.remoteWork(ctx, it)
-	}
-	r.probeChecks(ctx, it.node, it.meta)
-	r.startWork(it.meta)
+// work carries a begun iteration on: the work on its task started in its
+// lane (its checks run on the untouched checkpoint before its first
+// attempt), its agent, then what follows.
+func (r *Runner) work(ctx context.Context, it *underway) error {
+	it.lane.Start(ctx, it.node, it.meta)
 	res, err := r.runAgent(ctx, it)
 	if err != nil || res == nil {
 		if it.meta.Phase == state.PhaseAborted {
 			// Set aside: nothing of it runs again, its temporary folder goes.
-			r.removeTempDir(it.n)
+			r.env.Rooms.RemoveTempDir(it.n)
 		}
 		return err // set aside without an attempt, or a failure of the runner's own
 	}
-	return r.agentFinished(ctx, it.meta, res)
+	return r.agentFinished(ctx, it.lane, it.meta, res)
 }
 
-// begin starts iteration n on node: the ledger's durable mark, and while
-// it is made durable, the context files and the prompt; then the run
-// folder with the prompt sent.
-func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*underway, error) {
+// begin starts iteration n on node in lane l: the ledger's durable mark,
+// and while it is made durable, the context files and the prompt; then
+// the run folder with the prompt sent.
+func (r *Runner) begin(l lane.Lane, t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) (*underway, error) {
+	here := l.Here()
 	n := r.ledger.NextIteration()
-	if r.slot > 0 {
-		r.ck.begun = n
-	}
-	if err := r.watchForgery(); err != nil {
+	here.Tree().Begun(n)
+	if err := r.watchForgery(l); err != nil {
 		return nil, err
 	}
-	start, started := r.ledger.Begin(n, node.ID, node.Attempts, r.slot)
-	if r.judged().RunnerDir != "" {
+	start, started := r.ledger.Begin(n, node.ID, node.Attempts, here.Slot())
+	if here.Judged().RunnerDir != "" {
 		r.ledger.JudgesRunnerFiles(n)
 	}
-	prep, err := r.prepareIteration(t, ix, node)
+	prep, err := r.prepareIteration(t, ix, node, here.Slot() > 0)
 	if serr := started(); serr != nil {
 		// Not under way: the started record did not reach the disk.
 		return nil, errors.Join(serr, err)
 	}
-	it := &underway{n: n, node: node, prep: prep, link: ex, meta: &state.Meta{
+	it := &underway{n: n, node: node, prep: prep, link: ex, lane: l, meta: &state.Meta{
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
-		Phase: state.PhaseStarted, StartedAt: start, Slot: r.slot, Executor: ex.name(),
-		CheckSpecs: checkSpecs(checksOf(t, node.ID)), Removes: removesOf(t, node.ID), Unconfined: r.unconfinedWhy(), Openings: r.openings(),
+		Phase: state.PhaseStarted, StartedAt: start, Slot: here.Slot(), Executor: ex.name(),
+		CheckSpecs: lane.CheckSpecs(tree.ChecksOf(t, node.ID)), Removes: tree.RemovesOf(t, node.ID), Unconfined: here.Unconfined(), Openings: here.Openings(),
 	}}
-	room, tmp, rerr := r.room(n)
+	room, tmp, rerr := here.Room(n)
 	if err == nil {
 		err = rerr
 	}
 	runDir := r.p.RunDir(n)
 	if err == nil {
 		err = prompt.WriteRunFolder(runDir, n, node.ID, prep.Pack)
-		r.prompts.keep(n, node.ID, prep.Pack)
+		r.cache.prompts.keep(n, node.ID, prep.Pack)
 	}
 	if err != nil {
 		// A failure of the runner's own, before any agent ran: no attempt.
@@ -120,7 +118,7 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 	// from the marker and the tree (resume.go).
 	it.meta.Prompt = state.PromptMeta{Bytes: len(prep.Pack.Text), Budget: prep.Pack.Budget, Dropped: dropped(prep.Pack)}
 	it.req = executor.Request{
-		Root:       r.workDir,
+		Root:       here.Dir(),
 		RunnerDir:  r.p.Dir,
 		RunDir:     runDir,
 		Iteration:  n,
@@ -130,9 +128,9 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 		SchemaFile: r.p.Schema(),
 		Confine:    room,
 		OutputDir:  tmp,
-		Env:        tmpEnv(tmp),
+		Env:        lane.TempEnv(tmp),
 		OnStart: func(pid, pgid int) {
-			r.inside(func() {
+			r.env.Lock.Inside(func() {
 				if r.cache.agentIteration != n {
 					// The first agent run of the iteration: whatever it and
 					// later runs leave behind has a later process id.
@@ -148,65 +146,71 @@ func (r *worker) begin(t *tree.Tree, ix *tree.Index, node *tree.Node, ex *link) 
 
 // agentStarted says that the first agent run of iteration it started:
 // a line in the progress output, and the live area on a terminal.
-func (r *worker) agentStarted(it *underway) {
-	m := it.meta
-	fmt.Fprintf(r.out, "#%d %-24s started: attempt %d of %d, on %s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor))
+func (r *Runner) agentStarted(it *underway) {
+	r.startedOn(it.lane.Here(), it.meta, "")
+}
+
+// startedOn says that iteration m's agent started in lane l, on worker
+// ("" for this machine): a line in the progress output, and the live
+// area on a terminal.
+func (r *Runner) startedOn(l *lane.Local, m *state.Meta, worker string) {
+	on := ""
+	if worker != "" {
+		on = ", worker " + inert.Line(worker)
+	}
+	fmt.Fprintf(l.Out(), "#%d %-24s started: attempt %d of %d, on %s%s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor), on)
 	if r.opts.Live != nil {
-		r.opts.Live.Started(m.Iteration, r.slot, m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
+		r.opts.Live.Started(m.Iteration, l.Slot(), m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
 	}
 }
 
 // iterationEnded takes iteration n off the live area.
-func (r *worker) iterationEnded(n int) {
+func (r *Runner) iterationEnded(n int) {
 	if r.opts.Live != nil {
 		r.opts.Live.Ended(n)
 	}
 }
 
-// runAgent runs the iteration's agent. A run that hits a usage or rate
-// limit spends no attempt: the next iteration runs on another executor of
-// the chain, or the runner waits and runs the agent again on the same
-// node, in the same run folder (waitOutRateLimit). It returns the last
-// run's result, or nil (and the error to end the run with, if any) when
-// the iteration ended without one: the agent could not be started, it
-// goes on with another executor (errNoIteration), or a wait was
-// interrupted, stopped, or outlasted loop.max_wait.
-func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, error) {
+// runAgent runs the iteration's agent in its lane. A run that hits a
+// usage or rate limit spends no attempt: the next iteration runs on
+// another executor of the chain, or the runner waits and runs the agent
+// again on the same node, in the same run folder (waitOutRateLimit). It
+// returns the last run's result, or nil (and the error to end the run
+// with, if any) when the iteration ended without one: the agent could
+// not be started, it goes on with another executor (errNoIteration), a
+// wait was interrupted, stopped, or outlasted loop.max_wait, or the lane
+// brought no result back (recorded).
+func (r *Runner) runAgent(ctx context.Context, it *underway) (*executor.Result, error) {
 	opts := r.optionsFor(it.link.exec)
 	meta := it.meta
 	var waited time.Duration
 	for retry := 0; ; retry++ {
 		it.req.Retry = retry
-		noted := it.link.noted
+		noted := it.link.Noted()
 		// The agent's run: what it removed of the runner's files is put
-		// back before anything is written (the Exited hook), what it
-		// changed of its judges kept and put back (judges.go).
-		spec := r.programSpec(opts, it.req, filepath.Join(r.p.RunDir(it.n), "tamper"), "tamper/")
-		r.ledger.KeepBeforeAgent()
-		run, err := iteration.RunProgram(ctx, spec)
-		var before *iteration.BeforeStartError
-		if errors.As(err, &before) {
-			return nil, r.failedBeforeAgent(meta, before.Err)
-		} else if err != nil {
+		// back before anything is written, what it changed of its judges
+		// kept and put back (package lane).
+		out, err := it.lane.Run(ctx, lane.Spec{Meta: meta, Request: it.req, Executor: opts, Name: it.link.name(), Preset: it.link.exec.Preset})
+		if err != nil {
 			return nil, err
 		}
-		if run.Tamper, err = r.withRunBranch(ctx, it.n, run.Tamper); err != nil {
+		if out.Agent == nil && out.StartErr == nil {
+			return nil, r.noResult(ctx, it.lane, meta, out)
+		}
+		if err := r.noteTamper(it.lane, meta, out.Tamper); err != nil {
 			return nil, err
 		}
-		if err := r.noteTamper(meta, run.Tamper); err != nil {
-			return nil, err
+		if out.StartErr != nil {
+			return nil, r.startFailed(ctx, it, out.StartErr)
 		}
-		if run.StartErr != nil {
-			return nil, r.startFailed(ctx, it, run.StartErr)
-		}
-		res := run.Result
+		res := out.Agent
 		executor.NoteRun(meta, res)
-		if res.Class == executor.ClassUnavailable && ctx.Err() == nil && len(meta.Tamper) == 0 {
-			return nil, r.startFailed(ctx, it, executor.Unavailable(it.link.name(), it.link.exec.Preset, res))
+		if out.Unavailable != nil && ctx.Err() == nil && len(meta.Tamper) == 0 {
+			return nil, r.startFailed(ctx, it, out.Unavailable)
 		}
 		if res.Class != executor.ClassRateLimited || ctx.Err() != nil || len(meta.Tamper) > 0 {
 			if res.Class != executor.ClassInterrupted {
-				it.link.ran(noted)
+				it.link.Ran(noted)
 			}
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.
@@ -219,13 +223,37 @@ func (r *worker) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 	}
 }
 
+// noResult ends an iteration whose agent run in lane l brought no result
+// (lane.Result): set aside without an attempt when nothing ran, recorded
+// as interrupted when its result was lost.
+func (r *Runner) noResult(ctx context.Context, l lane.Lane, meta *state.Meta, out lane.Result) error {
+	switch {
+	case out.NotRun != nil:
+		return r.failedBeforeAgent(meta, out.NotRun)
+	case out.Aside != "":
+		r.iterationEnded(meta.Iteration)
+		if err := r.ledger.SetAside(meta, out.Aside+"; no attempt was spent", errors.New(out.Aside)); err != nil {
+			return err
+		}
+		return errNoIteration
+	}
+	r.iterationEnded(meta.Iteration)
+	if meta.Agent == nil {
+		meta.Agent = &state.AgentMeta{Class: executor.ClassInterrupted}
+	}
+	if err := r.recordInterrupted(ctx, l, meta, out.Lost); err != nil || out.After == nil {
+		return err
+	}
+	return out.After()
+}
+
 // agentFinished carries an iteration on from its agent's last run, res,
 // already in meta.Agent (its usage counted): the message saved, the
 // guards run when the agent says done, the outcome recorded, and the run
 // stopped when the agent failed loop.max_consecutive_errors times in a
 // row. A runner
 // resuming an iteration whose agent had finished comes in here too.
-func (r *worker) agentFinished(ctx context.Context, meta *state.Meta, res *executor.Result) error {
+func (r *Runner) agentFinished(ctx context.Context, l lane.Lane, meta *state.Meta, res *executor.Result) error {
 	if len(res.PermissionDenials) > 0 {
 		var tools []string
 		for _, d := range res.PermissionDenials {
@@ -236,7 +264,7 @@ func (r *worker) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 	}
 	r.ledger.CountAgentRun(meta.Executor, res.Class == executor.ClassInterrupted || res.Class == executor.ClassRateLimited, res.AgentFailed)
 	if ctx.Err() != nil {
-		return r.recordInterrupted(ctx, meta, "the run was interrupted by a signal while the agent was working")
+		return r.recordInterrupted(ctx, l, meta, "the run was interrupted by a signal while the agent was working")
 	}
 	if res.Message != nil {
 		// The message goes into meta.json too, which is made durable
@@ -256,10 +284,10 @@ func (r *worker) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 		meta.Summary = res.Message.Summary
 	}
 	// The phase is made durable when the guards or a review come next.
-	if err := r.ledger.AgentDone(meta, r.guardsWillRun(meta) || r.reviewWanted(meta)); err != nil {
+	if err := r.ledger.AgentDone(meta, r.guardsWillRun(meta) || review.Wanted(r.cfg, meta)); err != nil {
 		return err
 	}
-	if err := r.finish(ctx, meta); err != nil {
+	if err := r.finish(ctx, l, meta); err != nil {
 		return err
 	}
 	return r.tooManyFailures(meta, res)
@@ -268,14 +296,14 @@ func (r *worker) agentFinished(ctx context.Context, meta *state.Meta, res *execu
 // finish runs the guards of an iteration whose agent is done (when it
 // says done and guards are configured) and records the outcome. A runner
 // resuming an iteration left in phase agent_done comes in here.
-func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
+func (r *Runner) finish(ctx context.Context, l lane.Lane, meta *state.Meta) error {
 	meta.Guard = state.GuardSkipped
 	ran := r.guardsWillRun(meta)
 	taken := true
 	if len(meta.Tamper) == 0 && meta.AgentStatus == "done" {
 		// The work is taken as a tree before anything judges it.
 		var err error
-		if taken, err = r.takeJudgedTree(ctx, meta); err != nil {
+		if taken, err = l.Here().Tree().TakeJudged(ctx, r.cfg, meta); err != nil {
 			return err
 		}
 		if taken && r.emptyDone(meta) {
@@ -292,9 +320,9 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 			return err
 		}
 	} else if !taken {
-		ran = false // failed: too large to take (judgedtree.go)
+		ran = false // failed: too large to take (runbranch.Tree.TakeJudged)
 	} else if ran {
-		results, verdict, err := r.runGuards(ctx, meta)
+		results, verdict, err := l.Judge(ctx, meta, r.judged(l, meta))
 		if err != nil || ctx.Err() != nil {
 			// Interrupted: the agent's work is recorded, and the guards run
 			// again on resume.
@@ -309,17 +337,17 @@ func (r *worker) finish(ctx context.Context, meta *state.Meta) error {
 		meta.Guard = state.GuardPass
 		meta.Note = "no guards configured: done is trusted"
 	}
-	if err := r.ledger.GuardsDone(meta, ran || r.reviewWanted(meta)); err != nil {
+	if err := r.ledger.GuardsDone(meta, ran || review.Wanted(r.cfg, meta)); err != nil {
 		return err
 	}
-	return r.afterGuards(ctx, meta)
+	return r.afterGuards(ctx, l, meta)
 }
 
 // abort ends an iteration whose agent could not be started (a missing
 // program, a bad working directory): a configuration problem, not an
 // attempt. The node's attempts stay as they are and nothing is left in
 // flight; the run folder keeps the prompt and a meta.json saying why.
-func (r *worker) abort(meta *state.Meta, cause error) error {
+func (r *Runner) abort(meta *state.Meta, cause error) error {
 	r.iterationEnded(meta.Iteration)
 	note := "the agent could not be started: " + cause.Error()
 	if _, ok := errors.AsType[*executor.UnavailableError](cause); ok {
@@ -336,13 +364,13 @@ func (r *worker) abort(meta *state.Meta, cause error) error {
 // started: set aside with no attempt spent, as far as the failure lets
 // the runner write that. When it cannot, the iteration stays in flight,
 // and the next runner finds that no agent started (resume.go).
-func (r *worker) failedBeforeAgent(meta *state.Meta, cause error) error {
+func (r *Runner) failedBeforeAgent(meta *state.Meta, cause error) error {
 	r.iterationEnded(meta.Iteration)
 	cause = fmt.Errorf("prepare iteration %d: %w", meta.Iteration, cause)
 	if err := r.ledger.SetAside(meta, "the runner could not prepare the iteration: "+cause.Error(), cause); err != nil {
 		r.log.Warn("could not record that the iteration was set aside; the next run does", "iteration", meta.Iteration, "err", err)
 	} else {
-		r.removeTempDir(meta.Iteration)
+		r.env.Rooms.RemoveTempDir(meta.Iteration)
 	}
 	return cause
 }

@@ -24,16 +24,24 @@ import (
 // stops without starting an agent.
 func journalRepo(t *testing.T) state.Paths {
 	t.Helper()
-	p := state.NewPaths(t.TempDir())
-	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := stateRepo(t)
 	write(t, p.Config(), testConfig)
 	write(t, p.Tree(), `{"version": 1, "root": {"id": "app", "title": "App", "children": [
   {"id": "a", "title": "A", "max_attempts": 1},
   {"id": "b", "title": "B", "max_attempts": 1}
 ]}}
 `)
+	return p
+}
+
+// stateRepo makes the .runner folder of a repository, with its state
+// folder, and returns its paths.
+func stateRepo(t *testing.T) state.Paths {
+	t.Helper()
+	p := state.NewPaths(t.TempDir())
+	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 
@@ -293,7 +301,7 @@ func TestResumeCountsFailedAgentRun(t *testing.T) {
 func TestCommitTreeKeepsConcurrentEdit(t *testing.T) {
 	p := journalRepo(t)
 	cfg := config.Default()
-	r := (&Runner{p: p, cfg: cfg, log: log.New(io.Discard)}).mainWorker()
+	r := &Runner{p: p, cfg: cfg, log: log.New(io.Discard)}
 	read, err := r.loadTree()
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,23 @@
-// Package loop is the runner's orchestration: at each iteration boundary
-// it re-reads config.toml and tree.json and selects the next task; then
-// one iteration (iteration.go) writes the context files and the prompt,
-// runs the agent, has the guards check its work, decides the outcome
-// (package outcome) and has the ledger record it (package ledger), which
-// makes every phase durable before the next, so that a runner that died
-// picks up where it stopped (resume.go).
+// Package loop is the coordinator of a run: it decides and records. At
+// each iteration boundary it reads config.toml and tree.json again,
+// selects the next task (or, with parallel slots, the next tasks) and
+// keeps the run's limits; it begins each iteration durably, writes its
+// context files and its prompt, chooses the lane it works in (package
+// lane: the run branch's working tree, a slot's, or a worker through
+// package remote) and hands it the agent's runs and the judges. From what
+// the lane says it decides the outcome (package outcome), has the run
+// branch record it in git (package runbranch) and the ledger record it
+// (package ledger), which makes every phase durable before the next, so
+// that a runner that died picks up where it stopped (resume.go). The
+// review (package review), the preflight and the baselines (package
+// preflight), the rooms (package room) and the webhooks (package
+// webhooks) are each a call away.
+//
+// It owns the order of an iteration's steps, the executor chain and its
+// limits, the waits for a person's fix, and what the run knows of the
+// files a person edits while it runs. It must not run an agent or a
+// guard itself, nor move the run branch: those are the lanes' and the
+// run branch's; docs/architecture.md draws the whole.
 package loop
 
 import (
@@ -12,21 +25,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"syscall"
-	"time"
 
 	"github.com/charmbracelet/log"
 
 	"github.com/runner-cli/runner/internal/config"
-	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/engine/remote"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
-	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/preflight"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
+	"github.com/runner-cli/runner/internal/webhooks"
 )
 
 // Reason says why a run ended.
@@ -65,7 +78,7 @@ type Options struct {
 	// it is waiting and why, and edits that do not load. Default: Progress.
 	Notices io.Writer
 	Log     *log.Logger
-	// NoPreflight skips the preflight (preflight.go) of this run.
+	// NoPreflight skips the preflight (package preflight) of this run.
 	NoPreflight bool
 	// Parallel overrides loop.parallel when above 0 (SPEC §14). Once
 	// works on one task whatever it says.
@@ -94,47 +107,21 @@ type Runner struct {
 	ledger *ledger.Ledger
 	count  int // iterations run by this invocation
 
-	cache   runCache // work kept between iterations (inputs.go)
-	prompts prompts  // the prompts of the iterations under way (prompts.go)
-	chain   chain    // the executors and what the run knows of each (fallback.go)
+	cache runCache   // work kept between iterations (inputs.go)
+	in    inputState // what the run knows of the files a person edits (wait.go)
+	chain chain      // the executors and what the run knows of each (fallback.go)
 
-	// preflighted says the run's preflight ran or was not needed
-	// (preflight.go).
-	preflighted bool
-	// confined says the agents, guards and reviewers of this run are
-	// confined to their worktree by the kernel (sandbox.go); unconfined
-	// says why not.
-	confined   bool
-	unconfined string
-	// layers are what the machine gives the agent's room (sandbox.go).
-	layers sandbox.Layers
+	baselines *preflight.Baselines // the run's preflight and baselines
+	hooks     *webhooks.Hooks      // the [[notify]] webhooks
 
-	// seen is config.toml and tree.json as the runner last read or wrote
-	// them; a wait ends when the files differ from it (wait.go).
-	seen         inputs
-	recheck      time.Duration // waits re-check inputs this often; 0: recheckWatching
-	invalid      string        // the invalid-input report last printed
-	invalidFiles string        // the files it named
-	waiting      string        // why the run last said it was waiting
-	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
-
-	hooks webhooks // the [[notify]] webhooks (notify.go)
-
-	// main is the run branch's git checkpoints (checkpoint.go), nil when
-	// off, and mainDir the run branch's working tree, where the loop's own
-	// iterations work: the repository root, or the linked worktree of
-	// git.worktree. par is the run's parallel slots (slots.go), nil when
-	// it works on one task at a time. Each iteration works in a lane of
-	// its own (worker): the run branch's, or a slot's.
-	main    *checkpoints
-	mainDir string
-	par     *parallel
-	// engine runs the iterations on workers (remote.go), nil without
-	// [engine].
-	engine *remote
-	// forged is what unconfined slots' programs forged in the runner's
-	// files, not yet noted on an iteration (forgedslots.go).
-	forged forgery
+	// env is what the run's lanes share (package lane): the run's rooms,
+	// its run branch, its lock. par is the run's parallel slots
+	// (slots.go), nil when it works on one task at a time; engine the
+	// engine whose workers run the iterations (package remote), nil
+	// without [engine]. Each iteration works in a lane (laneFor).
+	env    *lane.Env
+	par    *parallel
+	engine *remote.Engine
 }
 
 // Run takes the lock, resolves an iteration a previous runner left in
@@ -163,7 +150,8 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		opts.Notices = opts.Progress
 	}
 	r := &Runner{opts: opts, p: opts.Paths, log: opts.Log}
-	defer r.closeNotify()
+	r.hooks = webhooks.New(r.p.Root, func() *config.Config { return r.cfg }, r.scrubberFor, r.log, notifyCloseWait)
+	defer r.hooks.Close()
 	defer func() { r.notifyEnd(ctx, res, err) }()
 
 	// The lock, and what an agent's `git clean` of an earlier run removed
@@ -173,48 +161,16 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	defer r.ledger.Close()
-	r.prompts.p = r.p
-	r.ledger.KeepPrompts(r.prompts.write)
-	if err := r.reload(); err != nil {
+	defer func() { r.engine.Close() }()
+	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
-	t, err := r.loadTree()
-	if err != nil {
-		return nil, err
-	}
-	if err := r.ledger.Load(); err != nil {
-		return nil, err
-	}
-	if err := r.probeRoom(); err != nil {
-		return nil, err
-	}
-	if err := r.openCheckpoints(ctx, t); err != nil {
-		return nil, err
-	}
-	if err := r.openEngine(ctx); err != nil {
-		return nil, err
-	}
-	defer r.closeEngine()
-	if err := r.openSlots(); err != nil {
-		return nil, err
-	}
-	if err := r.decideConfinement(); err != nil {
-		return nil, err
-	}
-	if err := r.noteEngineProtection(); err != nil {
-		return nil, err
-	}
-	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
-	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
-		return nil, err
-	}
-	// A stop requested while no runner was running is stale.
-	fsutil.Remove(r.p.StopRequest())
-
 	if err := r.resumeLeft(ctx); err != nil {
 		return r.failed(ctx, err)
 	}
-	r.cancelOrphans(ctx)
+	if r.engine != nil && len(r.ledger.State().Flights()) == 0 {
+		r.engine.CancelOrphans(ctx)
+	}
 	if ctx.Err() != nil {
 		return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 	}
@@ -222,7 +178,13 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		return r.runSlots(ctx)
 	}
 	r.leaveSlots()
+	return r.runSerial(ctx)
+}
 
+// runSerial is the loop working on one task at a time: at each boundary
+// it reads the inputs again, selects the next task and runs its
+// iteration in the run branch's working tree.
+func (r *Runner) runSerial(ctx context.Context) (*Result, error) {
 	for {
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
@@ -252,17 +214,17 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		sel := tree.Select(t, ix, r.cfg.Loop.MaxAttempts)
 		if res := r.verdict(sel, ix); res != nil {
 			res.Iterations = r.count
-			if !opts.Watch {
+			if !r.opts.Watch {
 				return res, nil
 			}
-			if res.Message != r.waiting {
+			if res.Message != r.in.waiting {
 				r.notifyResult(res)
 			}
 			r.waitWatching(ctx, res.Message)
 			continue
 		}
-		if r.waiting != "" {
-			r.waiting = ""
+		if r.in.waiting != "" {
+			r.in.waiting = ""
 			fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", inert.Line(sel.Path))
 		}
 		if res := r.limitReached(); res != nil {
@@ -271,7 +233,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if err := r.preflight(ctx); err != nil {
 			return r.failed(ctx, err)
 		}
-		if err := r.mainWorker().iterate(ctx, t, ix, sel.Node); errors.Is(err, errNoIteration) {
+		if err := r.iterate(ctx, r.laneFor(nil), t, ix, sel.Node); errors.Is(err, errNoIteration) {
 			continue // another executor goes on, or a wait for one ended
 		} else if err != nil {
 			return r.failed(ctx, err)
@@ -280,7 +242,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		if ctx.Err() != nil {
 			return &Result{Reason: Interrupted, Iterations: r.count, Message: "interrupted"}, nil
 		}
-		if opts.Once {
+		if r.opts.Once {
 			return r.afterOnce(), nil
 		}
 	}
@@ -413,12 +375,12 @@ func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 	if !changed {
 		return true, nil
 	}
-	if sumFile(r.p.Tree()) != r.seen.tree {
+	if sumFile(r.p.Tree()) != r.in.seen.tree {
 		return false, nil
 	}
 	if err := tree.Save(r.p.Tree(), t); err != nil {
 		return false, err
 	}
-	r.seen.tree = sumBytes(tree.Marshal(t))
+	r.in.seen.tree = sumBytes(tree.Marshal(t))
 	return true, nil
 }

@@ -78,14 +78,14 @@ func newTestRunner(t *testing.T, ctx context.Context) (*Runner, *notices) {
 	write(t, p.Config(), testConfig)
 	write(t, p.Tree(), testTree)
 	n := &notices{wrote: make(chan struct{}, 1)}
-	r := &Runner{p: p, opts: Options{Paths: p, Notices: n}, recheck: time.Hour}
+	r := &Runner{p: p, opts: Options{Paths: p, Notices: n}, in: inputState{recheck: time.Hour}}
 	r.log = log.New(io.Discard)
 	cfg, err := config.Load(p.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.cfg = cfg
-	r.seen = r.fingerprint()
+	r.in.seen = r.fingerprint()
 	return r, n
 }
 
@@ -169,7 +169,7 @@ func TestOwnWritesAndNoiseDoNotCount(t *testing.T) {
 			if tc.changed {
 				want = inputsChanged
 			}
-			if got := r.waitForChange(context.Background(), r.seen); got != want {
+			if got := r.waitForChange(context.Background(), r.in.seen); got != want {
 				t.Errorf("waitForChange = %v, want %v", got, want)
 			}
 		})
@@ -200,7 +200,7 @@ func TestWaitWakesOnEditorSave(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := newTestRunner(t, context.Background())
 			done := make(chan waitEnd, 1)
-			go func() { done <- r.waitForChange(context.Background(), r.seen) }()
+			go func() { done <- r.waitForChange(context.Background(), r.in.seen) }()
 			// The change may come before or after the watch is set up:
 			// both must end the wait.
 			tc.act(t, r)
@@ -220,7 +220,7 @@ func TestWaitEndsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r, _ := newTestRunner(t, ctx)
 	done := make(chan waitEnd, 1)
-	go func() { done <- r.waitForChange(ctx, r.seen) }()
+	go func() { done <- r.waitForChange(ctx, r.in.seen) }()
 	cancel()
 	select {
 	case got := <-done:
@@ -343,7 +343,7 @@ func TestSettleAttempts(t *testing.T) {
 			if err := tree.Save(r.p.Tree(), tr); err != nil {
 				t.Fatal(err)
 			}
-			r.seen = r.fingerprint()
+			r.in.seen = r.fingerprint()
 			before, _ := os.ReadFile(r.p.Tree())
 			ok, err := r.settleAttempts(tr)
 			if err != nil || !ok {
@@ -356,7 +356,7 @@ func TestSettleAttempts(t *testing.T) {
 			if saved := !bytes.Equal(before, after); saved != tc.wantSave {
 				t.Errorf("tree saved: %v, want %v", saved, tc.wantSave)
 			}
-			if r.fingerprint() != r.seen {
+			if r.fingerprint() != r.in.seen {
 				t.Error("the runner's own save is not remembered as seen")
 			}
 		})

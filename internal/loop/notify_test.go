@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
-
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -144,26 +142,6 @@ func TestNotifiesRateLimitWaitAndError(t *testing.T) {
 	}
 	if s := h.text("error"); !strings.Contains(s, "the run stopped on an error (exit 1): stopping: the agent failed 1 times in a row") {
 		t.Errorf("the error notification: %s", s)
-	}
-}
-
-func TestNotifyTamperText(t *testing.T) {
-	h := newHook(t)
-	p := agentRepo(t, countingAgent(`*) `+doneMessage+`;;`), notifyConf(h.srv.URL))
-	r := &Runner{p: p, log: log.New(io.Discard)}
-	if err := r.reload(); err != nil {
-		t.Fatal(err)
-	}
-	r.notifyTamper(&state.Meta{Iteration: 4, NodePath: "app/a", Tamper: []state.TamperMeta{
-		{Path: "tests/calc_test.go", Change: "modified", Kept: "tamper/tests/calc_test.go"}, {Path: ".runner/tree.json", Change: "modified"}}})
-	r.notify("tamper", "a text given by the caller")
-	r.closeNotify()
-	if got := strings.Join(h.events(), ","); got != "tamper,tamper" {
-		t.Fatalf("events %s; want tamper twice", got)
-	}
-	if s := h.text("tamper"); !strings.Contains(s, "task app/a (iteration 4) changed files it may not change: tests/calc_test.go (modified), .runner/tree.json (modified)") ||
-		!strings.Contains(s, "`runner show 4`") {
-		t.Errorf("the tamper notification: %s", s)
 	}
 }
 

@@ -69,15 +69,15 @@ func (r *Runner) ownedCommands() []state.Record {
 // noticeRefused says once per edit that a change of n's runner-owned
 // fields in tree.json was not taken, and what to do instead.
 func (r *Runner) noticeRefused(ix *tree.Index, n *tree.Node) {
-	if r.refusedSaid == nil {
-		r.refusedSaid = ownedNotice{}
+	if r.in.refusedSaid == nil {
+		r.in.refusedSaid = ownedNotice{}
 	}
 	f := outcome.FieldsOf(n)
 	key := fmt.Sprintf("%s/%d/%s", f.Status, f.Attempts, f.BlockedReason)
-	if r.refusedSaid[n.ID] == key {
+	if r.in.refusedSaid[n.ID] == key {
 		return
 	}
-	r.refusedSaid[n.ID] = key
+	r.in.refusedSaid[n.ID] = key
 	fmt.Fprintf(r.opts.Notices, "runner: %s: the change of its status, attempts or blocked_reason in tree.json was not taken (they are the runner's); "+
 		"use `runner skip %s` to mark it done, `runner reset %s` to reopen it\n", inert.Line(ix.Path(n.ID)), inert.Line(n.ID), inert.Line(n.ID))
 }

@@ -36,21 +36,21 @@ func (r *Runner) openSlots() error {
 	if !want && !left {
 		return nil
 	}
-	if r.main == nil {
+	if r.env.Branch.Main() == nil {
 		if !want {
 			return fmt.Errorf("an iteration was left in flight in a parallel slot, but git checkpoints are off now; turn git.checkpoint back on to resume it")
 		}
 		return fmt.Errorf("loop.parallel = %d needs git checkpoints (SPEC §12): each task works in a worktree of its own and lands on the run branch as a commit; "+
 			"run in a git repository with a commit and git.checkpoint = true, or set loop.parallel = 1 in %s", r.parallelism(), r.p.Rel(r.p.Config()))
 	}
-	if err := r.main.repo.CheckIntegrate(); err != nil {
+	if err := r.env.Branch.Main().Repo().CheckIntegrate(); err != nil {
 		return fmt.Errorf("loop.parallel = %d: %w", r.parallelism(), err)
 	}
 	if msg := cpuNotice(r.parallelism(), numCPU()); want && msg != "" && r.engine == nil {
 		r.log.Warn(msg)
 	}
 	r.par = &parallel{slots: map[int]*slot{}}
-	r.par.mu.Lock()
+	r.env.Lock.Take()
 	return nil
 }
 
@@ -75,7 +75,7 @@ func (r *Runner) leaveSlots() {
 	if r.par == nil {
 		return
 	}
-	r.par.mu.Unlock()
+	r.env.Lock.Drop()
 	r.par = nil
 }
 
@@ -119,9 +119,8 @@ func (r *Runner) runSlots(ctx context.Context) (*Result, error) {
 			}
 		}
 		// Wait for a slot to end, without the lock: its iteration needs it.
-		r.par.mu.Unlock()
-		d := <-done
-		r.par.mu.Lock()
+		var d slotDone
+		r.env.Lock.Outside(func() { d = <-done })
 		running--
 		d.s.busy = ""
 		switch {
@@ -168,30 +167,13 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 	}
 	nodes, sel := tree.SelectN(t, ix, r.cfg.Loop.MaxAttempts, free, r.busyTasks())
 	if len(nodes) == 0 || sel.State != tree.Selectable {
-		if running > 0 {
-			if res := r.verdict(sel, ix); res != nil && res.Reason == Stuck && len(sel.Blocked) > 0 && r.cfg.Loop.OnBlocked == "stop" {
-				return 0, res, nil
-			}
-			return 0, nil, nil // what works may make more selectable
-		}
-		res := r.verdict(sel, ix)
-		if res == nil {
-			return 0, nil, nil
-		}
-		if !r.opts.Watch {
-			return 0, res, nil
-		}
-		if res.Message != r.waiting {
-			r.notifyResult(res)
-		}
-		r.waitWatching(ctx, res.Message)
-		return 0, nil, nil
+		return 0, r.noneSelectable(ctx, running, sel, ix), nil
 	}
 	if res := r.verdict(sel, ix); res != nil {
 		return 0, res, nil // blocked, with loop.on_blocked = "stop"
 	}
-	if r.waiting != "" {
-		r.waiting = ""
+	if r.in.waiting != "" {
+		r.in.waiting = ""
 		fmt.Fprintf(r.opts.Notices, "runner: going on with %s\n", inert.Line(sel.Path))
 	}
 	if running > 0 && len(r.chain.links) > 0 && r.chain.pick(rateLimitClock()) == nil {
@@ -200,6 +182,36 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 	if err := r.preflight(ctx); err != nil {
 		return 0, nil, err
 	}
+	return r.startEach(ctx, t, ix, nodes, done)
+}
+
+// noneSelectable is the end of the run when no task can start at a
+// boundary with running slots at work (nil: look again once one ends,
+// what works may make more selectable): stuck by a blocked task with
+// loop.on_blocked = "stop", or with none at work, complete or stuck,
+// waited out with --watch.
+func (r *Runner) noneSelectable(ctx context.Context, running int, sel tree.Selection, ix *tree.Index) *Result {
+	if running > 0 {
+		if res := r.verdict(sel, ix); res != nil && res.Reason == Stuck && len(sel.Blocked) > 0 && r.cfg.Loop.OnBlocked == "stop" {
+			return res
+		}
+		return nil
+	}
+	res := r.verdict(sel, ix)
+	if res == nil || !r.opts.Watch {
+		return res
+	}
+	if res.Message != r.in.waiting {
+		r.notifyResult(res)
+	}
+	r.waitWatching(ctx, res.Message)
+	return nil
+}
+
+// startEach begins an iteration on each of nodes, in the order selected,
+// in a free slot, and starts its goroutine: it returns how many, or the
+// end of the run when a limit is reached, or an error.
+func (r *Runner) startEach(ctx context.Context, t *tree.Tree, ix *tree.Index, nodes []*tree.Node, done chan<- slotDone) (int, *Result, error) {
 	started := 0
 	for _, node := range nodes {
 		if res := r.limitReached(); res != nil {
@@ -211,13 +223,13 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		}
 		// Begun here, in the order selected: iteration numbers follow the
 		// tree's order.
-		w := r.slotWorker(s)
-		move := r.startSlot(s, node.ID)
-		it, err := w.open(ctx, t, ix, node)
+		l := r.laneFor(s)
+		move := s.ck.Move(node.ID)
+		it, err := r.open(ctx, l, t, ix, node)
 		if err != nil && move != nil {
 			// Not begun: the slot is moved now, as it says it is.
 			if merr := move(ctx); merr != nil {
-				s.ck.dirty = "?"
+				s.ck.Unknown()
 			}
 		}
 		if errors.Is(err, errNoIteration) {
@@ -229,7 +241,7 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 		s.busy = node.ID
 		r.count++
 		started++
-		go w.slotWork(ctx, s, it, move, done)
+		go r.slotWork(ctx, s, it, move, done)
 	}
 	return started, nil, nil
 }
@@ -258,7 +270,7 @@ func (r *Runner) freeSlot(ctx context.Context, node string) (*slot, error) {
 		if s.busy != "" {
 			continue
 		}
-		if s.ck.dirty == node {
+		if s.ck.Holds(node) {
 			return s, nil
 		}
 		if first == nil {
@@ -275,28 +287,33 @@ func (r *Runner) freeSlot(ctx context.Context, node string) (*slot, error) {
 // slot brought to the iteration's checkpoint, startSlot) without the
 // run's lock, then goes on under it (given up while processes work), and
 // says on done how it ended.
-func (r *worker) slotWork(ctx context.Context, s *slot, it *underway, move func(context.Context) error, done chan<- slotDone) {
+func (r *Runner) slotWork(ctx context.Context, s *slot, it *underway, move func(context.Context) error, done chan<- slotDone) {
 	var merr error
 	if move != nil {
 		merr = move(ctx)
 	}
-	r.par.mu.Lock()
 	var err error
+	r.env.Lock.Inside(func() { err = r.slotWorkLocked(ctx, s, it, merr) })
+	done <- slotDone{s: s, err: err}
+}
+
+// slotWorkLocked is slotWork under the run's lock, the slot's move made
+// (merr: how it failed).
+func (r *Runner) slotWorkLocked(ctx context.Context, s *slot, it *underway, merr error) (err error) {
 	switch {
 	case merr != nil && ctx.Err() != nil:
 		// Interrupted on the way: no agent started, nothing was tried.
-		s.ck.dirty = "?" // reset as a whole before its next task
+		s.ck.Unknown() // reset as a whole before its next task
 		why := "the run was interrupted before the agent started"
 		if err = r.ledger.SetAside(it.meta, why+"; no attempt was spent", errors.New(why)); err == nil {
 			err = errNoIteration
 		}
 	case merr != nil:
-		s.ck.dirty = "?"
+		s.ck.Unknown()
 		err = r.failedBeforeAgent(it.meta, merr)
 	default:
 		err = r.work(ctx, it)
-		r.cleanSlot(ctx, s)
+		s.ck.Clean(ctx, r.env.Lock.Outside)
 	}
-	r.par.mu.Unlock()
-	done <- slotDone{s: s, err: err}
+	return err
 }

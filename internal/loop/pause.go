@@ -26,8 +26,8 @@ func (r *Runner) holdWhilePaused(ctx context.Context) bool {
 	r.ledger.FlushOrLog() // a hold may be long: run_state.json says where the loop stands
 	fmt.Fprintf(r.opts.Notices, "runner: paused: no iteration starts until `runner resume` (`runner stop` or Ctrl-C ends the run)\n")
 	recheck := recheckWatching
-	if r.recheck > 0 {
-		recheck = r.recheck
+	if r.in.recheck > 0 {
+		recheck = r.in.recheck
 	}
 	watch.Until(ctx, []string{r.p.PauseRequest(), r.p.StopRequest()}, watch.Wait{
 		Recheck: recheck, Poll: recheckPolling,

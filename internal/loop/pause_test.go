@@ -23,6 +23,19 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// ended waits, bounded, for the run of done to end; late says what did
+// not happen when it does not.
+func ended(t *testing.T, done <-chan runOutcome, late string) runOutcome {
+	t.Helper()
+	select {
+	case o := <-done:
+		return o
+	case <-time.After(time.Minute):
+		t.Fatal(late)
+		return runOutcome{}
+	}
+}
+
 func runAsync(ctx context.Context, p state.Paths, notices *syncBuffer) <-chan runOutcome {
 	done := make(chan runOutcome, 1)
 	go func() {
@@ -60,13 +73,9 @@ func TestPauseHoldsAfterTheIterationUntilResume(t *testing.T) {
 	if err := os.Remove(p.PauseRequest()); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case o := <-done:
-		if o.err != nil || o.res.Reason != Complete {
-			t.Fatalf("run: %v %+v; want complete", o.err, o.res)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the run did not go on after resume")
+	o := ended(t, done, "the run did not go on after resume")
+	if o.err != nil || o.res.Reason != Complete {
+		t.Fatalf("run: %v %+v; want complete", o.err, o.res)
 	}
 	// That a resume wakes the hold at once, not at its next re-check, is
 	// TestResumeWakesTheHold's (no clock involved).
@@ -85,13 +94,9 @@ func TestPauseBeforeRunHoldsUntilStop(t *testing.T) {
 	done := runAsync(context.Background(), p, &notices)
 	eventually(t, "the runner holds", func() bool { return strings.Contains(notices.String(), "runner: paused") })
 	write(t, p.StopRequest(), "stop\n")
-	select {
-	case o := <-done:
-		if o.err != nil || o.res.Reason != Stopped || o.res.Iterations != 0 {
-			t.Fatalf("run: %v %+v; want stopped before any iteration", o.err, o.res)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("runner stop did not end a paused run")
+	o := ended(t, done, "runner stop did not end a paused run")
+	if o.err != nil || o.res.Reason != Stopped || o.res.Iterations != 0 {
+		t.Fatalf("run: %v %+v; want stopped before any iteration", o.err, o.res)
 	}
 	if _, err := os.Stat(p.PauseRequest()); err != nil {
 		t.Errorf("the pause did not outlive the stopped run: %v", err)
@@ -112,13 +117,9 @@ func TestPausedRunEndsOnInterrupt(t *testing.T) {
 	done := runAsync(ctx, p, &notices)
 	eventually(t, "the runner holds", func() bool { return strings.Contains(notices.String(), "runner: paused") })
 	cancel()
-	select {
-	case o := <-done:
-		if o.err != nil || o.res.Reason != Interrupted {
-			t.Fatalf("run: %v %+v; want interrupted", o.err, o.res)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("an interrupt did not end a paused run")
+	o := ended(t, done, "an interrupt did not end a paused run")
+	if o.err != nil || o.res.Reason != Interrupted {
+		t.Fatalf("run: %v %+v; want interrupted", o.err, o.res)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	executor "github.com/runner-cli/runner/internal/exec"
+	"github.com/runner-cli/runner/internal/preflight"
 
 	contextfiles "github.com/runner-cli/runner/internal/context"
 
@@ -108,7 +109,7 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 		Protect:            cfg.Verify.Protect,
 		Redactor:           scrubber,
 		Judges:             judgesFor(p, cfg, t, node, rs),
-		Removes:            removesOf(t, node.ID),
+		Removes:            tree.RemovesOf(t, node.ID),
 	})
 	if err != nil {
 		return nil, err
@@ -122,12 +123,12 @@ func prepare(p state.Paths, cfg *config.Config, scrubber *scrub.Scrubber, t *tre
 // prepareIteration builds what the agent of an iteration on node is
 // given: the context files, written to context/, the prompt pack, and
 // state/output.schema.json.
-func (r *worker) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node) (*Prepared, error) {
+func (r *Runner) prepareIteration(t *tree.Tree, ix *tree.Index, node *tree.Node, slotted bool) (*Prepared, error) {
 	scrubber, err := r.scrubberFor(r.cfg)
 	if err != nil {
 		return nil, err
 	}
-	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.ledger.State(), r.slot > 0)
+	prep, err := prepare(r.p, r.cfg, scrubber, t, ix, node, r.ledger.State(), slotted)
 	if err != nil {
 		return nil, err
 	}
@@ -192,14 +193,14 @@ func dropped(p *prompt.Pack) []string {
 
 // judgesFor are the commands that will judge node's work, as its prompt
 // names them: the guards (by regression when the checkpoint has a
-// baseline) and the checks (checksOf).
+// baseline) and the checks (tree.ChecksOf).
 func judgesFor(p state.Paths, cfg *config.Config, t *tree.Tree, node *tree.Node, rs *state.RunState) []prompt.Judge {
 	// Whether there is a baseline, without reading it (it names every
 	// test): with git, the run state's preflight stands for one made
 	// with these guards; without, its file is there.
 	var byRegression bool
 	if rs.Preflight != nil {
-		byRegression = rs.Preflight.Guards == guardsDigest(cfg.Guards)
+		byRegression = rs.Preflight.Guards == preflight.Digest(cfg.Guards)
 	} else {
 		_, err := os.Stat(p.BaselineFile(state.WorktreeBaseline))
 		byRegression = err == nil
@@ -208,8 +209,8 @@ func judgesFor(p state.Paths, cfg *config.Config, t *tree.Tree, node *tree.Node,
 	for _, g := range cfg.Guards {
 		out = append(out, prompt.Judge{Name: g.Name, Run: g.Run, ByRegression: byRegression && g.Report != ""})
 	}
-	for _, c := range checksOf(t, node.ID) {
-		out = append(out, prompt.Judge{Check: true, Node: c.node, Name: c.Name, Run: c.Run})
+	for _, c := range tree.ChecksOf(t, node.ID) {
+		out = append(out, prompt.Judge{Check: true, Node: c.Node, Name: c.Name, Run: c.Run})
 	}
 	return out
 }

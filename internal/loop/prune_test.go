@@ -13,10 +13,7 @@ import (
 // TestRunKeepsRuns runs the loop with loop.keep_runs = 2: the state, the
 // journal and the last run folders survive, older folders do not.
 func TestRunKeepsRuns(t *testing.T) {
-	p := state.NewPaths(t.TempDir())
-	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := stateRepo(t)
 	write(t, p.Config(), `[executor]
 preset = "command"
 command = ["sh", "-c", "cat > /dev/null; echo '{\"status\": \"retry\", \"summary\": \"again\"}'"]

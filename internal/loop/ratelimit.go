@@ -12,7 +12,6 @@ import (
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
-	"github.com/runner-cli/runner/internal/tree"
 )
 
 // rateLimitClock is the clock the rate-limit waits read reset times
@@ -21,29 +20,7 @@ var rateLimitClock = time.Now
 
 // errRateLimitGaveUp ends a run whose usage or rate limit lasts longer
 // than loop.max_wait allows.
-var errRateLimitGaveUp = errors.New("usage or rate limit outlasts loop.max_wait")
-
-// limitWait decides how long to wait for executor e, limited, having
-// waited waited already in this iteration. ok is false, with the reason,
-// when the wait would go past loop.max_wait: a limit that resets later
-// than that allows, or a backoff that has used it up. A backoff is cut to
-// what loop.max_wait leaves.
-func (r *Runner) limitWait(e *link, waited time.Duration, now time.Time) (wait time.Duration, ok bool, why string) {
-	l := r.cfg.Loop
-	left := l.MaxWait.Duration - waited
-	wait = max(e.until.Sub(now), 0)
-	if e.byReset {
-		if wait > left {
-			return 0, false, fmt.Sprintf("the agent's limit resets at %s (in %s), later than loop.max_wait (%s) allows",
-				e.resetAt.Local().Format("2006-01-02 15:04"), ratelimit.Round(wait), l.MaxWait.Duration)
-		}
-		return wait, true, ""
-	}
-	if left <= 0 {
-		return 0, false, fmt.Sprintf("the limit has not lifted after waiting %s (loop.max_wait)", ratelimit.Round(waited))
-	}
-	return min(wait, left), true, ""
-}
+var errRateLimitGaveUp = ratelimit.ErrGaveUp
 
 // waitOutRateLimit records a rate-limited agent run (meta.json, the
 // journal, one line on the progress output saying what the runner does),
@@ -55,15 +32,15 @@ func (r *Runner) limitWait(e *link, waited time.Duration, now time.Time) (wait t
 // done with a nil error: the wait was interrupted or a stop was requested
 // (the loop then ends the run); with errRateLimitGaveUp: the limit
 // outlasts loop.max_wait.
-func (r *worker) waitOutRateLimit(ctx context.Context, it *underway, res *executor.Result, waited *time.Duration) (done bool, err error) {
+func (r *Runner) waitOutRateLimit(ctx context.Context, it *underway, res *executor.Result, waited *time.Duration) (done bool, err error) {
 	meta, cur := it.meta, it.link
 	now := rateLimitClock()
-	cur.limit(r.cfg.Loop, res, now)
+	cur.Hit(r.cfg.Loop, res.Evidence, res.ResetAt, now)
 	if next := r.chain.pick(now); next != nil {
-		return true, r.switchExecutor(meta, res, cur, next)
+		return true, r.switchExecutor(it, res, next)
 	}
 	e := r.chain.earliest()
-	wait, ok, why := r.limitWait(e, *waited, now)
+	wait, ok, why := e.Wait(r.cfg.Loop, *waited, now)
 	rl := state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt, WaitMS: wait.Milliseconds()}
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, rl)
 	r.noteExecutors()
@@ -85,19 +62,19 @@ func (r *worker) waitOutRateLimit(ctx context.Context, it *underway, res *execut
 	}
 	until := time.Now().Add(wait)
 	if len(meta.Agent.RateLimits) == 1 {
-		r.notifyRateLimit(meta, res, wait) // once per iteration, as its wait begins
+		r.hooks.RateLimit(meta, res, wait, r.cfg.Loop.MaxWait.Duration) // once per iteration, as its wait begins
 	}
 	what := "running it again"
 	if e != cur {
 		what = "running " + e.name()
 	}
-	fmt.Fprintf(r.out, "#%d %-24s agent: %-10s waiting %s (until %s) before %s, no attempt spent: %s\n",
+	fmt.Fprintf(it.lane.Here().Out(), "#%d %-24s agent: %-10s waiting %s (until %s) before %s, no attempt spent: %s\n",
 		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), ratelimit.Round(wait), until.Format("15:04:05"), inert.Line(what), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; waiting", "iteration", meta.Iteration, "node", meta.Node, "executor", cur.name(),
 		"wait", ratelimit.Round(wait), "waited_so_far", ratelimit.Round(*waited), "max_wait", r.cfg.Loop.MaxWait.Duration)
 
 	var slept ratelimit.End
-	r.outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
+	r.env.Lock.Outside(func() { slept = ratelimit.Sleep(ctx, wait, r.p.StopRequest()) })
 	switch slept {
 	case ratelimit.Interrupted:
 		return true, r.endWait(meta, "the run was interrupted while it waited out a usage or rate limit")
@@ -105,7 +82,7 @@ func (r *worker) waitOutRateLimit(ctx context.Context, it *underway, res *execut
 		return true, r.endWait(meta, "`runner stop` was asked while the run waited out a usage or rate limit")
 	}
 	*waited += wait
-	e.until = time.Time{} // waited out
+	e.Until = time.Time{} // waited out
 	if e != cur {
 		why := fmt.Sprintf("%s hit a usage or rate limit; after waiting %s, the next iteration runs on %s, whose limit is over first; no attempt was spent",
 			cur.name(), ratelimit.Round(wait), e.name())
@@ -124,19 +101,20 @@ func (r *worker) waitOutRateLimit(ctx context.Context, it *underway, res *execut
 // rate limit while next is free: recorded like a wait of nothing
 // (meta.json, the rate_limited record), then set aside without an
 // attempt spent; the next iteration runs on next.
-func (r *worker) switchExecutor(meta *state.Meta, res *executor.Result, cur, next *link) error {
+func (r *Runner) switchExecutor(it *underway, res *executor.Result, next *link) error {
+	meta, cur := it.meta, it.link
 	meta.Agent.RateLimits = append(meta.Agent.RateLimits, state.RateLimitMeta{At: time.Now().UTC(), ExitCode: res.ExitCode, Evidence: res.Evidence, ResetAt: res.ResetAt})
 	r.noteExecutors()
 	if err := r.ledger.Waiting(meta, state.Record{AgentClass: res.Class, Evidence: res.Evidence, Usage: res.Usage}); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "#%d %-24s agent: %-10s %s is limited until %s; the next iteration runs on %s at once, no attempt spent: %s\n",
-		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), inert.Line(cur.name()), cur.until.Local().Format("15:04:05"),
+	fmt.Fprintf(it.lane.Here().Out(), "#%d %-24s agent: %-10s %s is limited until %s; the next iteration runs on %s at once, no attempt spent: %s\n",
+		meta.Iteration, inert.Line(meta.NodePath), inert.Line(res.Class), inert.Line(cur.name()), cur.Until.Local().Format("15:04:05"),
 		inert.Line(next.name()), inert.Line(textfmt.OneLine(res.Evidence, 200)))
 	r.log.Warn("the agent hit a usage or rate limit; switching executor", "iteration", meta.Iteration, "node", meta.Node,
-		"executor", cur.name(), "next", next.name(), "limited_until", cur.until.Format(time.RFC3339))
+		"executor", cur.name(), "next", next.name(), "limited_until", cur.Until.Format(time.RFC3339))
 	why := fmt.Sprintf("%s hit a usage or rate limit (limited until %s); the next iteration runs on %s; no attempt was spent",
-		cur.name(), cur.until.UTC().Format(time.RFC3339), next.name())
+		cur.name(), cur.Until.UTC().Format(time.RFC3339), next.name())
 	if err := r.ledger.SetAside(meta, why, errors.New(why)); err != nil {
 		return err
 	}
@@ -145,37 +123,6 @@ func (r *worker) switchExecutor(meta *state.Meta, res *executor.Result, cur, nex
 
 // endWait ends an iteration in a rate-limit wait without spending an
 // attempt; the loop then sees the interruption or the stop request.
-func (r *worker) endWait(meta *state.Meta, why string) error {
+func (r *Runner) endWait(meta *state.Meta, why string) error {
 	return r.ledger.SetAside(meta, why+"; no attempt was spent", errors.New(why))
-}
-
-// tooManyFailures returns the error that stops the run when the agent
-// failed loop.max_consecutive_errors times in a row, quoting what it
-// printed the last time; nil otherwise. With fallbacks, the executor is
-// set aside instead while another is left (failedTooOften).
-func (r *worker) tooManyFailures(meta *state.Meta, res *executor.Result) error {
-	if aside, err := r.failedTooOften(meta, res); aside || err != nil {
-		return err
-	}
-	limit := r.cfg.Loop.MaxConsecutiveErrors
-	failures := r.ledger.State().ExecutorErrors[meta.Executor]
-	if limit <= 0 || !res.AgentFailed || failures < limit {
-		return nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "stopping: the agent failed %d times in a row (loop.max_consecutive_errors = %d), across tasks; the last time: %s",
-		failures, limit, firstLineOf(res.Error))
-	if res.Evidence != "" {
-		fmt.Fprintf(&b, "; the agent printed: %q", textfmt.OneLine(res.Evidence, 400))
-	}
-	b.WriteString(". Check that the agent runs by hand in this repository (installed? logged in? its flags in executor.args?), then run again; `runner show` has the details")
-	if meta.NodeStatus == string(tree.StatusBlocked) {
-		fmt.Fprintf(&b, ". Task %s used up its attempts on this: `runner reset %s` reopens it", meta.NodePath, meta.Node)
-	}
-	return errors.New(b.String())
-}
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return strings.TrimSuffix(s, "; last lines of executor.log:")
 }

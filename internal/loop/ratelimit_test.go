@@ -94,6 +94,17 @@ func runBounded(t *testing.T, ctx context.Context, p state.Paths, progress *sync
 	}
 }
 
+// mustComplete fails the test unless a run ended without an error, its
+// tree complete.
+func mustComplete(t *testing.T, res *Result, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != Complete {
+		t.Fatalf("run ended with %v: %s", res.Reason, res.Message)
+	}
+}
 func loadMeta(t *testing.T, p state.Paths, n int) *state.Meta {
 	t.Helper()
 	m, err := state.LoadMeta(p.RunDir(n))
@@ -155,12 +166,7 @@ func TestRateLimitRetriesSameNodeWithoutAttempt(t *testing.T) {
 *) echo "run $n works"; `+doneMessage+`;;`), fastBackoff)
 	var progress syncBuffer
 	res, err := runBounded(t, context.Background(), p, &progress)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Reason != Complete {
-		t.Fatalf("run ended with %v: %s", res.Reason, res.Message)
-	}
+	mustComplete(t, res, err)
 	m := loadMeta(t, p, 1)
 	if m.Node != "a" || m.Outcome != state.OutcomeDone || m.Attempts != 0 {
 		t.Fatalf("iteration 1: node %s outcome %s attempts %d; want a, done, 0", m.Node, m.Outcome, m.Attempts)
@@ -323,12 +329,7 @@ func TestConsecutiveErrorsResetByAFinishedRun(t *testing.T) {
 6|7|8|9) `+doneMessage+`;;
 *) echo "boom" >&2; exit 1;;`), "max_attempts = 9\n")
 	res, err := runBounded(t, context.Background(), p, &syncBuffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Reason != Complete {
-		t.Fatalf("run ended with %v: %s", res.Reason, res.Message)
-	}
+	mustComplete(t, res, err)
 	if m := loadMeta(t, p, 3); m.Agent.Class != "agent_error" {
 		t.Errorf("iteration 3 class %s, want agent_error (no valid message)", m.Agent.Class)
 	}

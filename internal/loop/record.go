@@ -3,29 +3,33 @@ package loop
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
-	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/ledger"
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
+	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/review"
+	"github.com/runner-cli/runner/internal/runbranch"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
 // record decides a finished iteration's outcome (package outcome), applies
-// it to the tree, and has the ledger record it. Everything written is an
+// it to the tree, records it in git in its lane's working tree
+// (runbranch.Tree.Record), and has the ledger record it. Everything written is an
 // absolute value computed from meta, so recording the same iteration
 // twice (after a crash in the middle of recording) gives the same result.
-func (r *worker) record(ctx context.Context, meta *state.Meta) error {
+func (r *Runner) record(ctx context.Context, l lane.Lane, meta *state.Meta) error {
 	r.stopEscapedAgent(meta.Iteration)
-	defer r.removeTempDir(meta.Iteration)
-	defer r.prompts.forget(meta.Iteration)
+	defer r.env.Rooms.RemoveTempDir(meta.Iteration)
+	defer r.cache.prompts.forget(meta.Iteration)
 	defer r.iterationEnded(meta.Iteration)
 	meta.Outcome = outcomeOf(meta)
 	var msg *executor.Message
@@ -61,7 +65,7 @@ func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 	if ctx.Err() != nil {
 		gitCtx = context.WithoutCancel(ctx)
 	}
-	if err := r.checkpoint(gitCtx, meta, title); err != nil {
+	if err := r.checkpoint(gitCtx, l.Here().Tree(), meta, title); err != nil {
 		return err
 	}
 
@@ -92,8 +96,8 @@ func (r *worker) record(ctx context.Context, meta *state.Meta) error {
 	if err := r.ledger.Record(rec); err != nil {
 		return err
 	}
-	r.progress(meta)
-	r.notifyBlocked(meta, node, msg)
+	r.progress(l.Here().Out(), meta)
+	r.hooks.Blocked(meta, node, msg)
 	return nil
 }
 
@@ -104,7 +108,7 @@ func outcomeOf(meta *state.Meta) string {
 		AgentOK:     meta.Agent != nil && meta.Agent.Class == executor.ClassOK,
 		AgentStatus: meta.AgentStatus, Guard: meta.Guard,
 		Interrupted: meta.Outcome == state.OutcomeInterrupted,
-		Review:      reviewVerdict(meta),
+		Review:      review.Verdict(meta),
 		Tampered:    len(meta.Tamper) > 0,
 		Conflicted:  meta.Conflict != nil,
 	})
@@ -113,7 +117,7 @@ func outcomeOf(meta *state.Meta) string {
 // recordInterrupted records an iteration whose agent was working when it
 // was cut short: it counts as an attempt, and the retry is told the
 // working tree may hold partial changes.
-func (r *worker) recordInterrupted(ctx context.Context, meta *state.Meta, why string) error {
+func (r *Runner) recordInterrupted(ctx context.Context, l lane.Lane, meta *state.Meta, why string) error {
 	meta.Outcome = state.OutcomeInterrupted
 	meta.AgentStatus = ""
 	meta.Guard = state.GuardSkipped
@@ -121,7 +125,7 @@ func (r *worker) recordInterrupted(ctx context.Context, meta *state.Meta, why st
 	if meta.Agent != nil && meta.Agent.LogTail != "" {
 		meta.Summary += "\n\nLast lines of the agent's output:\n" + meta.Agent.LogTail
 	}
-	return r.record(ctx, meta)
+	return r.record(ctx, l, meta)
 }
 
 // applyOutcome applies meta's outcome to t: a decomposition's children,
@@ -130,7 +134,7 @@ func (r *worker) recordInterrupted(ctx context.Context, meta *state.Meta, why st
 // say) make the message invalid: the outcome becomes an executor error,
 // which the next attempt is told about, and *msg is cleared. It returns
 // the node, or nil when it was removed from the tree.
-func (r *worker) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Message) *tree.Node {
+func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Message) *tree.Node {
 	node := t.Find(meta.Node)
 	if node == nil {
 		meta.Note = fmt.Sprintf("node %s was removed from the tree during the iteration; outcome not applied", meta.Node)
@@ -153,7 +157,7 @@ func (r *worker) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 	if !(meta.Outcome == state.OutcomeInterrupted && meta.NoAttempt) {
 		f = outcome.Apply(f, meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), reason)
 	}
-	f = r.afterRejection(meta, f)
+	f = review.AfterRejection(r.cfg, meta, f)
 	f.Set(node)
 	if node.IsLeaf() {
 		r.ledger.Own(node.ID, string(f.Status), f.Attempts, f.BlockedReason)
@@ -171,7 +175,7 @@ func (r *worker) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 // version, so that their edit is kept. It tries a few times; a file
 // rewritten faster than that gets the last version applied to.
 type treeWrite struct {
-	r      *worker
+	r      *Runner
 	ctx    context.Context
 	meta   *state.Meta
 	msg    *executor.Message
@@ -270,72 +274,38 @@ func executorSummary(meta *state.Meta) string {
 	return b.String()
 }
 
-// progress prints the one line a user sees per iteration. meta.json is
-// shared with the agent, so what it says is escaped.
-func (r *worker) progress(m *state.Meta) {
-	agent := m.AgentStatus
-	if (agent == "" || m.Outcome == state.OutcomeExecutorError) && m.Agent != nil {
-		agent = m.Agent.Class
-	}
-	if m.Outcome == state.OutcomeInterrupted {
-		agent = "interrupted"
-	}
-	next := m.NodeStatus
-	if next == "" {
-		next = "removed"
-	}
-	switch {
-	case next == string(tree.StatusOpen) && m.NoAttempt && m.Worker != "":
-		next = "open, no attempt spent (its worker failed before the agent started)"
-	case next == string(tree.StatusOpen) && m.NoAttempt:
-		next = "open, no attempt spent (the runner died)"
-	case next == string(tree.StatusOpen):
-		next = fmt.Sprintf("open, attempt %d of %d used", m.Attempts, m.MaxAttempts)
-	}
-	switch {
-	case m.NoChange && m.Outcome == state.OutcomeDone:
-		next += ", but nothing changed"
-	case m.CommandsFailed && m.Outcome == state.OutcomeDone:
-		next += ", but every command the agent ran failed"
-	}
-	guard := m.Guard
-	if c := m.Conflict; c != nil {
-		// The task's own guards passed; landing it did not.
-		guard = "conflict"
-		if c.Kind == "guards" {
-			guard = "fail on the run branch"
-		}
-	}
-	dur := time.Duration(m.DurationMS) * time.Millisecond
-	review := ""
-	if m.Review != nil && m.Review.Verdict != "" {
-		review = "review: " + inert.Line(m.Review.Verdict) + " "
-	}
-	line := fmt.Sprintf("#%d %-24s agent: %-10s guards: %-7s %s→ %s (%s)",
-		m.Iteration, inert.Line(m.NodePath), inert.Line(agent), inert.Line(guard), review, inert.Line(next), dur.Round(100*time.Millisecond))
+// progress prints on out the one line a user sees per iteration
+// (live.Line), in its colour on a terminal.
+func (r *Runner) progress(out io.Writer, m *state.Meta) {
+	line := live.Line(m)
 	if r.opts.Live != nil {
-		line = r.opts.Live.Paint(toneOf(m), line)
+		line = r.opts.Live.Paint(live.ToneOf(m), line)
 	}
-	fmt.Fprintln(r.out, line)
+	fmt.Fprintln(out, line)
 }
 
-// toneOf is the colour of an iteration's progress line on a terminal: a
-// task blocked (by its agent, or out of attempts) or a done that did
-// nothing asks for the person (yellow); a failed attempt, an agent error,
-// a rejection or a conflict with the run branch is red; a task done,
-// green; a retry asked for, a split or an interruption, no colour.
-func toneOf(m *state.Meta) live.Tone {
-	switch {
-	case m.NodeStatus == string(tree.StatusBlocked) || m.Outcome == state.OutcomeBlocked:
-		return live.Attention
-	case m.Conflict != nil:
-		return live.Bad
-	case m.Outcome == state.OutcomeDone && (m.NoChange || m.CommandsFailed):
-		return live.Attention
-	case m.Outcome == state.OutcomeDone:
-		return live.Good
-	case m.Outcome == state.OutcomeGuardFailed || m.Outcome == state.OutcomeExecutorError || m.Outcome == state.OutcomeRejected:
-		return live.Bad
+// checkpoint records a decided outcome in git in the working tree ck
+// before the ledger records it (runbranch.Tree.Record). Without
+// checkpoints the working tree as a task that is done left it is the
+// next task's start.
+func (r *Runner) checkpoint(ctx context.Context, ck *runbranch.Tree, meta *state.Meta, title string) error {
+	if ck == nil {
+		if meta.Outcome == state.OutcomeDone {
+			r.followBaseline(meta, "", state.WorktreeBaseline, r.p.RunDir(meta.Iteration))
+		}
+		return nil
 	}
-	return live.Plain
+	return ck.Record(ctx, r.cfg, meta, title)
+}
+
+// stopEscapedAgent stops what is left of iteration n's agent when the
+// iteration is recorded (lane.StopEscaped): only processes started since
+// its agent did need a look; a runner resuming the iteration knows no
+// such point and looks at all.
+func (r *Runner) stopEscapedAgent(n int) {
+	var since proc.PIDMark
+	if r.cache.agentIteration == n {
+		since = r.cache.agentMark
+	}
+	lane.StopEscaped(r.p, n, since, r.cfg.Executor.KillGrace.Duration, r.log)
 }

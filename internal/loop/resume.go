@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 
 	"github.com/runner-cli/runner/internal/config"
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/fsutil"
-	"github.com/runner-cli/runner/internal/git"
+	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/review"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -49,26 +49,91 @@ func (r *Runner) resumeLeft(ctx context.Context) error {
 // runner died between the two writes) its results are kept rather than
 // thrown away.
 func (r *Runner) resume(ctx context.Context, in *state.InFlight) error {
-	w := r.mainWorker()
+	var s *slot
 	if in.Slot > 0 && r.par != nil {
 		// Resolved in the slot it worked in: its work is there.
-		s, err := r.slotFor(ctx, in.Slot)
-		if err != nil {
+		var err error
+		if s, err = r.slotFor(ctx, in.Slot); err != nil {
 			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 		}
-		w = r.slotWorker(s)
 	}
-	return w.resumeIn(ctx, in)
+	return r.resumeIn(ctx, r.laneFor(s), in)
 }
 
 // resumeIn is resume in the lane the iteration worked in.
-func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
+func (r *Runner) resumeIn(ctx context.Context, l lane.Lane, in *state.InFlight) error {
 	r.ledger.Resume(true)
 	defer r.ledger.Resume(false)
-	r.killLeftoverAgent(in)
+	lane.KillLeftovers(r.p, in, r.cfg.Executor.KillGrace.Duration, r.log)
+	meta, phase, err := r.resumeMeta(ctx, in)
+	if err != nil {
+		return err
+	}
+	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) && !r.env.Branch.TaskLanded(ctx, meta) {
+		// A verdict in meta.json (or in a record of the journal, or a
+		// digest of either) is something an agent that outlived its
+		// runner could have written: the guards judge the work again, and
+		// the reviewer reviews it again (SPEC §20). A verdict that fails
+		// the work is kept: it gives the agent nothing.
+		r.log.Info("running the guards again on the work of an iteration whose runner stopped after judging it; what it recorded is not believed",
+			"iteration", in.Iteration, "node", in.Node, "vouched", r.ledger.Vouched(meta))
+		meta.Guards, meta.Guard, meta.Checks, meta.Review = nil, "", nil, nil
+		phase = state.PhaseAgentDone
+	}
+	if phase != state.PhaseRecorded && phase != state.PhaseAborted {
+		// The check of the protected paths made when the agent exited may
+		// never have run: they are compared with the checkpoint first.
+		tamper, err := l.Here().Tree().ProtectedSince(ctx, r.cfg.Verify.Protect, in.Iteration)
+		if err != nil {
+			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+		}
+		if err := r.noteTamper(l, meta, tamper); err != nil {
+			return err
+		}
+	}
+	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
+		// The verdict's usage reaches run_state.json with the save that
+		// moves the marker to reviewed, which never happened.
+		r.ledger.AddReviewUsage(meta.Review)
+	}
+	if phase == state.PhaseRecorded {
+		// Recorded already, by a runner that died before its run state
+		// (the death it noted among it) was saved.
+		r.ledger.DeathOf(meta)
+	}
+	switch phase {
+	case state.PhaseGuardsDone, state.PhaseReviewing, state.PhaseReviewed, state.PhaseRecorded:
+		if review.Wanted(r.cfg, meta) {
+			r.log.Info("asking the reviewer again about an iteration a previous runner left in its review", "iteration", in.Iteration, "node", in.Node)
+		} else {
+			r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
+		}
+		if meta.Phase != state.PhaseReviewed {
+			meta.Phase = state.PhaseGuardsDone
+		}
+		return r.afterGuards(ctx, l, meta)
+	case state.PhaseAgentDone:
+		r.log.Info("running the guards of an iteration a previous runner left", "iteration", in.Iteration, "node", in.Node)
+		meta.Phase = state.PhaseAgentDone
+		return r.finish(ctx, l, meta)
+	case state.PhaseAborted:
+		// The agent could not be started: no attempt was spent.
+		r.log.Warn("the previous runner could not start the agent", "iteration", in.Iteration, "node", in.Node, "note", meta.Note)
+		return r.ledger.EndResumed(meta, meta.Note)
+	default:
+		return r.resumeStarted(ctx, l, in, meta)
+	}
+}
+
+// resumeMeta is the record of iteration in, which a previous runner left
+// in flight, and the phase it reached: its meta.json, or one rebuilt from
+// the marker when the runner died before writing any; meta.json is
+// written before the in-flight marker moves to a phase, so the later of
+// the two stands.
+func (r *Runner) resumeMeta(ctx context.Context, in *state.InFlight) (*state.Meta, string, error) {
 	meta, err := r.ledger.LoadMeta(in.Iteration)
 	if err != nil {
-		return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+		return nil, "", fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 	}
 	phase := in.Phase
 	if meta == nil {
@@ -78,12 +143,12 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 		// this iteration is being recorded cannot count the attempt twice.
 		t, err := r.treeForRecord(ctx, in.Iteration)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
 		meta = rebuiltMeta(r.p, r.cfg, in, t)
 		meta.Phase = state.PhaseStarted
 		if err := r.ledger.Rebuilt(meta); err != nil {
-			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
+			return nil, "", fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
 		}
 	} else {
 		if phaseRank(meta.Phase) > phaseRank(phase) {
@@ -101,74 +166,7 @@ func (r *worker) resumeIn(ctx context.Context, in *state.InFlight) error {
 			}
 		}
 	}
-	if phaseRank(phase) >= phaseRank(state.PhaseGuardsDone) && phase != state.PhaseAborted && phase != state.PhaseRecorded && wouldLand(meta) && !r.taskLanded(ctx, meta) {
-		// A verdict in meta.json (or in a record of the journal, or a
-		// digest of either) is something an agent that outlived its
-		// runner could have written: the guards judge the work again, and
-		// the reviewer reviews it again (SPEC §20). A verdict that fails
-		// the work is kept: it gives the agent nothing.
-		r.log.Info("running the guards again on the work of an iteration whose runner stopped after judging it; what it recorded is not believed",
-			"iteration", in.Iteration, "node", in.Node, "vouched", r.ledger.Vouched(meta))
-		meta.Guards, meta.Guard, meta.Checks, meta.Review = nil, "", nil, nil
-		phase = state.PhaseAgentDone
-	}
-	if phase != state.PhaseRecorded && phase != state.PhaseAborted {
-		// The check of the protected paths made when the agent exited may
-		// never have run: they are compared with the checkpoint first.
-		tamper, err := r.protectedSinceCheckpoint(ctx, in.Iteration)
-		if err != nil {
-			return fmt.Errorf("resume iteration %d: %w", in.Iteration, err)
-		}
-		if err := r.noteTamper(meta, tamper); err != nil {
-			return err
-		}
-	}
-	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
-		// The verdict's usage reaches run_state.json with the save that
-		// moves the marker to reviewed, which never happened.
-		r.ledger.AddReviewUsage(meta.Review)
-	}
-	if phase == state.PhaseRecorded {
-		// Recorded already, by a runner that died before its run state
-		// (the death it noted among it) was saved.
-		r.ledger.DeathOf(meta)
-	}
-	switch phase {
-	case state.PhaseGuardsDone, state.PhaseReviewing, state.PhaseReviewed, state.PhaseRecorded:
-		if r.reviewWanted(meta) {
-			r.log.Info("asking the reviewer again about an iteration a previous runner left in its review", "iteration", in.Iteration, "node", in.Node)
-		} else {
-			r.log.Info("recording the results of an iteration a previous runner finished", "iteration", in.Iteration, "node", in.Node)
-		}
-		if meta.Phase != state.PhaseReviewed {
-			meta.Phase = state.PhaseGuardsDone
-		}
-		return r.afterGuards(ctx, meta)
-	case state.PhaseAgentDone:
-		r.log.Info("running the guards of an iteration a previous runner left", "iteration", in.Iteration, "node", in.Node)
-		meta.Phase = state.PhaseAgentDone
-		return r.finish(ctx, meta)
-	case state.PhaseAborted:
-		// The agent could not be started: no attempt was spent.
-		r.log.Warn("the previous runner could not start the agent", "iteration", in.Iteration, "node", in.Node, "note", meta.Note)
-		return r.ledger.EndResumed(meta, meta.Note)
-	default:
-		return r.resumeStarted(ctx, in, meta)
-	}
-}
-
-// taskLanded reports whether the commit of meta's task, made by this
-// iteration, is on the run branch: the runner acted on the verdict before
-// it died (the commit moves the branch by compare-and-swap from the head
-// it recorded), so the verdict is its own, and judging again could only
-// contradict a commit that stays.
-func (r *worker) taskLanded(ctx context.Context, meta *state.Meta) bool {
-	if r.main == nil {
-		return false
-	}
-	trailers := map[string]string{git.TrailerNode: meta.Node, git.TrailerIteration: strconv.Itoa(meta.Iteration)}
-	found, err := r.main.repo.FindByTrailers(ctx, git.BranchRef(r.main.branch), 20, trailers)
-	return err == nil && found != ""
+	return meta, phase, nil
 }
 
 // wouldLand reports whether the verdict meta holds would make its task
@@ -184,13 +182,14 @@ func wouldLand(meta *state.Meta) bool {
 // its own I/O, a kill between the two), spends none, and neither does an
 // agent that had finished and left its final message, which is recorded
 // as if the runner had seen it end.
-func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *state.Meta) error {
+func (r *Runner) resumeStarted(ctx context.Context, l lane.Lane, in *state.InFlight, meta *state.Meta) error {
 	runDir := r.p.RunDir(in.Iteration)
 	who := fmt.Sprintf("runner pid %d", in.RunnerPID)
-	if r.engine != nil {
-		if found, err := r.resumeOnWorker(ctx, in, meta); found {
+	if res, found, err := l.Adopt(ctx, in, meta); found {
+		if err != nil {
 			return err
 		}
+		return r.adopted(ctx, l, meta, res)
 	}
 	if !agentBegan(in, meta, runDir) {
 		if meta.Phase == state.PhaseWaiting {
@@ -200,7 +199,7 @@ func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		r.log.Warn("the previous runner stopped before the agent started; no attempt spent", "iteration", in.Iteration, "node", in.Node)
 		return r.ledger.EndResumed(meta, who+" stopped before the agent started: no attempt was spent")
 	}
-	if res := r.recoverAgent(meta); res != nil {
+	if res := r.recoverAgent(l.Here().Dir(), meta); res != nil {
 		executor.NoteRun(meta, res)
 		r.ledger.AddUsage(meta.Executor, res.Usage)
 		if res.Class == executor.ClassRateLimited {
@@ -209,7 +208,7 @@ func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		}
 		r.log.Info("the previous runner stopped after the agent finished; recording what the agent left", "iteration", in.Iteration, "node", in.Node)
 		meta.Note = "recorded from the files the agent left: " + who + " stopped, or could not write its records, after the agent finished"
-		return r.agentFinished(ctx, meta, res)
+		return r.agentFinished(ctx, l, meta, res)
 	}
 	r.log.Warn("the previous runner was interrupted while the agent worked; retrying its node", "iteration", in.Iteration, "node", in.Node, "runner_pid", in.RunnerPID)
 	if meta.Agent == nil {
@@ -222,7 +221,28 @@ func (r *worker) resumeStarted(ctx context.Context, in *state.InFlight, meta *st
 		// spent, whoever killed the runner.
 		meta.NoAttempt = false
 	}
-	return r.recordInterrupted(ctx, meta, who+" stopped while the agent was working")
+	return r.recordInterrupted(ctx, l, meta, who+" stopped while the agent was working")
+}
+
+// adopted carries on an iteration its lane adopted (lane.Lane.Adopt): the
+// agent's result taken, or how it ended without one.
+func (r *Runner) adopted(ctx context.Context, l lane.Lane, meta *state.Meta, res lane.Result) error {
+	switch {
+	case res.Lost != "":
+		return r.noResult(ctx, l, meta, res)
+	case res.Agent == nil:
+		return r.ledger.EndResumed(meta, res.Ended)
+	}
+	if err := r.noteTamper(l, meta, res.Tamper); err != nil {
+		return err
+	}
+	executor.NoteRun(meta, res.Agent)
+	r.ledger.AddUsage(meta.Executor, meta.Usage)
+	if res.Ended != "" {
+		return r.ledger.EndResumed(meta, res.Ended)
+	}
+	r.log.Info("recording an iteration a worker finished for a previous runner", "iteration", meta.Iteration, "node", meta.Node, "worker", meta.Worker)
+	return r.agentFinished(ctx, l, meta, res.Agent)
 }
 
 // rebuiltMeta is the meta.json of iteration in, which a runner died in
@@ -275,10 +295,11 @@ func agentBegan(in *state.InFlight, meta *state.Meta, runDir string) bool {
 // runner left in phase started, when that agent had finished: its exit
 // record, final message or closing failure event is in the run folder
 // although the runner never saved meta.json (it died, or could not write,
-// right after the agent ended). nil when the agent did not finish.
-func (r *worker) recoverAgent(meta *state.Meta) *executor.Result {
+// right after the agent ended), its working tree dir. nil when the agent
+// did not finish.
+func (r *Runner) recoverAgent(dir string, meta *state.Meta) *executor.Result {
 	req := executor.Request{
-		Root: r.workDir, RunnerDir: r.p.Dir, RunDir: r.p.RunDir(meta.Iteration),
+		Root: dir, RunnerDir: r.p.Dir, RunDir: r.p.RunDir(meta.Iteration),
 		Iteration: meta.Iteration, NodeID: meta.Node,
 		PromptFile: filepath.Join(r.p.RunDir(meta.Iteration), "prompt.md"), SchemaFile: r.p.Schema(),
 	}

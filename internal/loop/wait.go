@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
+	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/watch"
@@ -27,7 +27,7 @@ const (
 
 // errStopWhileWaiting reports that `runner stop` was asked while the
 // runner waited for a person to fix an input it could not record into.
-var errStopWhileWaiting = errors.New("stop requested while waiting for a fix")
+var errStopWhileWaiting = ratelimit.ErrStopped
 
 // fileSum identifies the content of a file: its size and a 64-bit hash
 // of its bytes (hash/maphash, seeded at random for each process, so that
@@ -69,6 +69,22 @@ type inputs struct {
 	config, tree fileSum
 }
 
+// inputState is what the run knows of the files a person edits while it
+// runs, and what it told them about those.
+type inputState struct {
+	// seen is config.toml and tree.json as the runner last read or wrote
+	// them; a wait ends when the files differ from it.
+	seen         inputs
+	recheck      time.Duration // waits re-check inputs this often; 0: recheckWatching
+	invalid      string        // the invalid-input report last printed
+	invalidFiles string        // the files it named
+	waiting      string        // why the run last said it was waiting
+	refusedSaid  ownedNotice   // edits of runner-owned fields reported (owned.go)
+	// forged is what unconfined slots' programs forged in the runner's
+	// files, not yet noted on an iteration (forgedslots.go).
+	forged forgery
+}
+
 func (r *Runner) fingerprint() inputs {
 	return inputs{config: sumFile(r.p.Config()), tree: sumFile(r.p.Tree())}
 }
@@ -94,8 +110,8 @@ func (r *Runner) stopRequested() bool {
 func (r *Runner) waitForChange(ctx context.Context, seen inputs) waitEnd {
 	r.ledger.FlushOrLog() // a wait may be long: run_state.json says where the loop stands
 	recheck := recheckWatching
-	if r.recheck > 0 {
-		recheck = r.recheck
+	if r.in.recheck > 0 {
+		recheck = r.in.recheck
 	}
 	end := cancelled
 	watch.Until(ctx, []string{r.p.Config(), r.p.Tree(), r.p.StopRequest()}, watch.Wait{
@@ -135,7 +151,7 @@ func (r *Runner) loadInputs(ctx context.Context) (t *tree.Tree, ok bool) {
 		seen := inputs{config: cfgSum, tree: treeSum} // what was read, valid or not
 		if cfgErr == nil && treeErr == nil {
 			r.cfg = cfg
-			r.seen = seen
+			r.in.seen = seen
 			r.inputsValid()
 			return t, true
 		}
@@ -202,32 +218,32 @@ func (r *Runner) reportInvalid(what string, bad []badInput) {
 			b.WriteString("  " + line + "\n")
 		}
 	}
-	if b.String() == r.invalid {
+	if b.String() == r.in.invalid {
 		return
 	}
-	r.invalid = b.String()
-	r.invalidFiles = strings.Join(names, " and ")
-	fmt.Fprint(r.opts.Notices, r.invalid)
+	r.in.invalid = b.String()
+	r.in.invalidFiles = strings.Join(names, " and ")
+	fmt.Fprint(r.opts.Notices, r.in.invalid)
 }
 
 // inputsValid notes that the inputs load again after a reported problem.
 func (r *Runner) inputsValid() {
-	if r.invalid == "" {
+	if r.in.invalid == "" {
 		return
 	}
-	r.invalid = ""
-	fmt.Fprintf(r.opts.Notices, "runner: %s: valid again; going on\n", r.invalidFiles)
+	r.in.invalid = ""
+	fmt.Fprintf(r.opts.Notices, "runner: %s: valid again; going on\n", r.in.invalidFiles)
 }
 
 // waitWatching prints why the run is idle (once per distinct reason) and
 // waits for the inputs to change.
 func (r *Runner) waitWatching(ctx context.Context, why string) {
-	if why != r.waiting {
-		r.waiting = why
+	if why != r.in.waiting {
+		r.in.waiting = why
 		fmt.Fprintf(r.opts.Notices, "runner: %s; waiting for %s or %s to change (`runner stop` to exit)\n",
 			inert.Text(why), r.p.Rel(r.p.Tree()), r.p.Rel(r.p.Config()))
 	}
-	r.waitForChange(ctx, r.seen)
+	r.waitForChange(ctx, r.in.seen)
 }
 
 // consumeStop removes a stop request, reporting whether there was one.

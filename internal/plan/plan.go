@@ -62,7 +62,7 @@ type Options struct {
 	Progress io.Writer
 	Log      *log.Logger
 	// Room is the room of a program working in work with its temporary
-	// directory tmp under a config (loop.RoomFor): the planning agent's
+	// directory tmp under a config (room.For): the planning agent's
 	// is an iteration's. nil: the plan cannot confine its agent, and
 	// runs it as sandbox.mode = "off" would.
 	Room func(cfg *config.Config, work, tmp string) *sandbox.Room

@@ -7,12 +7,22 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/runner-cli/runner/internal/config"
 )
+
+// ErrGaveUp ends a run whose usage or rate limit lasts longer than
+// loop.max_wait allows.
+var ErrGaveUp = errors.New("usage or rate limit outlasts loop.max_wait")
+
+// ErrStopped reports that `runner stop` was asked while the runner
+// waited (for a limit to lift, for a person to fix an input it could not
+// record into): the run ends as it does at a boundary.
+var ErrStopped = errors.New("stop requested while waiting for a fix")
 
 // Policy is how the runner waits, from the [loop] table of config.toml.
 type Policy struct {

@@ -1,12 +1,23 @@
-// Package review builds the prompt of the reviewer (SPEC §17): a fresh
+// Package review is the review of an iteration (SPEC §17): a fresh
 // session of another executor that judges work whose agent says done and
-// whose guards passed. The prompt holds a fixed review contract, the task
-// (path, goal, acceptance), the agent's summary (quoted, so that none of
-// its lines reads as a section of the prompt), the guard results and the
-// attempt's changes (fenced), then the verdict format; every dynamic section
-// is scrubbed of secrets, and the whole fits a byte budget by cutting the
-// variable sections from the last (the changes) backwards. Nothing here
-// reads or writes a file.
+// whose guards passed, before it is recorded done. Ask holds the work,
+// asks the reviewer until it gives a verdict, puts back whatever it
+// changed, and makes the verdict durable through the ledger; Wanted,
+// Verdict, NoteRejection and AfterRejection are what the coordinator
+// (package loop) decides with it.
+//
+// The prompt (Build, which reads and writes no file) holds a fixed review
+// contract, the task (path, goal, acceptance), the agent's summary
+// (quoted, so that none of its lines reads as a section of the prompt),
+// the guard results and the attempt's changes (fenced), then the verdict
+// format; every dynamic section is scrubbed of secrets, and the whole
+// fits a byte budget by cutting the variable sections from the last (the
+// changes) backwards.
+//
+// It owns the review's folder of the run folder and the refs under
+// refs/runner/reviews/ and refs/runner/review-changes/. It must not touch
+// the tree, the outcome or the run branch but to put back what a reviewer
+// moved.
 package review
 
 import (
@@ -194,9 +205,7 @@ func taskText(in Input) string {
 	var b strings.Builder
 	textfmt.Field(&b, "path", in.Path)
 	textfmt.Field(&b, "id", in.ID)
-	textfmt.Field(&b, "title", in.Title)
-	textfmt.Field(&b, "goal", in.Goal)
-	textfmt.List(&b, "acceptance", in.Acceptance)
+	textfmt.Task(&b, in.Title, in.Goal, in.Acceptance)
 	return b.String()
 }
 
