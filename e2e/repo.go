@@ -41,6 +41,7 @@ type Repo struct {
 	// Namespaces: the agents' rooms are built in Namespaces, where each
 	// sees its own processes only (see runnerCmd).
 	Namespaces bool
+	runs       int // runners started, for runs.txt (KeepEnv)
 }
 
 // TomlString quotes s for TOML (a JSON string is a valid TOML basic string
@@ -106,6 +107,7 @@ max_attempts = 100000
 	r.Write(".runner/config.toml", config)
 	r.Write(".runner/tree.json", treeJSON)
 	t.Cleanup(func() { r.killSurvivors() })
+	r.keepOnFailure()
 	return r
 }
 
@@ -200,6 +202,7 @@ func (r *Repo) RunRunner(limit, killAfter time.Duration, env []string, args ...s
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		res.Killed = true
 	}
+	r.noteRun(env, killAfter, res)
 	return res
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,22 +57,32 @@ func TestCrashAtEveryWrite(t *testing.T) {
 	preludes := []struct {
 		name     string
 		guards   string // [[guard]] config
-		failAt   string // failpoint of the first run, which leaves the iteration in flight
+		failAt   string // failpoints of the first runs, one run each, which leave the iteration in flight
 		phase    string // the phase it must leave
 		minKills int    // write points the sweep must find, at the least
+		// hold keeps the agents of the first runs at work, printing
+		// nothing, until their runner is killed: their supervisor stops
+		// them (an agent that prints after its runner died may die of the
+		// broken pipe first, and count as finished).
+		hold bool
 	}{
-		{"first run", crashGuard, "", "", 20},
-		{"first run without guards", "", "", "", 15},
-		{"resume started", crashGuard, "rename:run_state.json@1", state.PhaseStarted, 8},
+		{"first run", crashGuard, "", "", 20, false},
+		{"first run without guards", "", "", "", 15, false},
+		{"resume started", crashGuard, "rename:run_state.json@1", state.PhaseStarted, 8, false},
 		// Killed while writing the in-flight marker to run_state.json: only
 		// the journal's started record knows the iteration.
-		{"resume started from the journal", crashGuard, "temp:run_state.json@1", startedInJournalOnly, 8},
-		{"resume agent_done", crashGuard, "rename:run_state.json@2", state.PhaseAgentDone, 8},
-		{"resume guards_done", crashGuard, "rename:run_state.json@3", state.PhaseGuardsDone, 8},
+		{"resume started from the journal", crashGuard, "temp:run_state.json@1", startedInJournalOnly, 8, false},
+		{"resume agent_done", crashGuard, "rename:run_state.json@2", state.PhaseAgentDone, 8, false},
+		{"resume guards_done", crashGuard, "rename:run_state.json@3", state.PhaseGuardsDone, 8, false},
+		// Two deaths while the agent works, the second known to the
+		// journal only: its iteration spends an attempt (the task was at
+		// work at the death before), which the resuming runner records in
+		// tree.json before it saves the run state.
+		{"resume a second death from the journal", crashGuard, "rename:run_state.json@1 temp:run_state.json@2", startedInJournalOnly, 8, true},
 	}
 	for _, pre := range preludes {
 		t.Run(pre.name, func(t *testing.T) {
-			kills := sweepWrites(t, pre.guards, pre.failAt, pre.phase)
+			kills := sweepWrites(t, pre.guards, pre.failAt, pre.phase, pre.hold)
 			t.Logf("killed the runner at %d distinct write points", kills)
 			if kills < pre.minKills {
 				t.Errorf("only %d write points; the failpoint hook is not reached", kills)
@@ -84,11 +96,12 @@ func TestCrashAtEveryWrite(t *testing.T) {
 const startedInJournalOnly = "started (journal only)"
 
 // sweepWrites runs the sweep: for N = 1, 2, ... a fresh repository with
-// one task and the given guards, a first run killed at failAt (none when
-// empty) that must leave the iteration in phase, a run killed at its N-th
+// one task and the given guards, a run killed at each failpoint of failAt
+// (space-separated; none when empty), which must leave the iteration in
+// phase (their agents held at work with hold), a run killed at its N-th
 // write point, and a last run that must finish. It returns the number of
 // kills made.
-func sweepWrites(t *testing.T, guards, failAt, phase string) int {
+func sweepWrites(t *testing.T, guards, failAt, phase string, hold bool) int {
 	const wave = 4 // cases run side by side
 	var (
 		mu       sync.Mutex
@@ -103,11 +116,25 @@ func sweepWrites(t *testing.T, guards, failAt, phase string) int {
 			for n := first; n < first+wave; n++ {
 				t.Run(strconv.Itoa(n), func(t *testing.T) {
 					t.Parallel()
+					agentEnv := []string{e2e.CrashSteadyEnv + ` = "1"`}
+					held := filepath.Join(t.TempDir(), "hold")
+					if hold {
+						if err := os.WriteFile(held, nil, 0o644); err != nil {
+							t.Fatal(err)
+						}
+						agentEnv = append(agentEnv, e2e.CrashHoldEnv+" = "+e2e.TomlString(held))
+					}
 					r := e2e.NewRepo(t, `{"version": 1, "root": {"id": "job", "title": "Job", "children": [
-  {"id": "only", "title": "The only task"}]}}`, guards, e2e.CrashSteadyEnv+` = "1"`)
+  {"id": "only", "title": "The only task"}]}}`, guards, agentEnv...)
 					if failAt != "" {
-						res := r.RunRunner(e2e.RunLimit, 0, []string{fsutil.FailpointEnv + "=" + failAt}, "run")
-						s := r.CheckState("after the first kill")
+						var res e2e.RunnerResult
+						for _, fp := range strings.Fields(failAt) {
+							if res = r.RunRunner(e2e.RunLimit, 0, []string{fsutil.FailpointEnv + "=" + fp}, "run"); !res.Killed {
+								t.Fatalf("the run with %s=%s was not killed (exit %d):\n%s", fsutil.FailpointEnv, fp, res.Code, res.Out)
+							}
+						}
+						os.Remove(held)
+						s := r.CheckState("after the kills of " + failAt)
 						left := s.RS.InFlight != nil && s.RS.InFlight.Phase == phase
 						if phase == startedInJournalOnly {
 							rec, err := state.UnfinishedStart(r.Paths.Journal())

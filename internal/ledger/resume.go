@@ -16,6 +16,15 @@ import (
 // making the record durable and before run_state.json got the marker;
 // with parallel slots there may be several). Resolve it, Flush, and ask
 // again until nil.
+//
+// The markers of iterations only the journal knows of are written to
+// run_state.json, durably, before Left returns one of them. Resolving an
+// iteration ends it in the journal before the run state it changed (the
+// task's runner-owned fields, the death it notes) is saved (Record):
+// without the marker on disk, a runner killed in between would leave the
+// iteration ended in the journal, unknown to run_state.json and never
+// recorded again, and the next runner would set tree.json back to the
+// run state's older values of its task.
 func (l *Ledger) Left() (*state.InFlight, error) {
 	if f := l.rs.Flights(); len(f) > 0 {
 		return f[0], nil
@@ -24,13 +33,16 @@ func (l *Ledger) Left() (*state.InFlight, error) {
 	if err != nil {
 		return nil, fmt.Errorf("look for an unfinished iteration: %w", err)
 	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
 	for _, rec := range recs {
 		l.rs.AddFlight(&state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time, Slot: rec.Slot, Executor: rec.Executor})
 	}
-	if f := l.rs.Flights(); len(f) > 0 {
-		return f[0], nil
+	if err := l.saveState(fsutil.Durable); err != nil {
+		return nil, fmt.Errorf("note the iterations the journal says are unfinished in the run state: %w", err)
 	}
-	return nil, nil
+	return l.rs.Flights()[0], nil
 }
 
 // Resume marks the start (true) and the end (false) of resolving an

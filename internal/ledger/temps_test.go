@@ -2,12 +2,9 @@ package ledger
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/charmbracelet/log"
 
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/state"
@@ -45,14 +42,7 @@ func TestLoadRemovesTempsOfEveryIterationInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := Open(p, log.New(io.Discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if err := l.Load(); err != nil {
-		t.Fatal(err)
-	}
+	openLoaded(t, p)
 	for _, f := range temps {
 		if _, err := os.Lstat(f); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there (%v)", p.Rel(f), err)
