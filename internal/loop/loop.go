@@ -230,7 +230,7 @@ func (r *Runner) runSerial(ctx context.Context) (*Result, error) {
 		if res := r.limitReached(); res != nil {
 			return res, nil
 		}
-		if err := r.preflight(ctx); err != nil {
+		if err := r.withBase(ctx, sel.Node.ID); err != nil {
 			return r.failed(ctx, err)
 		}
 		if err := r.iterate(ctx, r.laneFor(nil), t, ix, sel.Node); errors.Is(err, errNoIteration) {
