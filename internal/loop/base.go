@@ -77,3 +77,39 @@ func (r *Runner) journalFollowed(f *runbranch.Followed, err error) error {
 	return r.ledger.Journal(state.Record{Event: state.EventBase, Outcome: f.Kind, Paths: f.Files,
 		Summary: fmt.Sprintf(what, f.Base, runbranch.Short(f.Tip), ahead)})
 }
+
+// pruneRefs prunes the refs kept under refs/runner/ past git.keep_refs
+// (runbranch.PruneRefs), but those of the iterations still in flight,
+// says so and journals them.
+func (r *Runner) pruneRefs(ctx context.Context) error {
+	var busy []int
+	for _, f := range r.ledger.State().Flights() {
+		busy = append(busy, f.Iteration)
+	}
+	pruned, err := r.env.Branch.PruneRefs(ctx, r.cfg, busy)
+	if err != nil {
+		// Kept refs are only bounded: the run goes on, and the next one
+		// prunes them.
+		r.log.Warn("could not prune the refs under refs/runner/", "err", err)
+		return nil
+	}
+	if len(pruned.Refs) == 0 {
+		return nil
+	}
+	k := r.cfg.Git.KeepRefs
+	fmt.Fprintf(r.opts.Notices, "runner: pruned %d refs under refs/runner/ past git.keep_refs (count %d, age %s): the journal names them\n",
+		len(pruned.Refs), k.Count, k.Age.Duration)
+	return r.ledger.Journal(state.Record{Event: state.EventRefsPruned, Paths: firstN(pruned.Refs, maxPrunedNamed),
+		Summary: fmt.Sprintf("%d refs past git.keep_refs (count %d, age %s)", len(pruned.Refs), k.Count, k.Age.Duration)})
+}
+
+// maxPrunedNamed bounds the refs a refs_pruned record names.
+const maxPrunedNamed = 200
+
+// firstN is the first n of s.
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -168,6 +168,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.resumeLeft(ctx); err != nil {
 		return r.failed(ctx, err)
 	}
+	if err := r.pruneRefs(ctx); err != nil {
+		return nil, err
+	}
 	if r.engine != nil && len(r.ledger.State().Flights()) == 0 {
 		r.engine.CancelOrphans(ctx)
 	}
