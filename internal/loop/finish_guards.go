@@ -73,4 +73,3 @@ func (r *Runner) judgeFinish(ctx context.Context, f *finishing, o *runbranch.Ont
 	}
 	return nil
 }
-
