@@ -25,19 +25,21 @@ const ghTimeout = 2 * time.Minute
 // tree's root title as its title, the morning report in Markdown as its
 // body); without gh it says where to open one.
 func (r *Runner) finishPR(ctx context.Context, f *finishing, fin *state.Finished, out io.Writer) error {
+	// The push runs with the runner's own git configuration, not the
+	// repository's: a remote's name is sent to its URL.
 	remote := r.cfg.Git.Remote
+	where, err := f.repo.RemoteURL(ctx, remote)
+	if err != nil || where == "" {
+		where = remote // a URL or a path
+	}
 	ref := git.BranchRef(f.branch)
-	if err := f.repo.Push(ctx, remote, ref+":"+ref); err != nil {
+	if err := f.repo.Push(ctx, where, ref+":"+ref); err != nil {
 		return fmt.Errorf("finish: push the run branch %s: %w", inert.Line(f.branch), err)
 	}
 	fmt.Fprintf(out, "pushed %s to %s\n", inert.Line(f.branch), inert.Line(remote))
 	gh, err := exec.LookPath("gh")
 	if err != nil {
 		fin.How = state.FinishedPushed
-		where, _ := f.repo.RemoteURL(ctx, remote)
-		if where == "" {
-			where = remote
-		}
 		fin.URL = compareURL(where, f.base, f.branch)
 		into := ""
 		if f.base != "" {
