@@ -93,6 +93,11 @@ func (r *Runner) pruneRefs(ctx context.Context) error {
 		r.log.Warn("could not prune the refs under refs/runner/", "err", err)
 		return nil
 	}
+	return r.journalPruned(pruned)
+}
+
+// journalPruned says how many refs were pruned and journals them.
+func (r *Runner) journalPruned(pruned runbranch.Pruned) error {
 	if len(pruned.Refs) == 0 {
 		return nil
 	}

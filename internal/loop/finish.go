@@ -110,6 +110,11 @@ func Finish(ctx context.Context, opts Options, fo FinishOptions) (*state.Finishe
 	if !fo.Keep {
 		err = f.cleanUp(ctx, fin, fo.Out)
 	}
+	if pruned, perr := runbranch.PruneRefs(ctx, f.repo, r.cfg.Git.KeepRefs, time.Now(), nil); perr != nil {
+		r.log.Warn("could not prune the refs under refs/runner/", "err", perr)
+	} else {
+		err = errors.Join(err, r.journalPruned(pruned))
+	}
 	fin.At = time.Now().UTC()
 	return fin, errors.Join(err, r.recordFinished(fin))
 }
