@@ -78,9 +78,6 @@ type Hooks struct {
 	// SetBase records one (base.go).
 	Base    func() string
 	SetBase func(branch string)
-	// Unrecorded are the whiles agents worked in the run branch's
-	// working tree with no attempt's ref holding their work (person.go).
-	Unrecorded func() []Span
 }
 
 // Tree is a working tree of the run with its git checkpoints: the
@@ -247,11 +244,6 @@ func Open(ctx context.Context, cfg *config.Config, p state.Paths, rootID string,
 	}
 	if err := b.recoverFollow(ctx, t); err != nil {
 		return nil, fmt.Errorf("git checkpoints: %w", err)
-	}
-	if !cfg.Git.Worktree {
-		if err := b.settlePersonal(ctx, t); err != nil {
-			return nil, fmt.Errorf("git checkpoints: tell your changes in %s from the runner's: %w", t.repo.Top(), err)
-		}
 	}
 	changes, err := t.repo.Changes(ctx, t.runtime)
 	if err != nil {

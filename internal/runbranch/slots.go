@@ -42,8 +42,7 @@ func (b *Branch) Slot(ctx context.Context, cfg *config.Config, id int) (*Tree, e
 	if err != nil {
 		return nil, fmt.Errorf("slot %d: %w", id, err)
 	}
-	// The run's own paths, not the person's in the checkout (person.go).
-	ck := &Tree{b: b, slot: id, repo: wt, branch: main.branch, head: head, runtime: main.runtime[:1:1]}
+	ck := &Tree{b: b, slot: id, repo: wt, branch: main.branch, head: head, runtime: main.runtime}
 	changes, err := wt.Changes(ctx, ck.runtime)
 	if err != nil {
 		return nil, fmt.Errorf("slot %d: %w", id, err)
