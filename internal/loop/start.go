@@ -79,6 +79,7 @@ func (r *Runner) openBranch(ctx context.Context, t *tree.Tree) error {
 		Setup:      func(work string, slot int) (*sandbox.Room, func()) { return r.env.Rooms.Setup(r.cfg, work, slot) },
 		Base:       func() string { return r.ledger.State().Base },
 		SetBase:    r.ledger.SetBase,
+		Unrecorded: r.unrecorded,
 	})
 	if err != nil {
 		return err

@@ -175,10 +175,6 @@ func PersonsChanges(ctx context.Context, repo *git.Repo, path string, runtime []
 	return snap.Paths, nil
 }
 
-// attemptsLooked bounds the attempts looked through for one that holds
-// a worktree's changes.
-const attemptsLooked = 5
-
 // firstN is the first n of s.
 func firstN(s []string, n int) []string {
 	if len(s) > n {

@@ -78,6 +78,10 @@ type Hooks struct {
 	// SetBase records one (base.go).
 	Base    func() string
 	SetBase func(branch string)
+	// Unrecorded is what the coordinator knows of the iterations that
+	// worked in the run branch's working tree with no attempt's ref
+	// holding their work (person.go).
+	Unrecorded func() Unrecorded
 }
 
 // Tree is a working tree of the run with its git checkpoints: the
@@ -244,6 +248,11 @@ func Open(ctx context.Context, cfg *config.Config, p state.Paths, rootID string,
 	}
 	if err := b.recoverFollow(ctx, t); err != nil {
 		return nil, fmt.Errorf("git checkpoints: %w", err)
+	}
+	if !cfg.Git.Worktree {
+		if err := b.checkPersonal(ctx, t, cfg.Verify.Protect); err != nil {
+			return nil, fmt.Errorf("git checkpoints: %w", err)
+		}
 	}
 	changes, err := t.repo.Changes(ctx, t.runtime)
 	if err != nil {
