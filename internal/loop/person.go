@@ -16,16 +16,26 @@ import (
 // did (runbranch.Unrecorded): those a runner that died left there, and
 // the last one, when it was abandoned with `runner abandon`. Each one's
 // while runs from its start to its agent's last output (its log files'
-// last change), or to its abandonment, which stopped its agent; the
+// last change; until now when they are gone), or to its abandonment,
+// which stopped its agent; the
 // tree its work was judged as, when it got that far, is the runner's.
 func (r *Runner) unrecorded() runbranch.Unrecorded {
 	var u runbranch.Unrecorded
 	add := func(n int, from time.Time, m *state.Meta, abandoned bool) {
 		s := runbranch.Span{From: from, To: from}
+		logged := false
 		for _, name := range []string{executor.LogFileName, executor.EventsFileName} {
-			if st, err := os.Lstat(filepath.Join(r.p.RunDir(n), name)); err == nil && st.ModTime().After(s.To) {
-				s.To = st.ModTime()
+			if st, err := os.Lstat(filepath.Join(r.p.RunDir(n), name)); err == nil {
+				logged = true
+				if st.ModTime().After(s.To) {
+					s.To = st.ModTime()
+				}
 			}
+		}
+		if !logged && !abandoned {
+			// Its logs are gone (an agent's `git clean`): its last output
+			// is not known, and all since its start may be its own.
+			s.To = time.Now()
 		}
 		if abandoned {
 			// meta.json was last written when `runner abandon` stopped
