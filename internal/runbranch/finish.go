@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -144,6 +145,9 @@ func RunWorktrees(ctx context.Context, repo *git.Repo, branch string) ([]RunWork
 // that is not the run's own. A worktree whose whole content is an
 // attempt's (kept under refs/runner/attempts/) holds none.
 func PersonsChanges(ctx context.Context, repo *git.Repo, path string, runtime []string) ([]string, error) {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil // its folder is gone: git forgets it when it is removed
+	}
 	w, err := repo.OpenWorktree(ctx, path)
 	if err != nil {
 		return nil, err
