@@ -222,6 +222,7 @@ func printStatus(w io.Writer, rep *status.Report) {
 		}
 		fmt.Fprintf(w, "branch:     %s, %s (`git log %s`)\n", inert.Line(rep.Branch), inert.Line(at), inert.Line(rep.Branch))
 	}
+	printBase(w, rep)
 	if rep.Next != "" {
 		fmt.Fprintf(w, "next:       %s\n", inert.Line(rep.Next))
 	}
@@ -337,4 +338,46 @@ func eventSuffix(event string) string {
 		return ""
 	}
 	return ": " + inert.Line(textfmt.OneLine(event, 160))
+}
+
+// printBase says how far the base is ahead of the run branch, and how
+// `runner finish` ended the run (SPEC §23).
+func printBase(w io.Writer, rep *status.Report) {
+	if f := rep.Finished; f != nil {
+		what := map[string]string{
+			state.FinishedMerged:    "merged into " + inert.Line(f.Base),
+			state.FinishedPR:        "pull request opened: " + inert.Line(f.URL),
+			state.FinishedPushed:    "pushed; open its pull request" + where(f.URL),
+			state.FinishedAbandoned: "abandoned, the run branch kept",
+		}[f.How]
+		if f.How == state.FinishedMerged && f.Commit != "" {
+			what += " at " + shortID(f.Commit)
+		}
+		if f.BranchDeleted {
+			what += ", the run branch deleted"
+		} else if f.How == state.FinishedMerged {
+			what += ", the run branch kept"
+		}
+		if f.WorktreesRemoved {
+			what += ", its worktrees removed"
+		}
+		fmt.Fprintf(w, "finished:   the run is finished: %s (%s); `runner run` starts again\n", what, f.At.Local().Format(time.DateTime))
+		return
+	}
+	if rep.BaseAhead > 0 {
+		n := fmt.Sprintf("%d commits", rep.BaseAhead)
+		if rep.BaseAhead == 1 {
+			n = "1 commit"
+		}
+		fmt.Fprintf(w, "base:       %s is %s ahead of %s (`runner finish` brings the run onto it)\n",
+			inert.Line(rep.Base), n, inert.Line(rep.Branch))
+	}
+}
+
+// where is " at URL", or "" without one.
+func where(url string) string {
+	if url == "" {
+		return ""
+	}
+	return " at " + inert.Line(url)
 }

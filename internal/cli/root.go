@@ -152,6 +152,7 @@ Start with "runner demo" to watch it work, or "runner init" in your repository.`
 		newAnswerCmd(g),
 		newSkipCmd(g),
 		newAbandonCmd(g),
+		newFinishCmd(g),
 		newStopCmd(g),
 		newPauseCmd(g),
 		newResumeCmd(g),

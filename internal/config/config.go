@@ -247,6 +247,29 @@ type Git struct {
 	// cannot take as a tree in this time (an agent's 64 GiB output, a
 	// million small files) fails its attempt, naming the largest paths.
 	Timeout Duration `toml:"timeout"`
+
+	// The run branch's way back (SPEC §23):
+	// Base is the branch the run branch follows and `runner finish`
+	// brings it onto; "": the branch the checkout was on when the run
+	// branch was made, as recorded then.
+	Base string `toml:"base"`
+	// FollowBase merges the base into the run branch before the next
+	// task when the base moved and the run has work of its own.
+	FollowBase bool `toml:"follow_base"`
+	// Remote is where `runner finish --pr` pushes the run branch: the
+	// name of a remote of the repository, or a URL.
+	Remote string `toml:"remote"`
+	// KeepRefs bounds what the runner keeps under refs/runner/.
+	KeepRefs KeepRefs `toml:"keep_refs"`
+}
+
+// KeepRefs bounds the refs the runner keeps under refs/runner/ (failed
+// attempts, what the judges left, what was in the way, ...), each kind
+// on its own: past Count of a kind, or older than Age, they are pruned.
+// Zero is no bound.
+type KeepRefs struct {
+	Count int      `toml:"count"`
+	Age   Duration `toml:"age"`
 }
 
 // Sandbox confines the agent, the guards and the reviewer (SPEC §19).

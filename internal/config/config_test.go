@@ -150,6 +150,10 @@ branch = "night/{root}"
 worktree = true
 setup = ["npm ci"]
 setup_timeout = "5m"
+base = "develop"
+follow_base = false
+remote = "upstream"
+keep_refs = { count = 5, age = "24h" }
 
 [verify]
 protect = ["tests/**"]
@@ -192,7 +196,7 @@ max_processes = 300
 			KeepRuns: 50},
 		Scrub: Scrub{Enabled: false, Allow: []string{"AKIAIOSFODNN7EXAMPLE"},
 			Rules: []ScrubRule{{Name: "internal", Regex: "itk_[a-z0-9]{8}"}}},
-		Git:     Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}, Timeout: Duration{DefaultGitTimeout}},
+		Git:     Git{Checkpoint: false, Branch: "night/{root}", Worktree: true, Setup: []string{"npm ci"}, SetupTimeout: Duration{5 * time.Minute}, Timeout: Duration{DefaultGitTimeout}, Base: "develop", Remote: "upstream", KeepRefs: KeepRefs{Count: 5, Age: Duration{24 * time.Hour}}},
 		Verify:  Verify{Protect: []string{"tests/**"}, EmptyDone: EmptyDoneNote},
 		Sandbox: Sandbox{Mode: "required", Writable: []string{"~/.cache/pip", "/var/tmp/build"}, MaxProcesses: 300},
 	}

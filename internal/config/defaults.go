@@ -31,6 +31,15 @@ const (
 	DefaultOnError       = OnErrorWait
 )
 
+// The run branch's way back (SPEC §23): the remote `runner finish --pr`
+// pushes to, and how many refs of each kind under refs/runner/ are kept,
+// for how long (30 days).
+const (
+	DefaultRemote      = "origin"
+	DefaultKeepRefs    = 100
+	DefaultKeepRefsAge = 30 * 24 * time.Hour
+)
+
 // DefaultRateLimitPatterns are the regular expressions (Go syntax) that
 // mark a failed agent run as hitting a usage or rate limit when
 // executor.rate_limit_patterns is not set. They are matched against the
@@ -115,7 +124,7 @@ func Default() *Config {
 			RateLimitBackoffMax:  Duration{DefaultBackoffMax},
 		},
 		Scrub:   Scrub{Enabled: true},
-		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, Worktree: true, SetupTimeout: Duration{DefaultSetupTimeout}, Timeout: Duration{DefaultGitTimeout}},
+		Git:     Git{Checkpoint: true, Branch: DefaultRunBranch, Worktree: true, SetupTimeout: Duration{DefaultSetupTimeout}, Timeout: Duration{DefaultGitTimeout}, FollowBase: true, Remote: DefaultRemote, KeepRefs: KeepRefs{Count: DefaultKeepRefs, Age: Duration{DefaultKeepRefsAge}}},
 		Verify:  Verify{Preflight: true, EmptyDone: EmptyDoneNote},
 		Sandbox: Sandbox{Mode: SandboxAuto, MaxProcesses: DefaultMaxProcesses},
 	}

@@ -352,6 +352,7 @@ func (r *report) validateGit(g Git) {
 	}
 	r.positive("git.setup_timeout", g.SetupTimeout, `"30m"`)
 	r.positive("git.timeout", g.Timeout, `"30s"`)
+	r.validateWayBack(g)
 }
 
 // validBranchName follows git check-ref-format for a branch name.

@@ -148,9 +148,17 @@ func (r *Repo) CommitSnapshot(ctx context.Context, snap Snapshot, m Message) (st
 // commitTree is `git commit-tree` of tree on parent (none when ""), with
 // the repository's identity, never signed.
 func (r *Repo) commitTree(ctx context.Context, tree, parent string, m Message) (string, error) {
+	if parent == "" {
+		return r.commitParents(ctx, tree, nil, m)
+	}
+	return r.commitParents(ctx, tree, []string{parent}, m)
+}
+
+// commitParents is commitTree with any number of parents, in order.
+func (r *Repo) commitParents(ctx context.Context, tree string, parents []string, m Message) (string, error) {
 	args := []string{"commit-tree", "--no-gpg-sign", tree}
-	if parent != "" {
-		args = append(args, "-p", parent)
+	for _, p := range parents {
+		args = append(args, "-p", p)
 	}
 	env, _, err := r.identity(ctx)
 	if err != nil {

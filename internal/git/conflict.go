@@ -44,9 +44,15 @@ type ConflictError struct {
 	// gets its "--- <path>" line and git's message saying which kind of
 	// conflict it is. At most 8 KiB, then a "... N more bytes" line.
 	Hunks string
+	// Merge: the conflict is a Merge's, of the branch at Task into the
+	// one at Onto, not a task's replay.
+	Merge bool
 }
 
 func (e *ConflictError) Error() string {
+	if e.Merge {
+		return fmt.Sprintf("merging %s into %s: conflict in %s", shortID(e.Task), shortID(e.Onto), nameFiles(e.Files, 10))
+	}
 	return fmt.Sprintf("replaying task commit %s onto %s: conflict in %s", shortID(e.Task), shortID(e.Onto), nameFiles(e.Files, 10))
 }
 

@@ -31,6 +31,9 @@ type runCache struct {
 	scrubber    *scrub.Scrubber
 	scrubberKey string
 	patterns    map[string][]*regexp.Regexp
+
+	// baseLooked: the run looked at its base once (base.go).
+	baseLooked bool
 }
 
 // treeCache remembers the tree.json the runner last read or wrote, by

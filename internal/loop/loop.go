@@ -168,6 +168,9 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := r.resumeLeft(ctx); err != nil {
 		return r.failed(ctx, err)
 	}
+	if err := r.pruneRefs(ctx); err != nil {
+		return nil, err
+	}
 	if r.engine != nil && len(r.ledger.State().Flights()) == 0 {
 		r.engine.CancelOrphans(ctx)
 	}
@@ -230,7 +233,7 @@ func (r *Runner) runSerial(ctx context.Context) (*Result, error) {
 		if res := r.limitReached(); res != nil {
 			return res, nil
 		}
-		if err := r.preflight(ctx); err != nil {
+		if err := r.withBase(ctx, sel.Node.ID); err != nil {
 			return r.failed(ctx, err)
 		}
 		if err := r.iterate(ctx, r.laneFor(nil), t, ix, sel.Node); errors.Is(err, errNoIteration) {

@@ -179,7 +179,7 @@ func (r *Runner) startSlots(ctx context.Context, running int, done chan<- slotDo
 	if running > 0 && len(r.chain.links) > 0 && r.chain.pick(rateLimitClock()) == nil {
 		return 0, nil, nil // every executor is limited: what works goes on, nothing starts
 	}
-	if err := r.preflight(ctx); err != nil {
+	if err := r.withBase(ctx, ""); err != nil {
 		return 0, nil, err
 	}
 	return r.startEach(ctx, t, ix, nodes, done)

@@ -59,6 +59,7 @@ func (r *Runner) start(ctx context.Context) error {
 		}
 	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
+	r.ledger.SetFinished(nil) // a finished run goes on
 	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
 		return err
 	}
@@ -76,6 +77,9 @@ func (r *Runner) openBranch(ctx context.Context, t *tree.Tree) error {
 		Checkpoint: r.ledger.Checkpoint,
 		Landed:     r.followBaseline,
 		Setup:      func(work string, slot int) (*sandbox.Room, func()) { return r.env.Rooms.Setup(r.cfg, work, slot) },
+		Base:       func() string { return r.ledger.State().Base },
+		SetBase:    r.ledger.SetBase,
+		Unrecorded: r.unrecorded,
 	})
 	if err != nil {
 		return err

@@ -40,20 +40,21 @@ func (b *Branch) clearStaleLocks(repo *git.Repo, branch string, worktree bool) {
 }
 
 // openInPlace switches the checkout to the run branch (creating it from
-// HEAD), unless it is on it already; the person's uncommitted work on
-// their branch is refused, never carried over.
-func (b *Branch) openInPlace(ctx context.Context, repo *git.Repo, ck *Tree) error {
+// HEAD), unless it is on it already, and reports whether it created it;
+// the person's uncommitted work on their branch is refused, never
+// carried over.
+func (b *Branch) openInPlace(ctx context.Context, repo *git.Repo, ck *Tree) (bool, error) {
 	ck.repo = repo
 	cur, err := repo.CurrentBranch(ctx)
 	if err != nil {
-		return fmt.Errorf("git checkpoints: %w", err)
+		return false, fmt.Errorf("git checkpoints: %w", err)
 	}
 	if cur == ck.branch {
-		return nil // changes here are the runner's: an attempt in flight or kept
+		return false, nil // changes here are the runner's or the person's (person.go)
 	}
 	changes, err := repo.Changes(ctx, ck.runtime[:1:1])
 	if err != nil {
-		return fmt.Errorf("git checkpoints: %w", err)
+		return false, fmt.Errorf("git checkpoints: %w", err)
 	}
 	var names []string
 	for _, c := range changes {
@@ -69,70 +70,71 @@ func (b *Branch) openInPlace(ctx context.Context, repo *git.Repo, ck *Tree) erro
 		if len(names) > 20 {
 			names = append(names[:20], fmt.Sprintf("... and %d more", len(names)-20))
 		}
-		return fmt.Errorf("the working tree (%s) has changes outside .runner/, which the runner would not carry into the run branch %s:\n  %s\n"+
+		return false, fmt.Errorf("the working tree (%s) has changes outside .runner/, which the runner would not carry into the run branch %s:\n  %s\n"+
 			"commit them, `git stash` them, or set git.worktree = true in .runner/config.toml to leave this checkout alone",
 			on, ck.branch, strings.Join(names, "\n  "))
 	}
 	at, created, err := repo.EnsureBranch(ctx, ck.branch, "HEAD")
 	if err != nil {
-		return fmt.Errorf("git checkpoints: %w", err)
+		return false, fmt.Errorf("git checkpoints: %w", err)
 	} else if created {
 		fmt.Fprintf(b.notices, "runner: created the run branch %s from %s\n", ck.branch, inert.Line(cur))
 	}
 	if head, err := repo.HeadCommit(ctx); err == nil && !created {
 		// Git's checkout replaces ignored files the run branch writes.
 		if err := keepInTheWay(ctx, repo, head, at, b.notices); err != nil {
-			return fmt.Errorf("git checkpoints: %w", err)
+			return false, fmt.Errorf("git checkpoints: %w", err)
 		}
 	}
 	if err := repo.SwitchBranch(ctx, ck.branch); err != nil {
-		return fmt.Errorf("git checkpoints: switch the checkout to %s: %w", ck.branch, err)
+		return false, fmt.Errorf("git checkpoints: switch the checkout to %s: %w", ck.branch, err)
 	}
 	fmt.Fprintf(b.notices, "runner: working on the run branch %s (your branch %s is left as it is)\n", ck.branch, inert.Line(cur))
-	return nil
+	return created, nil
 }
 
 // openWorktree makes the agent and the guards work in a linked worktree
 // on the run branch, beside the checkout (git.DefaultWorktreePath),
 // reused from run to run; git.setup runs once when it is created. The
-// checkout is not touched.
-func (b *Branch) openWorktree(ctx context.Context, cfg *config.Config, repo *git.Repo, ck *Tree) error {
-	if _, _, err := repo.EnsureBranch(ctx, ck.branch, "HEAD"); err != nil {
-		return fmt.Errorf("git checkpoints: %w", err)
+// checkout is not touched. It reports whether it created the run branch.
+func (b *Branch) openWorktree(ctx context.Context, cfg *config.Config, repo *git.Repo, ck *Tree) (bool, error) {
+	_, made, err := repo.EnsureBranch(ctx, ck.branch, "HEAD")
+	if err != nil {
+		return false, fmt.Errorf("git checkpoints: %w", err)
 	}
 	path, err := repo.DefaultWorktreePath(ck.branch)
 	if err != nil {
-		return fmt.Errorf("git checkpoints: %w", err)
+		return false, fmt.Errorf("git checkpoints: %w", err)
 	}
 	wt, created, err := repo.AddWorktree(ctx, path, ck.branch)
 	if err != nil {
-		return fmt.Errorf("git checkpoints: the worktree at %s: %w", path, err)
+		return false, fmt.Errorf("git checkpoints: the worktree at %s: %w", path, err)
 	}
 	where := "the worktree"
 	if created {
 		where = "a new worktree"
 	}
-	fmt.Fprintf(b.notices, "runner: the agent works in %s %s, on the run branch %s; your checkout is not touched (review the work with `git log %s`, merge it when you are done)\n",
+	fmt.Fprintf(b.notices, "runner: the agent works in %s %s, on the run branch %s; your checkout is not touched (review the work with `git log %s`; `runner finish` brings it back)\n",
 		where, path, ck.branch, ck.branch)
-	b.nameUncommitted(ctx, repo, ck)
 	log := filepath.Join(b.p.StateDir(), "setup.log")
 	room, done := b.hooks.Setup(path, 0)
 	defer done()
 	if ran, err := wt.RunSetup(ctx, cfg.Git.Setup, log, cfg.Git.SetupTimeout.Duration, room); err != nil {
-		return fmt.Errorf("git.setup in %s (its output is in %s): %w", path, b.p.Rel(log), err)
+		return false, fmt.Errorf("git.setup in %s (its output is in %s): %w", path, b.p.Rel(log), err)
 	} else if ran {
 		fmt.Fprintf(b.notices, "runner: ran git.setup in the worktree (output in %s)\n", b.p.Rel(log))
 	}
 	ck.repo = wt
 	// In the worktree, .runner/ holds the committed config and tree only:
 	// the runner's own are in the checkout.
-	return nil
+	return made, nil
 }
 
 // nameUncommitted says which of the person's files the agent does not
 // see: the worktree starts from what is committed on the run branch, and
-// changes in the checkout (outside .runner/) are not in it.
-func (b *Branch) nameUncommitted(ctx context.Context, repo *git.Repo, ck *Tree) {
+// changes in the checkout (outside .runner/) are not in it; committed on
+// the base, they are when the run follows it (base.go).
+func (b *Branch) nameUncommitted(ctx context.Context, cfg *config.Config, repo *git.Repo, ck *Tree) {
 	changes, err := repo.Changes(ctx, ck.runtime[:1:1])
 	if err != nil {
 		return
@@ -151,8 +153,14 @@ func (b *Branch) nameUncommitted(ctx context.Context, repo *git.Repo, ck *Tree) 
 		more = fmt.Sprintf(" and %d more", len(names)-10)
 		names = names[:10]
 	}
-	fmt.Fprintf(b.notices, "runner: not in the agent's worktree, because not committed: %s%s (commit them for the agent to see them)\n",
-		strings.Join(names, ", "), more)
+	hint := ""
+	switch {
+	case b.base != "" && cfg.Git.FollowBase:
+		hint = fmt.Sprintf(" (committed on %s, they reach the run before its next task: it follows %s)", inert.Line(b.base), inert.Line(b.base))
+	case b.base != "":
+		hint = fmt.Sprintf(" (git.follow_base = false: committed on %s, they reach the run only while it has no task of its own, at its start)", inert.Line(b.base))
+	}
+	fmt.Fprintf(b.notices, "runner: not in the agent's worktree, because not committed: %s%s%s\n", strings.Join(names, ", "), more, hint)
 }
 
 // keepInTheWay keeps what a working tree holds that git does not track

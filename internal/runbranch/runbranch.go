@@ -54,6 +54,12 @@ type Branch struct {
 	// warned are the iterations whose working tree was said to have
 	// changed after the work was judged (judged.go), said once each.
 	warned sync.Map
+
+	// base is the branch the run branch follows (base.go); seenBase the
+	// base's tip last followed, or that could not be; waitSaid: that the
+	// base waits for a task's attempt was said.
+	base, seenBase string
+	waitSaid       bool
 }
 
 // Hooks are the coordinator's, called as the run branch moves.
@@ -68,6 +74,14 @@ type Hooks struct {
 	// slot (0: the run branch's own), and what removes its temporary
 	// directory.
 	Setup func(work string, slot int) (*sandbox.Room, func())
+	// Base is the base recorded for the run branch ("" for none), and
+	// SetBase records one (base.go).
+	Base    func() string
+	SetBase func(branch string)
+	// Unrecorded is what the coordinator knows of the iterations that
+	// worked in the run branch's working tree with no attempt's ref
+	// holding their work (person.go).
+	Unrecorded func() Unrecorded
 }
 
 // Tree is a working tree of the run with its git checkpoints: the
@@ -212,16 +226,33 @@ func Open(ctx context.Context, cfg *config.Config, p state.Paths, rootID string,
 	}
 	t := &Tree{b: b, branch: strings.ReplaceAll(cfg.Git.Branch, "{root}", rootID), runtime: []string{filepath.ToSlash(rel) + "/"}}
 	b.clearStaleLocks(repo, t.branch, cfg.Git.Worktree)
+	cur, err := repo.CurrentBranch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("git checkpoints: %w", err)
+	}
+	var created bool
 	if cfg.Git.Worktree {
-		err = b.openWorktree(ctx, cfg, repo, t)
+		created, err = b.openWorktree(ctx, cfg, repo, t)
 	} else {
-		err = b.openInPlace(ctx, repo, t)
+		created, err = b.openInPlace(ctx, repo, t)
 	}
 	if err != nil {
 		return nil, err
 	}
+	b.settleBase(cfg, t.branch, cur, created)
+	if cfg.Git.Worktree {
+		b.nameUncommitted(ctx, cfg, repo, t)
+	}
 	if t.head, err = t.repo.RefValue(ctx, git.BranchRef(t.branch)); err != nil {
 		return nil, fmt.Errorf("git checkpoints: %w", err)
+	}
+	if err := b.recoverFollow(ctx, t); err != nil {
+		return nil, fmt.Errorf("git checkpoints: %w", err)
+	}
+	if !cfg.Git.Worktree {
+		if err := b.checkPersonal(ctx, t, cfg.Verify.Protect); err != nil {
+			return nil, fmt.Errorf("git checkpoints: %w", err)
+		}
 	}
 	changes, err := t.repo.Changes(ctx, t.runtime)
 	if err != nil {

@@ -80,6 +80,12 @@ type RunState struct {
 	// task (git checkpoints, SPEC §12); empty without them.
 	Branch     string `json:"branch,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// Base is the branch the run branch follows and `runner finish`
+	// brings it onto (SPEC §23), as recorded when the run branch was made;
+	// Finished how `runner finish` ended the run (nil until it did, and
+	// again once a run starts).
+	Base     string    `json:"base,omitempty"`
+	Finished *Finished `json:"finished,omitempty"`
 
 	// Executor is the name of the executor of the iteration under way, or
 	// of the last one (SPEC §17).

@@ -41,6 +41,13 @@ type Report struct {
 	// without git checkpoints.
 	Branch     string `json:"branch,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// Base is the branch the run branch follows and `runner finish`
+	// brings it onto, BaseAhead how many commits it has that the run
+	// branch has not (SPEC §23); Finished how `runner finish` ended the
+	// run, absent until it did.
+	Base      string          `json:"base,omitempty"`
+	BaseAhead int             `json:"base_ahead,omitempty"`
+	Finished  *state.Finished `json:"finished,omitempty"`
 	// Executor is the executor of the iteration under way, or of the last
 	// one (SPEC §17); SetAside are the executors set aside for the rest of
 	// the run and Limited those waiting out a usage or rate limit, each
@@ -246,6 +253,13 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		if head := branchHead(p, rep.Branch, cfg.Git.Timeout.Duration); head != "" {
 			rep.Checkpoint = head
 		}
+	}
+	rep.Base, rep.Finished = cfg.Git.Base, rs.Finished
+	if rep.Base == "" {
+		rep.Base = rs.Base
+	}
+	if rep.Base != "" && rep.Finished == nil && rep.Checkpoint != "" {
+		rep.BaseAhead = baseAhead(p, rep.Branch, rep.Base, cfg.Git.Timeout.Duration)
 	}
 	if _, err := os.Lstat(p.PauseRequest()); err == nil {
 		rep.Paused = true
