@@ -63,6 +63,7 @@ func runFinish(cmd *cobra.Command, g *globals, opts *finishOptions) error {
 	if err != nil {
 		return err
 	}
+	g.superviseChildren() // the guards on a merge run as a run's do, in their room
 	mode := loop.FinishMerge
 	switch {
 	case opts.PR:
