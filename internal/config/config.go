@@ -153,7 +153,9 @@ type Price struct {
 }
 
 // IsSet reports whether any price is set.
-func (p Price) IsSet() bool { return p.InputPerMTok != 0 || p.OutputPerMTok != 0 || p.CachedInputPerMTok != 0 }
+func (p Price) IsSet() bool {
+	return p.InputPerMTok != 0 || p.OutputPerMTok != 0 || p.CachedInputPerMTok != 0
+}
 
 // Pricing is what the executor's tokens cost: executor.price, else the
 // older executor.prices; unset (state.Prices.IsSet false) when neither

@@ -106,4 +106,3 @@ func TestLiveUsageWithoutAResult(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 }
-
