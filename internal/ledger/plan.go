@@ -41,7 +41,7 @@ func (l *Ledger) Planned(meta *state.Meta, summary string) error {
 		return err
 	}
 	if meta.Usage != nil {
-		l.AddUsage(meta.Executor, meta.Usage)
+		l.AddUsage(state.PlanLabel(meta.Executor), "", meta.Usage)
 		if err := l.saveState(fsutil.Durable); err != nil {
 			return err
 		}

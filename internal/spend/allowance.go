@@ -92,6 +92,27 @@ func (a *Allowance) Check(used state.Usage) *state.CapHit {
 	return nil
 }
 
+// Static is a copy of a that no longer follows its Meter: its run's caps
+// count what the run had spent (booked, and used by the other agents at
+// work) now. It is what a worker on another machine checks its agent
+// against (SPEC §22); nil stays nil.
+func (a *Allowance) Static() *Allowance {
+	if a == nil {
+		return nil
+	}
+	s := &Allowance{Limits: append([]Limit(nil), a.Limits...), Pending: a.Pending}
+	if a.live == nil {
+		return s
+	}
+	others := a.live.set(a.Pending)
+	for i := range s.Limits {
+		if s.Limits[i].Scope == state.ScopeRun {
+			s.Limits[i].Spent, _ = others.In(s.Limits[i].Unit)
+		}
+	}
+	return s
+}
+
 // Meter is what a run has spent: the ledger's bookings (Book) and what
 // the agent runs at work now have used so far. The run's caps count both,
 // so that agents working at once (parallel slots) never pass them
@@ -105,6 +126,18 @@ type Meter struct {
 // NewMeter is the meter of a run that has spent booked so far.
 func NewMeter(booked state.Usage) *Meter {
 	return &Meter{booked: booked, live: map[*Live]state.Usage{}}
+}
+
+// Spent is what the run has spent: the bookings and what the agent runs
+// at work have used so far.
+func (m *Meter) Spent() state.Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	total := m.booked
+	for _, u := range m.live {
+		total.Add(u)
+	}
+	return total
 }
 
 // Book adds what the ledger booked (it is called for every booking).

@@ -14,6 +14,7 @@ package spend
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/state"
@@ -147,4 +148,48 @@ func (e *NamesError) Error() string {
 		s += p
 	}
 	return s
+}
+
+// ContractLine is what the Runner Contract tells an agent of its budget:
+// what is left of each cap it works under, the task having spent task
+// and the run run; "" without caps. An agent that knows it works in
+// small steps and says where it stands before it is stopped.
+func ContractLine(caps []Cap, task, run state.Usage) string {
+	var parts []string
+	for _, scope := range []string{state.ScopeTask, state.ScopeRun} {
+		var left []string
+		for _, c := range caps {
+			if c.Scope != scope {
+				continue
+			}
+			u := run
+			if scope == state.ScopeTask {
+				u = task
+			}
+			used, _ := u.In(c.Unit)
+			left = append(left, fmt.Sprintf("%s of %s", state.Amount(c.Unit, max(c.Cap-used, 0)), state.Amount(c.Unit, c.Cap)))
+		}
+		if len(left) == 0 {
+			continue
+		}
+		whose := "this task has"
+		if scope == state.ScopeRun {
+			whose = "the whole run has"
+		}
+		parts = append(parts, whose+" "+joinAnd(left)+" left")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "- Spend is capped: " + joinAnd(parts) + " (tokens in and out, over every attempt). At a cap the runner stops you at once and the attempt fails, its work kept for the next one: work in small steps that leave the tree building, and report before the budget runs out.\n"
+}
+
+func joinAnd(items []string) string {
+	switch len(items) {
+	case 0:
+		return ""
+	case 1:
+		return items[0]
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
