@@ -3,9 +3,10 @@
 # measured in the same run by hyperfine: `runner run --max-iterations N`
 # on a 1,000-node tree with the no-op agent (prompt of about 20 KB, no
 # guards), and a shell loop piping a copy of that prompt into the same
-# agent N times. The tree is regenerated before every timed run, so each
-# run does N full iterations. The overhead is the difference of the two
-# means divided by N.
+# agent N times. The repository's .runner/ (the tree, and the run state
+# where the runner keeps the tasks' statuses) is put back as it was before
+# every timed run, so each run does N full iterations. The overhead is the
+# difference of the two means divided by N.
 #
 #	bench/iteration.sh [N] [RUNS]     (defaults 200 and 10; TMPDIR picks
 #	                                   the file system)
@@ -18,7 +19,7 @@
 N=${1:-200}
 RUNS=${2:-10}
 D=$(mktemp -d "${TMPDIR:-/tmp}/runner-bench.XXXXXX")
-trap 'rm -rf "$BIN" "$D" "$D.runner-worktrees"' EXIT
+trap 'rm -rf "$BIN" "$D" "$D.pristine" "$D.runner-worktrees"' EXIT
 repo "$D" 1000
 machine "$D"
 cd "$D"
@@ -27,8 +28,10 @@ if [ "${BENCH_GIT:-}" = 1 ]; then
 	git init -q && git add -A && git -c user.name=bench -c user.email=b@example.com commit -qm bench
 	echo "git:     the agent works in a worktree, confined (RUNNER_SANDBOX_WITHOUT=${RUNNER_SANDBOX_WITHOUT:-})"
 fi
+cp -a .runner "$D.pristine"
 "$BIN/runner" run --max-iterations 1 > /dev/null 2>&1 || true
 cp .runner/runs/000001/prompt.md prompt.md
+printf 'rm -rf "%s/.runner" && cp -a "%s.pristine" "%s/.runner"\n' "$D" "$D" "$D" > prepare.sh
 cat > loop.sh <<EOT
 i=0
 while [ \$i -lt $N ]; do
@@ -38,7 +41,7 @@ done
 EOT
 echo "prompt:  $(wc -c < prompt.md) bytes; $N iterations per timed run, $RUNS runs"
 hyperfine -N -i --runs "$RUNS" --export-csv times.csv --export-markdown times.md \
-	--prepare "$BIN/gentree 1000 $D/.runner/tree.json" \
+	--prepare "sh $D/prepare.sh" \
 	-n "runner run --max-iterations $N" "$BIN/runner run --max-iterations $N" \
 	-n "shell loop of $N agents" "sh loop.sh" > /dev/null 2>&1
 cat times.md

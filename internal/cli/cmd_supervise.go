@@ -11,6 +11,9 @@ import (
 // newSuperviseCmd is `runner __supervise`, hidden: the supervisor each
 // agent run and each guard runs under (see proc.Supervise). The runner
 // starts it itself, with the command to run on a pipe; people never do.
+// Package proc's init normally answers first, before the engine's
+// packages and the command line are initialised; this command is the
+// same entry point as seen by cobra.
 func newSuperviseCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:                proc.SuperviseArg,

@@ -11,7 +11,6 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/engine"
 	"github.com/runner-cli/runner/internal/room"
-	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // workerOpts are the flags of `runner worker`.
@@ -115,21 +114,9 @@ func runWorker(cmd *cobra.Command, g *globals, o *workerOpts) error {
 // file may not lie where an agent's room may write, nor in the worker's
 // folder, and rooms are told to hide it.
 func workerKey(o *workerOpts, dir string) (engine.Key, error) {
-	path, err := engine.KeyPath(o.engine.KeyFile)
-	if err != nil || path == "" {
-		return nil, err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, err
-	}
-	writable := append(room.Writable(&config.Config{}), dir)
-	if err := engine.CheckKeyPlace(path, "", writable); err != nil {
-		return nil, err
-	}
-	key, err := engine.LoadKey(path)
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	sandbox.Hide(path)
-	return key, nil
+	return engine.ReadKey(o.engine.KeyFile, "", append(room.Writable(&config.Config{}), dir))
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/lazyregexp"
 	"github.com/runner-cli/runner/internal/notify"
 	"github.com/runner-cli/runner/internal/testreport"
 	"github.com/runner-cli/runner/internal/verify"
@@ -20,7 +21,7 @@ func (c *Config) Validate() error {
 }
 
 // scrubRuleName restricts rule names so [REDACTED:<name>] stays readable.
-var scrubRuleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var scrubRuleName = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 func (r *report) validate(c *Config) {
 	r.validateExecutor("executor", &c.Executor)
@@ -214,7 +215,7 @@ func (r *report) validateExecutor(key string, e *Executor) {
 }
 
 // executorName restricts executor names, which logs and status print.
-var executorName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var executorName = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // executorTable is an executor table with the key problems name it by.
 type executorTable struct {

@@ -154,9 +154,7 @@ func RenderWithin(node *tree.Node, ancestors []Ancestor, answers []PersonAnswer,
 func renderGoal(n *tree.Node) string {
 	var b strings.Builder
 	b.WriteString(GoalHeading + "\n\n")
-	textfmt.Field(&b, "title", n.Title)
-	textfmt.Field(&b, "goal", n.Goal)
-	textfmt.List(&b, "acceptance", n.Acceptance)
+	textfmt.Task(&b, n.Title, n.Goal, n.Acceptance)
 	return b.String()
 }
 

@@ -46,6 +46,28 @@ func KeyPath(configured string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
+// ReadKey reads the engine key this machine names (KeyEnv, else
+// configured, the config's engine.key_file); nil when neither does. The
+// file may lie neither in the repository at repo ("" when none) nor in a
+// directory of writable, where an agent's room may write
+// (CheckKeyPlace); the rooms this process makes are told to hide it
+// (sandbox.Hide).
+func ReadKey(configured, repo string, writable []string) (Key, error) {
+	path, err := KeyPath(configured)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	if err := CheckKeyPlace(path, repo, writable); err != nil {
+		return nil, err
+	}
+	key, err := LoadKey(path)
+	if err != nil {
+		return nil, err
+	}
+	sandbox.Hide(path)
+	return key, nil
+}
+
 // LoadKey reads the key in the file at path: a regular file (a link to
 // one counts: a Kubernetes Secret mounted as a file is one) that other
 // users cannot read, holding at least MinKeyLen bytes besides surrounding

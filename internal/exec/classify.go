@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runner-cli/runner/internal/lazyregexp"
 	"github.com/runner-cli/runner/internal/proc"
 )
 
@@ -157,11 +158,11 @@ func classify(o Options, pr proc.Result, f found, cx codexStream, stderrLines []
 }
 
 // errorLine recognises a line that reports an error.
-var errorLine = regexp.MustCompile(`(?i)\berror\b|\bfail|\bdenied\b|not found|\bunable\b|\bcannot\b|\binvalid\b|\brefused\b|unauthori[sz]ed|forbidden|not logged in|\bunexpected\b|\bunknown\b`)
+var errorLine = lazyregexp.New(`(?i)\berror\b|\bfail|\bdenied\b|not found|\bunable\b|\bcannot\b|\binvalid\b|\brefused\b|unauthori[sz]ed|forbidden|not logged in|\bunexpected\b|\bunknown\b`)
 
 // backtraceFrame recognises a line of a backtrace ("13: <unknown>",
 // "at main (/x.js:1:2)"), which names no error of its own.
-var backtraceFrame = regexp.MustCompile(`^\s*(\d+: |at )`)
+var backtraceFrame = lazyregexp.New(`^\s*(\d+: |at )`)
 
 // matchRateLimit returns the first clue a pattern matches.
 func matchRateLimit(patterns []*regexp.Regexp, clues []clue) (clue, bool) {

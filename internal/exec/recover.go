@@ -8,11 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/lazyregexp"
 	"github.com/runner-cli/runner/internal/proc"
 )
 
@@ -270,7 +270,7 @@ type cutCounter struct {
 	markerBytes int64
 }
 
-var cutMarkerLine = regexp.MustCompile(`^\[runner: (\d+) bytes of output cut here\]$`)
+var cutMarkerLine = lazyregexp.New(`^\[runner: (\d+) bytes of output cut here\]$`)
 
 func (c *cutCounter) line(line []byte, _ int64) {
 	if m := cutMarkerLine.FindSubmatch(line); m != nil {

@@ -1,10 +1,11 @@
 package executor
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // Reset times the agents print with their usage limits:
@@ -15,12 +16,12 @@ import (
 //	others: "try again in 2 hours 5 minutes", "retry after 30 seconds",
 //	        "Retry-After: 30", "usage limit reached|1767225600" (Unix seconds)
 var (
-	reTryAgainAt = regexp.MustCompile(`(?i)\btry again at\s+(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?(\d{1,2}):(\d{2})\s*([ap])\.?m\.?`)
-	reResets     = regexp.MustCompile(`(?i)\bresets?\s+(?:at\s+)?(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:(\d{4}),?\s+)?(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s*\(([^)\s]+)\))?`)
-	reIn         = regexp.MustCompile(`(?i)(?:try again|retry|resets?|available)\s+in\s+((?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
-	reInPart     = regexp.MustCompile(`(?i)(\d+)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
-	reAfter      = regexp.MustCompile(`(?i)retry[- ]after:?\s*(\d+)\s*(?:s|sec|secs|seconds)?\b`)
-	reEpoch      = regexp.MustCompile(`(?i)limit[^|\n]{0,40}\|(\d{10})\b`)
+	reTryAgainAt = lazyregexp.New(`(?i)\btry again at\s+(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(\d{4}),?\s+)?)?(\d{1,2}):(\d{2})\s*([ap])\.?m\.?`)
+	reResets     = lazyregexp.New(`(?i)\bresets?\s+(?:at\s+)?(?:([a-z]{3})[a-z]*\.?\s+(\d{1,2}),?\s+(?:(\d{4}),?\s+)?(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s*\(([^)\s]+)\))?`)
+	reIn         = lazyregexp.New(`(?i)(?:try again|retry|resets?|available)\s+in\s+((?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)`)
+	reInPart     = lazyregexp.New(`(?i)(\d+)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b`)
+	reAfter      = lazyregexp.New(`(?i)retry[- ]after:?\s*(\d+)\s*(?:s|sec|secs|seconds)?\b`)
+	reEpoch      = lazyregexp.New(`(?i)limit[^|\n]{0,40}\|(\d{10})\b`)
 )
 
 // clockSlack is how far in the past a time of day may lie and still mean

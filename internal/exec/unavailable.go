@@ -1,8 +1,9 @@
 package executor
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // ClassUnavailable is the class of a run whose agent cannot work at all:
@@ -26,11 +27,11 @@ const (
 // API and when not logged in.
 var unavailablePatterns = []struct {
 	kind string
-	re   *regexp.Regexp
+	re   *lazyregexp.Regexp
 }{
-	{UnavailableModel, regexp.MustCompile(`(?i)model_not_found|model\b.{0,80}\b(does not exist|not found|not available|not supported)|issue with the selected model|(unknown|invalid|unsupported) model|does not have access to (the )?model|not_found_error.{0,40}model`)},
-	{UnavailableAuth, regexp.MustCompile(`(?i)\b401\b|unauthori[sz]ed|\b403\b|forbidden|invalid[ _-]?(x-)?api[ _-]?key|incorrect api key|api key (is )?(missing|not set|not found|invalid)|invalid_api_key|authentication[ _](error|failed)|failed to authenticate|not logged in|please (run )?/?login|run .?(codex|claude) login|permission_error|does not have permission to use|OPENAI_API_KEY|ANTHROPIC_API_KEY`)},
-	{UnavailableSetup, regexp.MustCompile(`(?i)error loading config|error finding codex home|cannot be used with root/sudo privileges`)},
+	{UnavailableModel, lazyregexp.New(`(?i)model_not_found|model\b.{0,80}\b(does not exist|not found|not available|not supported)|issue with the selected model|(unknown|invalid|unsupported) model|does not have access to (the )?model|not_found_error.{0,40}model`)},
+	{UnavailableAuth, lazyregexp.New(`(?i)\b401\b|unauthori[sz]ed|\b403\b|forbidden|invalid[ _-]?(x-)?api[ _-]?key|incorrect api key|api key (is )?(missing|not set|not found|invalid)|invalid_api_key|authentication[ _](error|failed)|failed to authenticate|not logged in|please (run )?/?login|run .?(codex|claude) login|permission_error|does not have permission to use|OPENAI_API_KEY|ANTHROPIC_API_KEY`)},
+	{UnavailableSetup, lazyregexp.New(`(?i)error loading config|error finding codex home|cannot be used with root/sudo privileges`)},
 }
 
 // matchUnavailable returns the first clue that says the agent cannot

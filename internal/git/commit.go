@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // ErrNoChange: the tree to commit is the parent's own; no commit is made
@@ -37,7 +38,7 @@ type Message struct {
 	Trailers []Trailer
 }
 
-var trailerKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+var trailerKey = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
 // String formats the message as git stores it: the subject, a blank line,
 // the body, a blank line and the trailers, one per line, as the last

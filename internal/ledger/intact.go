@@ -66,12 +66,16 @@ func (l *Ledger) openKeep() {
 // to write an output file with two links, and would be charged an
 // attempt for it). A failure is logged: the keep is a second copy, the
 // run goes on without it.
-func (l *Ledger) syncKeep(rs *state.RunState) {
+func (l *Ledger) syncKeep(rs *state.RunState) { l.syncKeepUpTo(keepUpTo(rs)) }
+
+// syncKeepUpTo is syncKeep with the last run folder to link, upTo,
+// found already (keepUpTo).
+func (l *Ledger) syncKeepUpTo(upTo int) {
 	if l.keep == nil {
 		return
 	}
 	fsutil.FailAt(fsutil.FailKeep, "sync")
-	if err := l.keep.Sync(keepUpTo(rs)); err != nil {
+	if err := l.keep.Sync(upTo); err != nil {
 		l.log.Warn("keeping a copy of the runner's state in the git directory", "err", err)
 	}
 }

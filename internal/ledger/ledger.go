@@ -19,8 +19,6 @@
 package ledger
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -66,8 +64,8 @@ type Ledger struct {
 	watch     journalWatch
 	// stateOnDisk says run_state.json exists (checkIntact looks for it).
 	stateOnDisk bool
-	// written is the run state as last written to run_state.json, which
-	// an agent must not change (RunStateChanged).
+	// written is what the runner last wrote to run_state.json, which an
+	// agent must not change (RunStateChanged).
 	written []byte
 	// resuming is set while an iteration a previous runner left is
 	// resolved: its journal line and notes may be there already.
@@ -293,17 +291,16 @@ func (l *Ledger) FlushOrLog() {
 // durably as d says.
 func (l *Ledger) saveState(d fsutil.Durability) error {
 	l.background.Wait() // one writer at a time (AgentStarted)
-	if err := state.SaveRunStateAs(l.p.RunState(), l.rs, d); err != nil {
+	data, err := state.EncodeRunState(l.rs)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", l.p.RunState(), err)
+	}
+	if err := state.WriteRunState(l.p.RunState(), data, d); err != nil {
 		return err
 	}
 	l.stateDirty, l.stateOnDisk = false, true
-	l.noteWritten(l.rs)
+	l.written = data
 	return nil
-}
-
-// noteWritten remembers rs as the content of run_state.json.
-func (l *Ledger) noteWritten(rs *state.RunState) {
-	l.written, _ = json.Marshal(rs)
 }
 
 // RunStateChanged reports whether run_state.json holds something other
@@ -319,14 +316,8 @@ func (l *Ledger) RunStateChanged() ([]byte, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil // put back by checkIntact already
 	}
-	if err == nil {
-		var onDisk state.RunState
-		if json.Unmarshal(data, &onDisk) == nil {
-			a, _ := json.Marshal(&onDisk)
-			if bytes.Equal(a, l.written) {
-				return nil, nil
-			}
-		}
+	if err == nil && state.SameRunState(data, l.written) {
+		return nil, nil
 	}
 	l.log.Warn("run_state.json was changed while the agent worked; writing it again from memory")
 	if err := l.saveState(fsutil.Durable); err != nil {

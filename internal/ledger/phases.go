@@ -1,7 +1,7 @@
 package ledger
 
 import (
-	"encoding/json"
+	"fmt"
 	"os"
 	"time"
 
@@ -72,7 +72,7 @@ func (l *Ledger) WorkerStarted(n int, worker string) {
 //     process group, so that a runner started after a crash of this one
 //     can stop an agent this one leaves behind. It also replaces the
 //     previous iteration's marker, which Record clears in memory only. It
-//     is written from a copy of the run state taken now.
+//     is written as the run state is now, encoded before this returns.
 //   - the fsync of runs/, which makes the new run folder's entry durable
 //     before meta.json is first made durable in it.
 //   - the keep in the git directory, brought up to date: the agent may
@@ -85,12 +85,11 @@ func (l *Ledger) AgentStarted(n, pgid int) {
 	if f := l.rs.Flight(n); f != nil {
 		f.AgentPGID = pgid
 	}
-	// A deep copy: with parallel slots the run state changes while it is
-	// written.
-	var snap state.RunState
-	if data, err := json.Marshal(l.rs); err == nil {
-		json.Unmarshal(data, &snap)
-	}
+	// Encoded now: with parallel slots the run state changes while it is
+	// written. The copy only keeps the stamp of the time off l.rs.
+	snap := *l.rs
+	data, encErr := state.EncodeRunState(&snap)
+	upTo := keepUpTo(l.rs)
 	if l.syncedRun != n {
 		l.background.Go(func() {
 			if err := fsutil.SyncDir(l.p.RunsDir()); err != nil {
@@ -102,11 +101,12 @@ func (l *Ledger) AgentStarted(n, pgid int) {
 	}
 	l.stateOnDisk = true
 	l.background.Go(func() {
-		l.backgroundErr = state.SaveRunState(l.p.RunState(), &snap)
-		if l.backgroundErr == nil {
-			l.noteWritten(&snap)
+		if encErr != nil {
+			l.backgroundErr = fmt.Errorf("encode %s: %w", l.p.RunState(), encErr)
+		} else if l.backgroundErr = state.WriteRunState(l.p.RunState(), data, fsutil.Durable); l.backgroundErr == nil {
+			l.written = data
 		}
-		l.syncKeep(&snap)
+		l.syncKeepUpTo(upTo)
 	})
 }
 

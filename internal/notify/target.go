@@ -3,10 +3,10 @@ package notify
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/runner-cli/runner/internal/lazyregexp"
 	"github.com/runner-cli/runner/internal/suggest"
 )
 
@@ -48,7 +48,7 @@ type Target struct {
 }
 
 // ntfyTopic is what ntfy accepts as a topic name.
-var ntfyTopic = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
+var ntfyTopic = lazyregexp.New(`^[-_A-Za-z0-9]{1,64}$`)
 
 // Problem is one thing wrong with a Target: the key it is about ("url",
 // "events[1]", "format") and what is wrong. No message quotes the URL.

@@ -14,11 +14,13 @@
 // command starts, puts the command in a cgroup v2 of its own where it can
 // create one, and stops all of it when the command is stopped, when it
 // exits leaving something behind, and when the runner dies, even by
-// SIGKILL. A supervisor runs the runner's commands one after another. Without the supervisor (other systems, or no /proc/self/exe)
-// the command is the runner's own child, with the parent-death signal on
-// Linux (strictly, it fires when the OS thread that started it ends, which
-// Go only does for threads locked with runtime.LockOSThread), and only its
-// process group is tracked. GroupsWithEnv finds, by environment, what
+// SIGKILL. A supervisor runs the runner's commands one after another; it
+// answers from this package's initializer, before the rest of the binary
+// is initialised (supervise_init.go). Without the supervisor (other
+// systems, or no /proc/self/exe) the command is the runner's own child,
+// with the parent-death signal on Linux (strictly, it fires when the OS
+// thread that started it ends, which Go only does for threads locked with
+// runtime.LockOSThread), and only its process group is tracked. GroupsWithEnv finds, by environment, what
 // escaped both, for a later runner to stop.
 //
 // A Spec with Confine set runs its command in a room (package sandbox):

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"runtime"
@@ -118,11 +117,8 @@ func Supervise(args []string) (code int) {
 	// A command's parent-death signal fires when the thread that forked
 	// it ends: the main goroutine keeps its thread until the process exits.
 	runtime.LockOSThread()
-	f := os.NewFile(supSocketFD, "runner")
-	c, err := net.FileConn(f)
-	f.Close()
-	conn, ok := c.(*net.UnixConn)
-	if err != nil || !ok {
+	conn, err := runnerSocket()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "runner %s: descriptor %d is not the runner's socket: %v\n", SuperviseArg, supSocketFD, err)
 		return 1
 	}
@@ -160,6 +156,21 @@ func Supervise(args []string) (code int) {
 	return code
 }
 
+// runnerSocket takes the socket to the runner (descriptor supSocketFD)
+// over, moved to a descriptor of its own that commands do not inherit.
+func runnerSocket() (*sockConn, error) {
+	fd, err := unix.FcntlInt(supSocketFD, unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	unix.Close(supSocketFD)
+	conn, err := newSockConn(fd, "runner")
+	if err != nil {
+		unix.Close(fd)
+	}
+	return conn, err
+}
+
 // nextCgroup replaces the cgroup of the last command, now empty, with a
 // new one for the next. A cgroup is never used twice: on Linux 6.18 a
 // process started (clone3 with CLONE_INTO_CGROUP) into a cgroup that
@@ -184,14 +195,14 @@ func (sv *supervisor) nextCgroup() {
 
 // readRequests reads the runner's lines and the descriptors sent with
 // them, until end of file; then it closes reqs.
-func readRequests(conn *net.UnixConn, reqs chan<- request) {
+func readRequests(conn *sockConn, reqs chan<- request) {
 	defer close(reqs)
 	var pending []byte
 	var fdSets [][]int
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
-		n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+		n, oobn, err := conn.ReadMsg(buf, oob)
 		if oobn > 0 {
 			if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
 				for _, m := range msgs {

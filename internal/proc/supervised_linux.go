@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -30,7 +29,7 @@ const supervisorSlack = time.Second
 // waits in the pool of its supervisorConf.
 type supervisorProc struct {
 	cmd  *exec.Cmd
-	conn *net.UnixConn
+	conn *sockConn
 	msgs chan supStatus // closed when the socket is
 	done chan struct{}  // closed once the process has exited
 }
@@ -41,14 +40,13 @@ func (sc *supervisorConf) startSupervisor() (*supervisorProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the supervisor's socket: %w", err)
 	}
-	mine, theirs := os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "runner")
+	theirs := os.NewFile(uintptr(fds[1]), "runner")
 	defer theirs.Close()
-	c, err := net.FileConn(mine)
-	mine.Close()
+	conn, err := newSockConn(fds[0], "supervisor")
 	if err != nil {
+		unix.Close(fds[0])
 		return nil, fmt.Errorf("create the supervisor's socket: %w", err)
 	}
-	conn := c.(*net.UnixConn)
 	args := []string{sc.arg0, SuperviseArg}
 	if sc.noCgroup {
 		args = append(args, noCgroupArg)
@@ -206,7 +204,7 @@ func startSupervised(runCtx context.Context, sc *supervisorConf, s Spec, grace t
 		}
 		// The descriptors go with the line's first bytes; a write error
 		// means the supervisor is gone, which its status shows.
-		if n, _, err := sp.conn.WriteMsgUnix(spec, unix.UnixRights(fds...), nil); err == nil && n < len(spec) {
+		if n, err := sp.conn.WriteMsg(spec, unix.UnixRights(fds...)); err == nil && n < len(spec) {
 			sp.conn.Write(spec[n:])
 		}
 		sv := &supervised{supervisorProc: sp, sc: sc, grace: grace, ended: make(chan struct{})}

@@ -205,9 +205,7 @@ func taskText(in Input) string {
 	var b strings.Builder
 	textfmt.Field(&b, "path", in.Path)
 	textfmt.Field(&b, "id", in.ID)
-	textfmt.Field(&b, "title", in.Title)
-	textfmt.Field(&b, "goal", in.Goal)
-	textfmt.List(&b, "acceptance", in.Acceptance)
+	textfmt.Task(&b, in.Title, in.Goal, in.Acceptance)
 	return b.String()
 }
 

@@ -5,10 +5,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // Kinds of project Detect recognises, in the order it prefers them when a
@@ -289,7 +289,7 @@ const npmPlaceholder = "no test specified"
 
 // nodeTestScript matches a test script that only runs node's own test
 // runner, with plain arguments (files, globs, flags) and no reporter.
-var nodeTestScript = regexp.MustCompile(`^node --test((?: [A-Za-z0-9_./*@=:,+-]+)*)$`)
+var nodeTestScript = lazyregexp.New(`^node --test((?: [A-Za-z0-9_./*@=:,+-]+)*)$`)
 
 func (d detector) node(p *Project) (Found, bool) {
 	data := d.read("package.json")
@@ -321,7 +321,7 @@ func (d detector) node(p *Project) (Found, bool) {
 }
 
 // makeTestTarget matches a rule line whose targets include test.
-var makeTestTarget = regexp.MustCompile(`^(?:[^\s:=#][^:=#]*\s)?test(?:\s[^:=#]*)?::?(?:[^=]|$)`)
+var makeTestTarget = lazyregexp.New(`^(?:[^\s:=#][^:=#]*\s)?test(?:\s[^:=#]*)?::?(?:[^=]|$)`)
 
 func (d detector) make() (Found, bool) {
 	// GNU make reads the first of these that exists.

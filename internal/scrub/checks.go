@@ -6,13 +6,14 @@ package scrub
 // the shapes of the key families SPEC §9 names by prefix.
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // placeholderRE matches values that stand for a secret without being one:
 // shell and template expansions, format verbs, masks and stock words.
-var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
+var placeholderRE = lazyregexp.New(`(?i)^(?:` +
 	`\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|\$\([^)]*\)|\$\{\{.*\}\}|\{\{.*\}\}|<[^>]*>|%[sv]|%\([a-z_]+\)s|` +
 	`\*+|x+|\.+|-+|password|passwd|pass|changeme|changeit|secret|token|example|redacted|string|required|optional|` +
 	`none|null|nil|true|false|undefined|empty|hidden|masked|dummy|sample|default|placeholder|your[_-]?\w*|\w*[_-]here` +
@@ -51,7 +52,7 @@ func checkValue(h hit) (int, int, bool) {
 }
 
 // dottedIdentRE matches a reference such as settings.DB_PASSWORD.
-var dottedIdentRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+var dottedIdentRE = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
 
 // isIdentByte reports whether c can be part of an identifier or a shell
 // expansion, so that a name preceded by it is part of a longer name.
@@ -97,7 +98,7 @@ func checkEnvAssignment(h hit) (int, int, bool) {
 // concatRE matches what a quoted value holds when its quotes are those of
 // two string literals joined by an operator ("DB_PASSWORD=" + pw + "..."),
 // or the quote of an outer literal and its end ("password='" . $pw . "'").
-var concatRE = regexp.MustCompile(`^["'\x60]?[ \t]*(?:\+|\.\.?|\|\||&|,)[ \t]`)
+var concatRE = lazyregexp.New(`^["'\x60]?[ \t]*(?:\+|\.\.?|\|\||&|,)[ \t]`)
 
 // concatenation reports whether v, the text between a value's quotes, is
 // code that joins strings rather than a value.
@@ -116,20 +117,20 @@ func isPasswordName(name string) bool {
 // nonSecretKeyNameRE matches the names of keys and tokens that are no
 // secrets: database and cache keys, CSRF and pagination tokens (gitleaks'
 // generic rule allows most of these names too).
-var nonSecretKeyNameRE = regexp.MustCompile(`(?:^|_)(?:` +
+var nonSecretKeyNameRE = lazyregexp.New(`(?:^|_)(?:` +
 	`(?:PRIMARY|FOREIGN|UNIQUE|COMPOSITE|NATURAL|SORT|PARTITION|RANGE|SHARD|CACHE|BUCKET|SCHEMA|SEQUENCE|IDEMPOTENCY|LOOKUP|ROW|HOT|IDX|INDEX)_KEY|` +
 	`(?:CSRF|XSRF|NEXT|PAGE|PAGINATION|CONTINUATION|CANCELLATION)_TOKEN)$`)
 
 var (
 	// pathValueRE matches a file path in lower case: a generated secret
 	// with slashes (base64) has upper-case letters.
-	pathValueRE = regexp.MustCompile(`^(?:~|\.{1,2})?/?[a-z0-9_.@-]+(?:/[a-z0-9_.@-]+)+/?$`)
+	pathValueRE = lazyregexp.New(`^(?:~|\.{1,2})?/?[a-z0-9_.@-]+(?:/[a-z0-9_.@-]+)+/?$`)
 	// identValueRE matches an identifier without digits: snake_case,
 	// kebab-case, camelCase, PascalCase, and HTTP header names.
-	identValueRE = regexp.MustCompile(`^(?:[a-z]+(?:[_-][a-z]+)*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+|X(?:-[A-Za-z][a-z]*|-[A-Z]+)+)$`)
+	identValueRE = lazyregexp.New(`^(?:[a-z]+(?:[_-][a-z]+)*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+|X(?:-[A-Za-z][a-z]*|-[A-Z]+)+)$`)
 	// intLiteralRE matches an integer constant of 64 bits at most in hex
 	// (an ioctl number); a private key in hex is longer.
-	intLiteralRE = regexp.MustCompile(`^0[xX][0-9a-fA-F]{1,16}$`)
+	intLiteralRE = lazyregexp.New(`^0[xX][0-9a-fA-F]{1,16}$`)
 )
 
 // generatedValue reports whether v (quotes stripped) can be the value of a
@@ -205,10 +206,10 @@ func passwordReference(v string) bool {
 var (
 	// compoundIdentRE matches an identifier of two words or more without
 	// digits: snake_case, kebab-case, camelCase or PascalCase.
-	compoundIdentRE = regexp.MustCompile(`^(?:[a-z]+(?:[_-][a-z]+)+|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+)$`)
+	compoundIdentRE = lazyregexp.New(`^(?:[a-z]+(?:[_-][a-z]+)+|[A-Za-z][a-z]+(?:[A-Z][a-z]+)+)$`)
 	// passwordWordRE matches the word password (or passphrase) in a
 	// sentence.
-	passwordWordRE = regexp.MustCompile(`(?i)\bpass(?:word|phrase)s?\b`)
+	passwordWordRE = lazyregexp.New(`(?i)\bpass(?:word|phrase)s?\b`)
 )
 
 // checkPasswordAssignment checks a password assignment in any case: the
@@ -255,7 +256,7 @@ func checkAWSKeyID(h hit) (int, int, bool) {
 
 // keyPrefixRE matches the fixed part of an OpenAI or Anthropic key: sk-,
 // and the kind (ant-api03-, proj-, ...).
-var keyPrefixRE = regexp.MustCompile(`^sk-(?:ant-(?:[a-z]+[0-9]{2}-)?|(?:proj|svcacct|admin|None)-)?`)
+var keyPrefixRE = lazyregexp.New(`^sk-(?:ant-(?:[a-z]+[0-9]{2}-)?|(?:proj|svcacct|admin|None)-)?`)
 
 // checkMixedToken accepts a key whose random part looks generated: upper-
 // and lower-case letters and digits, entropy above 4 (a random string of 32

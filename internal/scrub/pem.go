@@ -1,8 +1,9 @@
 package scrub
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // A private-key block is the BEGIN marker, then lines of base64 or of
@@ -34,10 +35,10 @@ const (
 )
 
 var (
-	pemBeginRE = regexp.MustCompile(pemBegin)
-	pemEndRE   = regexp.MustCompile(`^` + pemEnd)
+	pemBeginRE = lazyregexp.New(pemBegin)
+	pemEndRE   = lazyregexp.New(`^` + pemEnd)
 	// pemEndSuffixRE tells a complete block from a truncated one.
-	pemEndSuffixRE = regexp.MustCompile(pemEnd + `\z`)
+	pemEndSuffixRE = lazyregexp.New(pemEnd + `\z`)
 
 	pemCharSet = byteSet(`ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= ` + "\t" + `"',;>#*|`)
 	pemFillSet = byteSet(" \t\"'>#*|")
@@ -123,7 +124,7 @@ func pemHeader(text string, i int) int {
 // pemKeyRE finds the base64 run that makes a line part of a key rather than
 // prose; a line of a real key body holds 64 or 70 such characters, only the
 // last line may be shorter.
-var pemKeyRE = regexp.MustCompile(pemB64 + `{16}`)
+var pemKeyRE = lazyregexp.New(pemB64 + `{16}`)
 
 // checkPEM vets a private-key match. A match that ends without an END marker
 // is cut back to its last line holding key material (dropping the line

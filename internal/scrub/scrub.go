@@ -37,6 +37,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // Options configures a Scrubber. The zero value disables redaction; the
@@ -81,11 +83,11 @@ const markerPrefix = "[REDACTED:"
 // markerRE recognises a redaction marker at the start of a string. Rule and
 // environment names are restricted so that every marker this package writes
 // matches it.
-var markerRE = regexp.MustCompile(`^\[REDACTED:[A-Za-z0-9_.:-]{1,200}\]`)
+var markerRE = lazyregexp.New(`^\[REDACTED:[A-Za-z0-9_.:-]{1,200}\]`)
 
 var (
-	userRuleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	envNameRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	userRuleNameRE = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	envNameRE      = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 )
 
 // Scrubber redacts secrets. It is safe for concurrent use.

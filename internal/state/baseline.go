@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/runner-cli/runner/internal/fsutil"
+	"github.com/runner-cli/runner/internal/lazyregexp"
 	"github.com/runner-cli/runner/internal/strictjson"
 )
 
@@ -140,7 +140,7 @@ func (p Paths) BaselineFile(key string) string {
 // maxBaselineFile bounds a baseline's file: a million tests' names.
 const maxBaselineFile = 256 << 20
 
-var baselineKey = regexp.MustCompile(`^(worktree|[0-9a-f]{7,64})$`)
+var baselineKey = lazyregexp.New(`^(worktree|[0-9a-f]{7,64})$`)
 
 // SaveBaseline writes b durably under its key.
 func SaveBaseline(p Paths, b *Baseline) error {

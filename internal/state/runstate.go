@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -278,9 +280,47 @@ func SaveRunState(path string, s *RunState) error {
 
 // SaveRunStateAs replaces run_state.json atomically, as durably as d says.
 func SaveRunStateAs(path string, s *RunState, d fsutil.Durability) error {
+	data, err := EncodeRunState(s)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return WriteRunState(path, data, d)
+}
+
+// EncodeRunState stamps s with the version and the time, and returns
+// what SaveRunStateAs writes for it: indented JSON and a final newline,
+// as fsutil.ReplaceJSON writes. Encoding it once serves both the write
+// and the check of what the file holds afterwards.
+func EncodeRunState(s *RunState) ([]byte, error) {
 	s.Version = RunStateVersion
 	s.UpdatedAt = time.Now().UTC()
-	return fsutil.ReplaceJSON(path, s, d)
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// WriteRunState replaces run_state.json with data from EncodeRunState,
+// atomically, as durably as d says.
+func WriteRunState(path string, data []byte, d fsutil.Durability) error {
+	return fsutil.ReplaceFile(path, data, 0o644, d)
+}
+
+// SameRunState reports whether a and b, the contents of two
+// run_state.json files, say the same: equal bytes, or the same fields
+// once read (another layout, fields this version does not know).
+func SameRunState(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y RunState
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	ax, errx := json.Marshal(&x)
+	ay, erry := json.Marshal(&y)
+	return errx == nil && erry == nil && bytes.Equal(ax, ay)
 }
 
 // RunnerDeath is a runner that died while agents worked: its process id

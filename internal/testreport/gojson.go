@@ -71,26 +71,22 @@ func ParseGoJSON(r io.Reader) (*Report, error) {
 		pkgAt: map[string]*goPackage{}, testPkg: map[string]*goPackage{}}
 	l := newLines(r)
 	var ev event
-	for {
-		line, err := l.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := l.each(func(line []byte) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
-			continue
+			return
 		}
 		if line[0] != '{' || !p.decodeEvent(line, &ev) || ev.Action == "" {
 			if p.badAt == 0 {
 				p.badAt = l.n
 			}
-			continue
+			return
 		}
 		p.events++
 		p.handle(&ev)
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, pkg := range p.testPkg {
 		pkg.failing = true // its test fails with NoResult

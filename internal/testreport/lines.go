@@ -57,25 +57,31 @@ func (l *lines) next() ([]byte, error) {
 	}
 }
 
+// each calls fn with every line, valid during the call, to the end of
+// the stream, and returns the reader's error if it fails first.
+func (l *lines) each(fn func(line []byte)) error {
+	for {
+		line, err := l.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fn(line)
+	}
+}
+
 // head gathers the start of a message: it keeps the first MaxMessage
 // bytes written and counts the rest.
 type head struct {
 	b []byte
 }
 
-func (h *head) add(s string) {
-	if h == nil {
-		return
-	}
-	if room := MaxMessage + utf8.UTFMax - len(h.b); room > 0 {
-		if len(s) > room {
-			s = s[:room]
-		}
-		h.b = append(h.b, s...)
-	}
-}
+func (h *head) add(s string)      { addHead(h, s) }
+func (h *head) addBytes(s []byte) { addHead(h, s) }
 
-func (h *head) addBytes(s []byte) {
+func addHead[T string | []byte](h *head, s T) {
 	if h == nil {
 		return
 	}

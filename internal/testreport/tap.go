@@ -74,17 +74,13 @@ type tap struct {
 func ParseTAP(r io.Reader) (*Report, error) {
 	p := &tap{rep: &Report{}, seen: map[int]bool{}, plan: -1, yaml: -1}
 	l := newLines(r)
-	for {
-		line, err := l.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	err := l.each(func(line []byte) {
 		if !p.bailed {
 			p.line(line)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	p.end()
 	switch {

@@ -3,10 +3,11 @@ package testreport
 import (
 	"bytes"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/runner-cli/runner/internal/lazyregexp"
 )
 
 // Unittest is the kind of report read from what `python3 -m unittest -v`
@@ -21,15 +22,15 @@ const Unittest = "unittest"
 // "module.Class.method"; before: "module.Class"), and what follows:
 // nothing (a docstring line comes next), " ... RESULT", or a subtest's
 // parameters and then " ... RESULT". The indentation marks a subtest.
-var unittestLine = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*) \(([A-Za-z_][A-Za-z0-9_.]*)\)(.*)$`)
+var unittestLine = lazyregexp.New(`^(\s*)([A-Za-z_][A-Za-z0-9_]*) \(([A-Za-z_][A-Za-z0-9_.]*)\)(.*)$`)
 
 // unittestHeader matches the header of a failure's section: "FAIL:",
 // "ERROR:" or "UNEXPECTED SUCCESS:" and the test, with a subtest's
 // parameters after it.
-var unittestHeader = regexp.MustCompile(`^(FAIL|ERROR|UNEXPECTED SUCCESS): ([A-Za-z_][A-Za-z0-9_]*) \(([A-Za-z_][A-Za-z0-9_.]*)\)`)
+var unittestHeader = lazyregexp.New(`^(FAIL|ERROR|UNEXPECTED SUCCESS): ([A-Za-z_][A-Za-z0-9_]*) \(([A-Za-z_][A-Za-z0-9_.]*)\)`)
 
 // unittestRan matches the summary line, "Ran 12 tests in 0.004s".
-var unittestRan = regexp.MustCompile(`^Ran (\d+) tests? in `)
+var unittestRan = lazyregexp.New(`^Ran (\d+) tests? in `)
 
 // unittestName is a test's name in the report: its test id, the method
 // appended where the id names the class only (Python before 3.11).
@@ -91,15 +92,8 @@ type unittestReport struct {
 func ParseUnittest(r io.Reader) (*Report, error) {
 	p := &unittestReport{rep: &Report{}, ran: -1}
 	l := newLines(r)
-	for {
-		line, err := l.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		p.line(string(line))
+	if err := l.each(func(line []byte) { p.line(string(line)) }); err != nil {
+		return nil, err
 	}
 	p.endSection()
 	p.rep.finish(func(int) string { return NoResult })

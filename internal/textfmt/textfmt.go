@@ -16,6 +16,15 @@ func Field(b *strings.Builder, name, value string) {
 	indented(b, value)
 }
 
+// Task writes a task's title, goal and acceptance criteria, as Field
+// and List do: how the prompt's goal file and the reviewer's prompt say
+// what the task asks.
+func Task(b *strings.Builder, title, goal string, acceptance []string) {
+	Field(b, "title", title)
+	Field(b, "goal", goal)
+	List(b, "acceptance", acceptance)
+}
+
 // List writes "name:" and one "- item" line per item (later lines of an
 // item indented), or "name: (none)".
 func List(b *strings.Builder, name string, items []string) {

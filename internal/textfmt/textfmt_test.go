@@ -17,6 +17,14 @@ func TestFieldAndList(t *testing.T) {
 	}
 }
 
+func TestTask(t *testing.T) {
+	var b strings.Builder
+	Task(&b, "Parse", "", []string{"go test passes"})
+	if want := "title: Parse\ngoal:\nacceptance:\n- go test passes\n"; b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
 func TestOneLine(t *testing.T) {
 	for _, tt := range []struct {
 		s    string

@@ -345,16 +345,7 @@ func (p *treeParser) children(n *Node, i int32, level int) error {
 		p.kids = append(p.kids, nil)
 	}
 	kids := p.kids[level][:0]
-	err := p.array(func(k int) error {
-		ek, err := p.peek()
-		if err != nil {
-			return err
-		}
-		if ek != jsontext.KindBeginObject {
-			eoff, err := p.skip()
-			p.c.addf(i, eoff, `field "children" item %d must be an object, found %s`, k+1, strictjson.KindName(ek))
-			return err
-		}
+	err := p.objects(i, "children", "an object", func(k int) error {
 		ch := &Node{}
 		kids = append(kids, ch)
 		return p.node(ch, i, int32(k), level+1)
@@ -365,6 +356,24 @@ func (p *treeParser) children(n *Node, i int32, level int) error {
 	clear(kids)
 	p.kids[level] = kids[:0]
 	return err
+}
+
+// objects reads the array of node i's field, whose items must be
+// objects: each is read by item (k its index); an item of another kind
+// is skipped, and said to be none of what (an object...).
+func (p *treeParser) objects(i int32, field, what string, item func(k int) error) error {
+	return p.array(func(k int) error {
+		ek, err := p.peek()
+		if err != nil {
+			return err
+		}
+		if ek != jsontext.KindBeginObject {
+			eoff, err := p.skip()
+			p.c.addf(i, eoff, `field %q item %d must be %s, found %s`, field, k+1, what, strictjson.KindName(ek))
+			return err
+		}
+		return item(k)
+	})
 }
 
 // int reads a whole number; msg says what is wrong otherwise (the value
@@ -418,16 +427,7 @@ var checkAliases = map[string]string{"command": "run", "cmd": "run", "exec": "ru
 func (p *treeParser) checks(i int32) ([]Check, error) {
 	c := p.c
 	var out []Check
-	err := p.array(func(k int) error {
-		ek, err := p.peek()
-		if err != nil {
-			return err
-		}
-		if ek != jsontext.KindBeginObject {
-			eoff, err := p.skip()
-			c.addf(i, eoff, `field "checks" item %d must be an object with "name" and "run", found %s`, k+1, strictjson.KindName(ek))
-			return err
-		}
+	err := p.objects(i, "checks", `an object with "name" and "run"`, func(k int) error {
 		var ch Check
 		var seen keySet
 		var offs [5]int

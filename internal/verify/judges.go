@@ -186,7 +186,7 @@ func (b *Baseline) Keep(changes []Change, dir string) ([]string, error) {
 		data := c.now.data
 		if c.now.lazy {
 			var err error
-			if data, err = readHead(c.Path, KeepLimit); err != nil {
+			if data, err = readHead(c.Path, KeepLimit, KeepLimit); err != nil {
 				return kept, err
 			}
 		}
@@ -198,14 +198,19 @@ func (b *Baseline) Keep(changes []Change, dir string) ([]string, error) {
 	return kept, nil
 }
 
-// readHead reads at most n bytes from the start of the file at path.
-func readHead(path string, n int64) ([]byte, error) {
+// readHead reads at most n bytes from the start of the file at path,
+// which is about size bytes long: the buffer is made that large at once
+// (io.ReadAll would double it from 512 bytes, a dozen times for a large
+// tree.json, every iteration).
+func readHead(path string, n, size int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
+	b := bytes.NewBuffer(make([]byte, 0, min(size, n)+bytes.MinRead))
+	_, err = b.ReadFrom(io.LimitReader(f, n))
+	return b.Bytes(), err
 }
 
 // Restore puts every changed path back as it was in the baseline: a
@@ -364,7 +369,7 @@ func read(path string, max int64) (*content, error) {
 		if fi.Size() > max {
 			return &content{mode: fi.Mode(), size: fi.Size(), lazy: true}, nil
 		}
-		data, err := readHead(path, max+1) // it may have grown since
+		data, err := readHead(path, max+1, fi.Size()) // it may have grown since
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}

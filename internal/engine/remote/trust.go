@@ -23,19 +23,7 @@ import (
 // to hide it.
 func (e *Engine) engineKey() (engine.Key, error) {
 	cfg := e.env.Config()
-	path, err := engine.KeyPath(cfg.Engine.KeyFile)
-	if err != nil || path == "" {
-		return nil, err
-	}
-	if err := engine.CheckKeyPlace(path, e.env.Paths.Root, room.Writable(cfg)); err != nil {
-		return nil, err
-	}
-	key, err := engine.LoadKey(path)
-	if err != nil {
-		return nil, err
-	}
-	sandbox.Hide(path)
-	return key, nil
+	return engine.ReadKey(cfg.Engine.KeyFile, e.env.Paths.Root, room.Writable(cfg))
 }
 
 // engineUnprotected says why an agent could submit iterations to the

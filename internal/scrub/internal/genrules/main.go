@@ -130,16 +130,8 @@ func generate(version string, cfg config) ([]byte, error) {
 	b.WriteString("\npackage scrub\n\n")
 	fmt.Fprintf(&b, "// gitleaksVersion is the gitleaks release the rules come from.\nconst gitleaksVersion = %q\n\n", version)
 
-	global := cfg.Allowlists
-	if cfg.AllowList != nil {
-		global = append([]*allowlist{cfg.AllowList}, global...)
-	}
 	b.WriteString("// gitleaksGlobalAllowlists apply to the findings of every gitleaks rule.\n")
-	b.WriteString("var gitleaksGlobalAllowlists = []glAllowlist{\n")
-	for _, a := range global {
-		writeAllowlist(&b, a, "\t")
-	}
-	b.WriteString("}\n\n")
+	writeAllowlists(&b, "var gitleaksGlobalAllowlists = []glAllowlist{\n", "}\n\n", "\t", allowlists(cfg.AllowList, cfg.Allowlists))
 
 	b.WriteString("// gitleaksRules are gitleaks' default rules, in the order of its configuration.\n")
 	b.WriteString("var gitleaksRules = []glRule{\n")
@@ -161,16 +153,8 @@ func generate(version string, cfg config) ([]byte, error) {
 			fmt.Fprintf(&b, "\t\tEntropy: %s,\n", strconv.FormatFloat(r.Entropy, 'g', -1, 64))
 		}
 		writeStrings(&b, "\t\t", "Keywords", r.Keywords)
-		als := r.Allowlists
-		if r.AllowList != nil {
-			als = append([]*allowlist{r.AllowList}, als...)
-		}
-		if len(als) > 0 {
-			b.WriteString("\t\tAllowlists: []glAllowlist{\n")
-			for _, a := range als {
-				writeAllowlist(&b, a, "\t\t\t")
-			}
-			b.WriteString("\t\t},\n")
+		if als := allowlists(r.AllowList, r.Allowlists); len(als) > 0 {
+			writeAllowlists(&b, "\t\tAllowlists: []glAllowlist{\n", "\t\t},\n", "\t\t\t", als)
 		}
 		b.WriteString("\t},\n")
 	}
@@ -180,6 +164,25 @@ func generate(version string, cfg config) ([]byte, error) {
 		return nil, fmt.Errorf("format the generated source: %w", err)
 	}
 	return src, nil
+}
+
+// allowlists are the allowlists of a rule or of the whole
+// configuration: the [allowlist] table first, then the [[allowlists]].
+func allowlists(one *allowlist, more []*allowlist) []*allowlist {
+	if one == nil {
+		return more
+	}
+	return append([]*allowlist{one}, more...)
+}
+
+// writeAllowlists writes als, each at indent, between the lines open and
+// end.
+func writeAllowlists(b *bytes.Buffer, open, end, indent string, als []*allowlist) {
+	b.WriteString(open)
+	for _, a := range als {
+		writeAllowlist(b, a, indent)
+	}
+	b.WriteString(end)
 }
 
 func writeAllowlist(b *bytes.Buffer, a *allowlist, indent string) {
