@@ -199,6 +199,12 @@ func printStatus(w io.Writer, rep *status.Report) {
 		}
 		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, %s → %s\n", l.Iteration, inert.Line(l.Node), inert.Line(l.AgentStatus),
 			inert.Line(guard), inert.Line(outcome))
+		if l.Rung != nil {
+			fmt.Fprintf(w, "            on %s, %s of its ladder\n", inert.Line(l.Executor), inert.Line(l.Rung.String()))
+		}
+		if l.CostCap != nil {
+			fmt.Fprintf(w, "            stopped at a spend cap: %s\n", inert.Line(l.CostCap.String()))
+		}
 		if s := firstLine(l.Summary); s != "" {
 			fmt.Fprintf(w, "            %s\n", s)
 		}
@@ -252,6 +258,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if n.Tests != nil {
 			extra += " — " + inert.Line(n.Tests.String())
 		}
+		if n.Spent != nil {
+			extra += " (spent " + n.Spent.Brief() + ")"
+		}
 		if n.BlockedReason != "" {
 			extra += " — blocked: " + inert.Line(n.BlockedReason)
 		}
@@ -289,9 +298,11 @@ func printExecutors(w io.Writer, rep *status.Report) {
 		fmt.Fprintf(w, "limited:    %s until %s: %s\n", inert.Line(n.Name), n.Until.Local().Format("15:04:05"), firstLine(n.Reason))
 	}
 	if rep.Usage.IsZero() {
+		printCaps(w, rep.Caps)
 		return
 	}
 	fmt.Fprintf(w, "usage:      %s (all runs)\n", rep.Usage)
+	printCaps(w, rep.Caps)
 	if len(rep.UsageByExecutor) < 2 {
 		return
 	}
@@ -302,6 +313,28 @@ func printExecutors(w io.Writer, rep *status.Report) {
 	sort.Strings(names)
 	for _, name := range names {
 		fmt.Fprintf(w, "            %s: %s\n", inert.Line(name), rep.UsageByExecutor[name])
+	}
+}
+
+// printCaps says what is left of each spend cap (SPEC §24).
+func printCaps(w io.Writer, caps []status.CapUse) {
+	for i, c := range caps {
+		head := "caps:"
+		if i > 0 {
+			head = ""
+		}
+		what := "the run"
+		if c.Scope == state.ScopeTask {
+			what = "each task"
+		}
+		used := state.Amount(c.Unit, c.Used) + " spent"
+		if c.Scope == state.ScopeTask {
+			used = "the most a task not done has spent: " + state.Amount(c.Unit, c.Used)
+		}
+		if !c.Known {
+			used = "cost unknown: set executor.price"
+		}
+		fmt.Fprintf(w, "%-11s %s %s (%s), %s\n", head, what, state.Amount(c.Unit, c.Cap.Cap), inert.Line(c.Key), used)
 	}
 }
 

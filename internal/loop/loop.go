@@ -343,7 +343,7 @@ func (r *Runner) budgetExceeded() *Result {
 	var msg string
 	switch {
 	case l.MaxCostUSD > 0 && u.CostUSD >= l.MaxCostUSD:
-		msg = fmt.Sprintf("reached loop.max_cost_usd ($%.2f): the agents have cost $%.4f so far", l.MaxCostUSD, u.CostUSD)
+		msg = fmt.Sprintf("reached loop.max_cost_usd (%s): the agents have cost $%.4f so far", state.Amount(state.UnitUSD, l.MaxCostUSD), u.CostUSD)
 	case l.MaxTokens > 0 && u.Tokens() >= l.MaxTokens:
 		msg = fmt.Sprintf("reached loop.max_tokens (%d): the agents have used %d tokens so far", l.MaxTokens, u.Tokens())
 	default:

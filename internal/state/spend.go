@@ -93,3 +93,13 @@ func BookedExecutor(label string) string {
 	}
 	return label
 }
+
+// Brief says u in a few words: "2400 tokens, $0.0040" (the cost only
+// when it is known).
+func (u Usage) Brief() string {
+	s := Amount(UnitTokens, float64(u.Tokens()))
+	if u.CostSource != "" {
+		s += ", " + Amount(UnitUSD, u.CostUSD)
+	}
+	return s
+}
