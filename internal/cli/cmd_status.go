@@ -199,8 +199,12 @@ func printStatus(w io.Writer, rep *status.Report) {
 		}
 		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, %s → %s\n", l.Iteration, inert.Line(l.Node), inert.Line(l.AgentStatus),
 			inert.Line(guard), inert.Line(outcome))
-		if l.Rung != nil {
-			fmt.Fprintf(w, "            on %s, %s of its ladder\n", inert.Line(l.Executor), inert.Line(l.Rung.String()))
+		if r := l.Rung; r != nil {
+			on := ""
+			if l.Executor != "" && l.Executor != r.Executor {
+				on = ", run on " + l.Executor + " (" + r.Executor + " was limited or set aside)"
+			}
+			fmt.Fprintf(w, "            its ladder: %s%s\n", inert.Line(r.String()), inert.Line(on))
 		}
 		if l.CostCap != nil {
 			fmt.Fprintf(w, "            stopped at a spend cap: %s\n", inert.Line(l.CostCap.String()))

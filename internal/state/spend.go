@@ -103,3 +103,13 @@ func (u Usage) Brief() string {
 	}
 	return s
 }
+
+// Divided is u shared among n (n > 0): tokens rounded down.
+func (u Usage) Divided(n int) Usage {
+	if n <= 0 {
+		return u
+	}
+	d := int64(n)
+	return Usage{InputTokens: u.InputTokens / d, CachedInputTokens: u.CachedInputTokens / d, OutputTokens: u.OutputTokens / d,
+		CostUSD: u.CostUSD / float64(n), CostSource: u.CostSource}
+}
