@@ -17,7 +17,7 @@ import (
 )
 
 // sessionPoll is how often the session log of a codex agent at work is
-// read for its usage.
+// read for its usage when no change was notified (inotify, below).
 const sessionPoll = 200 * time.Millisecond
 
 // sessionReadMax bounds what one look reads of the session log; the rest
@@ -45,13 +45,19 @@ type sessionWatch struct {
 
 // watchSession starts following the session log of a codex run whose
 // state directory is home; the returned function stops it after a last
-// look, once the agent is gone.
+// look, once the agent is gone. The log is read as soon as the kernel
+// says it changed (codex writes its token_count right after a model
+// response, and runs the response's tool call before asking for the
+// next: the agent is stopped before that request, as a rule), and on a
+// timer besides, where inotify is not available or missed a folder.
 func watchSession(home string, live *liveUsage) func() {
 	w := &sessionWatch{dir: filepath.Join(home, "sessions"), live: live, stop: make(chan struct{})}
 	w.split = lineSplitter{max: StreamLineMax, fn: func(line []byte, _ int64) { w.line(line) }}
+	changed := newTreeNotify(home)
 	w.done.Add(1)
 	go func() {
 		defer w.done.Done()
+		defer changed.close()
 		t := time.NewTicker(sessionPoll)
 		defer t.Stop()
 		for {
@@ -59,8 +65,9 @@ func watchSession(home string, live *liveUsage) func() {
 			case <-w.stop:
 				return
 			case <-t.C:
-				w.look()
+			case <-changed.c:
 			}
+			w.look()
 		}
 	}()
 	return func() {
