@@ -301,12 +301,11 @@ func printExecutors(w io.Writer, rep *status.Report) {
 	for _, n := range rep.Limited {
 		fmt.Fprintf(w, "limited:    %s until %s: %s\n", inert.Line(n.Name), n.Until.Local().Format("15:04:05"), firstLine(n.Reason))
 	}
+	defer printCaps(w, rep.Caps)
 	if rep.Usage.IsZero() {
-		printCaps(w, rep.Caps)
 		return
 	}
 	fmt.Fprintf(w, "usage:      %s (all runs)\n", rep.Usage)
-	printCaps(w, rep.Caps)
 	if len(rep.UsageByExecutor) < 2 {
 		return
 	}

@@ -22,19 +22,20 @@ type CapUse struct {
 func capsOf(l config.Loop, t *tree.Tree, rs *state.RunState) []CapUse {
 	var out []CapUse
 	for _, c := range spend.CapsOf(l, tree.Spend{}) {
-		u := rs.Usage
+		u, any := rs.Usage, true
 		if c.Scope == state.ScopeTask {
-			u = mostSpent(t, rs.UsageByTask, c.Unit)
+			u, any = mostSpent(t, rs.UsageByTask, c.Unit)
 		}
 		v, known := u.In(c.Unit)
+		known = known || !any // nothing spent yet is known
 		out = append(out, CapUse{Cap: c, Used: v, Known: known})
 	}
 	return out
 }
 
 // mostSpent is the spend of the leaf not done of t that spent the most
-// in unit.
-func mostSpent(t *tree.Tree, by map[string]state.Usage, unit string) state.Usage {
+// in unit; false when none has spent anything.
+func mostSpent(t *tree.Tree, by map[string]state.Usage, unit string) (state.Usage, bool) {
 	var most state.Usage
 	best := -1.0
 	t.Walk(func(n *tree.Node) {
@@ -46,7 +47,7 @@ func mostSpent(t *tree.Tree, by map[string]state.Usage, unit string) state.Usage
 			most, best = u, v
 		}
 	})
-	return most
+	return most, best >= 0
 }
 
 // addSpent gives each node of the status tree what its task has spent
