@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Scopes of a spend cap (SPEC §24): the run's (across its invocations)
@@ -76,22 +75,6 @@ type RungMeta struct {
 // String is "rung 2 of 2 (large)".
 func (r RungMeta) String() string {
 	return fmt.Sprintf("rung %d of %d (%s)", r.N, r.Of, r.Executor)
-}
-
-// PlanLabel is the name a planning agent's usage is counted under (`runner
-// plan`), apart from the same executor's work on tasks, as ReviewLabel
-// keeps a reviewer's apart.
-func PlanLabel(executor string) string { return executor + " (plan)" }
-
-// BookedExecutor is the executor a usage label of UsageByExecutor books
-// to, without the role ReviewLabel or PlanLabel adds.
-func BookedExecutor(label string) string {
-	for _, role := range []string{" (review)", " (plan)"} {
-		if s, ok := strings.CutSuffix(label, role); ok {
-			return s
-		}
-	}
-	return label
 }
 
 // Brief says u in a few words: "2400 tokens, $0.0040" (the cost only
