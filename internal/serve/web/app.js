@@ -42,7 +42,8 @@ function renderProgress(rep) {
   $('tests-text').textContent = rep.tests ? testsText(rep.tests) : '';
   const u = rep.usage || {};
   const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
-  $('usage-text').textContent = (tokens || u.cost_source ? [cost(u), tokens ? count(tokens) + ' tokens' : ''].filter(Boolean).join(' · ') + ' (all runs)' : '') + capsText(rep.caps);
+  const spent = tokens || u.cost_source ? [cost(u), tokens ? count(tokens) + ' tokens' : ''].filter(Boolean).join(' · ') + ' (all runs)' : '';
+  $('usage-text').textContent = [spent, capsText(rep.caps)].filter(Boolean).join(' · ');
   const bar = $('bar');
   bar.replaceChildren();
   const pct = (n) => (p.total ? (100 * n) / p.total : 0) + '%';

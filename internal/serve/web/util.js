@@ -77,11 +77,12 @@ function rungText(r, executor) {
   if (executor && executor !== r.executor) s += ', run on ' + line(executor);
   return s;
 }
-// What is left of the spend caps: " · caps: the run $5.00 ($1.20 spent), each task 50.0k tokens".
+// The spend caps and what the run spent against them: "caps: the run
+// $5.00 ($1.20 spent), each task 50.0k tokens"; '' without caps.
 function capsText(caps) {
   if (!Array.isArray(caps) || !caps.length) return '';
   const amount = (unit, v) => unit === 'usd' ? '$' + Number(v).toFixed(v && v < 0.01 ? 4 : 2) : count(v) + ' tokens';
-  return ' · caps: ' + caps.map((c) => (c.scope === 'task' ? 'each task ' : 'the run ') + amount(c.unit, c.cap) +
+  return 'caps: ' + caps.map((c) => (c.scope === 'task' ? 'each task ' : 'the run ') + amount(c.unit, c.cap) +
     (c.scope === 'run' && c.known ? ' (' + amount(c.unit, c.used) + ' spent)' : '')).join(', ');
 }
 function pill(kind, text) { return el('span', { class: 'pill ' + String(kind || '').replace(/[^a-z_]/g, '') }, text || kind); }
