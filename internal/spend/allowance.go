@@ -37,11 +37,7 @@ type Allowance struct {
 func NewAllowance(caps []Cap, task, run state.Usage) *Allowance {
 	a := &Allowance{}
 	for _, c := range caps {
-		u := run
-		if c.Scope == state.ScopeTask {
-			u = task
-		}
-		v, _ := u.In(c.Unit)
+		v, _ := c.against(task, run).In(c.Unit)
 		a.Limits = append(a.Limits, Limit{Cap: c, Spent: v})
 	}
 	return a

@@ -73,19 +73,21 @@ func RunCaps(l config.Loop) []Cap {
 func Over(caps []Cap, task, run state.Usage) *state.CapHit {
 	for _, scope := range []string{state.ScopeTask, state.ScopeRun} {
 		for _, c := range caps {
-			if c.Scope != scope {
-				continue
-			}
-			u := run
-			if scope == state.ScopeTask {
-				u = task
-			}
-			if v, known := u.In(c.Unit); known && v >= c.Cap {
+			if v, known := c.against(task, run).In(c.Unit); c.Scope == scope && known && v >= c.Cap {
 				return c.hit(v)
 			}
 		}
 	}
 	return nil
+}
+
+// against is what c counts: the task's spend for a task's cap, the run's
+// for the run's.
+func (c Cap) against(task, run state.Usage) state.Usage {
+	if c.Scope == state.ScopeTask {
+		return task
+	}
+	return run
 }
 
 // hit is the CapHit of c with used spent against it.
@@ -162,11 +164,7 @@ func ContractLine(caps []Cap, task, run state.Usage) string {
 			if c.Scope != scope {
 				continue
 			}
-			u := run
-			if scope == state.ScopeTask {
-				u = task
-			}
-			used, _ := u.In(c.Unit)
+			used, _ := c.against(task, run).In(c.Unit)
 			left = append(left, fmt.Sprintf("%s of %s", state.Amount(c.Unit, max(c.Cap-used, 0)), state.Amount(c.Unit, c.Cap)))
 		}
 		if len(left) == 0 {
