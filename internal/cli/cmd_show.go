@@ -159,6 +159,16 @@ func printMeta(w io.Writer, p state.Paths, runDir string, m *state.Meta) {
 	if m.Executor != "" {
 		fmt.Fprintf(w, "executor: %s\n", inert.Line(m.Executor))
 	}
+	if m.Rung != nil {
+		fmt.Fprintf(w, "ladder:   %s\n", inert.Line(m.Rung.String()))
+	}
+	if h := m.CostCap; h != nil {
+		who := "agent"
+		if h.By != "" {
+			who = h.By
+		}
+		fmt.Fprintf(w, "capped:   the runner stopped the %s: %s\n", inert.Line(who), inert.Line(h.String()))
+	}
 	if a := m.Agent; a != nil {
 		fmt.Fprintf(w, "agent:    %s", agentEnd(a))
 		if a.MessageSource != "" {

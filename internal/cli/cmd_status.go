@@ -199,6 +199,16 @@ func printStatus(w io.Writer, rep *status.Report) {
 		}
 		fmt.Fprintf(w, "last:       iteration %d on %s: agent %s, %s → %s\n", l.Iteration, inert.Line(l.Node), inert.Line(l.AgentStatus),
 			inert.Line(guard), inert.Line(outcome))
+		if r := l.Rung; r != nil {
+			on := ""
+			if l.Executor != "" && l.Executor != r.Executor {
+				on = ", run on " + l.Executor + " (" + r.Executor + " was limited or set aside)"
+			}
+			fmt.Fprintf(w, "            its ladder: %s%s\n", inert.Line(r.String()), inert.Line(on))
+		}
+		if l.CostCap != nil {
+			fmt.Fprintf(w, "            stopped at a spend cap: %s\n", inert.Line(l.CostCap.String()))
+		}
 		if s := firstLine(l.Summary); s != "" {
 			fmt.Fprintf(w, "            %s\n", s)
 		}
@@ -253,6 +263,9 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if n.Tests != nil {
 			extra += " — " + inert.Line(n.Tests.String())
 		}
+		if n.Spent != nil {
+			extra += " (spent " + n.Spent.Brief() + ")"
+		}
 		if n.BlockedReason != "" {
 			extra += " — blocked: " + inert.Line(n.BlockedReason)
 		}
@@ -289,6 +302,7 @@ func printExecutors(w io.Writer, rep *status.Report) {
 	for _, n := range rep.Limited {
 		fmt.Fprintf(w, "limited:    %s until %s: %s\n", inert.Line(n.Name), n.Until.Local().Format("15:04:05"), firstLine(n.Reason))
 	}
+	defer printCaps(w, rep.Caps)
 	if rep.Usage.IsZero() {
 		return
 	}
@@ -303,6 +317,28 @@ func printExecutors(w io.Writer, rep *status.Report) {
 	sort.Strings(names)
 	for _, name := range names {
 		fmt.Fprintf(w, "            %s: %s\n", inert.Line(name), rep.UsageByExecutor[name])
+	}
+}
+
+// printCaps says what is left of each spend cap (SPEC §24).
+func printCaps(w io.Writer, caps []status.CapUse) {
+	for i, c := range caps {
+		head := "caps:"
+		if i > 0 {
+			head = ""
+		}
+		what := "the run"
+		if c.Scope == state.ScopeTask {
+			what = "each task"
+		}
+		used := state.Amount(c.Unit, c.Used) + " spent"
+		if c.Scope == state.ScopeTask {
+			used = "the most a task not done has spent: " + state.Amount(c.Unit, c.Used)
+		}
+		if !c.Known {
+			used = "cost unknown: set executor.price"
+		}
+		fmt.Fprintf(w, "%-11s %s %s (%s), %s\n", head, what, state.Amount(c.Unit, c.Cap.Cap), inert.Line(c.Key), used)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/review"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/tree"
 )
 
@@ -84,6 +85,12 @@ func runValidate(g *globals, asJSON bool) error {
 				warn("%s: [review] runs %s, as [executor] does: a second opinion is worth most from another model (another preset, or a model flag in review.args)",
 					rel(p, p.Config()), cfg.Review.Preset)
 			}
+		}
+	}
+	if cfg != nil && t != nil {
+		// A node's ladder names executors of config.toml (SPEC §24).
+		if err := spend.UnknownExecutors(cfg, t, rel(p, p.Tree())); err != nil {
+			problems = append(problems, err)
 		}
 	}
 	if cfg != nil {

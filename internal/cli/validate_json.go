@@ -10,6 +10,7 @@ import (
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/scaffold"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -68,6 +69,19 @@ func problemsOf(err error) []validateProblem {
 		}
 		if len(out) == 0 {
 			out = append(out, validateProblem{File: ve.File, Message: ve.Error()})
+		}
+		return out
+	}
+	var ne *spend.NamesError
+	if errors.As(err, &ne) {
+		var out []validateProblem
+		for _, pr := range ne.Problems {
+			// "FILE: NODE PATH: what is wrong"
+			if f := strings.SplitN(pr, ": ", 3); len(f) == 3 {
+				out = append(out, validateProblem{File: f[0], Node: f[1], Message: f[2]})
+				continue
+			}
+			out = append(out, validateProblem{Message: pr})
 		}
 		return out
 	}

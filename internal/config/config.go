@@ -137,9 +137,34 @@ type Executor struct {
 	// RateLimitPatterns are regular expressions (Go syntax) that mark a
 	// failed run as rate_limited; unset means DefaultRateLimitPatterns.
 	RateLimitPatterns []string `toml:"rate_limit_patterns"`
-	// Prices turn reported tokens into a cost for agents that report no
-	// cost of their own (Codex).
+	// Price turns the tokens an agent reports into a cost (US dollars per
+	// million tokens): the cost of agents that report none (Codex), and of
+	// every agent while it works (Claude reports its cost only at its
+	// end). Prices is its older spelling; Pricing gives whichever is set.
+	Price  Price        `toml:"price"`
 	Prices state.Prices `toml:"prices"`
+}
+
+// Price is executor.price: US dollars per million tokens.
+type Price struct {
+	InputPerMTok       float64 `toml:"input_per_mtok"`
+	OutputPerMTok      float64 `toml:"output_per_mtok"`
+	CachedInputPerMTok float64 `toml:"cached_input_per_mtok"`
+}
+
+// IsSet reports whether any price is set.
+func (p Price) IsSet() bool {
+	return p.InputPerMTok != 0 || p.OutputPerMTok != 0 || p.CachedInputPerMTok != 0
+}
+
+// Pricing is what the executor's tokens cost: executor.price, else the
+// older executor.prices; unset (state.Prices.IsSet false) when neither
+// is.
+func (e Executor) Pricing() state.Prices {
+	if e.Price.IsSet() {
+		return state.Prices{Input: e.Price.InputPerMTok, CachedInput: e.Price.CachedInputPerMTok, Output: e.Price.OutputPerMTok}
+	}
+	return e.Prices
 }
 
 // Label is the executor's name, or its preset when it has none.
@@ -205,6 +230,18 @@ type Loop struct {
 	// MaxTokens stops the run once the summed tokens reach it; zero means
 	// no limit.
 	MaxTokens int64 `toml:"max_tokens"`
+	// TaskMaxCostUSD and TaskMaxTokens bound what each task may spend
+	// over all its attempts (its reviewer's runs included); a node's own
+	// max_cost_usd and max_tokens override them. Zero means no limit.
+	// Like the run's caps they are enforced while the agent works (SPEC
+	// §24, package spend).
+	TaskMaxCostUSD float64 `toml:"task_max_cost_usd"`
+	TaskMaxTokens  int64   `toml:"task_max_tokens"`
+	// Escalate is the ladder of executors (names of [executor] and
+	// [[fallback]]): a task's first attempt runs on the first, each later
+	// attempt on the next, the last repeating; empty: every attempt runs
+	// on the chain's first free executor. A node's executors override it.
+	Escalate []string `toml:"escalate"`
 	// MaxConsecutiveErrors stops the run (exit 1) after this many agent
 	// runs in a row, across nodes, failed (not counting rate limits);
 	// zero turns the check off.

@@ -302,7 +302,15 @@ func TestValidationRules(t *testing.T) {
 		{"negative cost", "[loop]\nmax_cost_usd = -1\n", 2, "loop.max_cost_usd", "0 or more"},
 		{"infinite cost", "[loop]\nmax_cost_usd = inf\n", 2, "loop.max_cost_usd", "0 or more"},
 		{"negative tokens", "[loop]\nmax_tokens = -1\n", 2, "loop.max_tokens", "0 or more"},
-		{"codex cost limit without prices", "[loop]\nmax_cost_usd = 5\n", 2, "executor.prices", "must be set when loop.max_cost_usd is"},
+		{"codex cost limit without prices", "[loop]\nmax_cost_usd = 5\n", 2, "executor.price", "must be set when loop.max_cost_usd is"},
+		{"codex task cost limit without prices", "[loop]\ntask_max_cost_usd = 5\n", 2, "executor.price", "must be set when loop.task_max_cost_usd is"},
+		{"negative task cost", "[loop]\ntask_max_cost_usd = -1\n", 2, "loop.task_max_cost_usd", "0 or more"},
+		{"negative task tokens", "[loop]\ntask_max_tokens = -1\n", 2, "loop.task_max_tokens", "0 or more"},
+		{"escalate unknown executor", "[[fallback]]\nname = \"large\"\npreset = \"claude\"\n[loop]\nescalate = [\"codex\", \"huge\"]\n", 5, "loop.escalate[1]", `"huge" is not an executor of the chain; name [executor] or a [[fallback]] ("codex" [executor], "large" fallback[0])`},
+		{"escalate to the reviewer", "[review]\nname = \"rev\"\n[loop]\nescalate = [\"rev\"]\n", 4, "loop.escalate[0]", `"rev" is not an executor of the chain`},
+		{"negative new price", "[executor]\nprice = { input_per_mtok = -1 }\n", 2, "executor.price.input_per_mtok", "0 or more"},
+		{"unknown new price", "[executor]\nprice = { input = 1 }\n", 2, "", `unknown key "executor.price.input"`},
+		{"price and prices", "[executor]\nprice = { input_per_mtok = 1 }\nprices = { input = 1 }\n", 3, "executor.price", "keep price (prices is its older spelling)"},
 		{"negative price", "[executor]\nprices = { input = -1, output = 2 }\n", 2, "executor.prices.input", "0 or more"},
 		{"unknown price", "[executor]\nprices = { inputs = 1 }\n", 2, "", `unknown key "executor.prices.inputs" (did you mean "executor.prices.input"?)`},
 		{"price not a number", "[executor]\nprices = { output = \"2\" }\n", 2, "executor.prices.output", "want a number"},
@@ -335,7 +343,7 @@ func TestValidationRules(t *testing.T) {
 		{"fallback zero timeout", "[[fallback]]\nname = \"c\"\npreset = \"claude\"\ntimeout = \"0s\"\n", 4, "fallback[0].timeout", "greater than zero"},
 		{"fallback named as executor", "[[fallback]]\npreset = \"codex\"\n", 1, "fallback[0].name", `"codex" is already the name of [executor]`},
 		{"two fallbacks one name", "[[fallback]]\nname = \"x\"\n[[fallback]]\nname = \"x\"\n", 3, "fallback[1].name", `"x" is already the name of fallback[0]`},
-		{"fallback codex cost without prices", "[executor]\npreset = \"claude\"\n[[fallback]]\n\n[loop]\nmax_cost_usd = 5\n", 6, "fallback[0].prices", "must be set when loop.max_cost_usd is"},
+		{"fallback codex cost without prices", "[executor]\npreset = \"claude\"\n[[fallback]]\n\n[loop]\nmax_cost_usd = 5\n", 6, "fallback[0].price", "must be set when loop.max_cost_usd is"},
 		{"review command without command", "[review]\npreset = \"command\"\n", 2, "review.command", "must be set when preset"},
 		{"review max_rejections 0", "[review]\nmax_rejections = 0\n", 2, "review.max_rejections", "at least 1"},
 		{"review on_error", "[review]\non_error = \"ignore\"\n", 2, "review.on_error", `want "wait"`},
@@ -700,17 +708,22 @@ func TestExampleCommentedValues(t *testing.T) {
 	}
 	lines := map[string]string{}
 	for _, line := range strings.Split(string(data), "\n") {
-		for _, key := range []string{"rate_limit_patterns", "prices"} {
+		for _, key := range []string{"rate_limit_patterns", "price", "prices"} {
 			if strings.HasPrefix(line, "# "+key+" = ") {
 				lines[key] = strings.TrimPrefix(line, "# ")
 			}
 		}
 	}
-	cfg := mustParse(t, "[executor]\n"+lines["rate_limit_patterns"]+"\n"+lines["prices"]+"\n[loop]\nmax_cost_usd = 5\n")
+	cfg := mustParse(t, "[executor]\n"+lines["rate_limit_patterns"]+"\n"+lines["price"]+"\n[loop]\nmax_cost_usd = 5\n")
 	if !reflect.DeepEqual(cfg.Executor.RateLimitPatterns, DefaultRateLimitPatterns) {
 		t.Errorf("commented rate_limit_patterns = %q, want the built-in %q", cfg.Executor.RateLimitPatterns, DefaultRateLimitPatterns)
 	}
-	if want := (state.Prices{Input: 1.25, CachedInput: 0.125, Output: 10}); cfg.Executor.Prices != want {
-		t.Errorf("commented prices = %+v, want %+v", cfg.Executor.Prices, want)
+	want := state.Prices{Input: 1.25, CachedInput: 0.125, Output: 10}
+	if got := cfg.Executor.Pricing(); got != want {
+		t.Errorf("commented price = %+v, want %+v", got, want)
+	}
+	old := mustParse(t, "[executor]\n"+lines["prices"]+"\n[loop]\nmax_cost_usd = 5\n")
+	if got := old.Executor.Pricing(); got != want {
+		t.Errorf("commented prices (the older spelling) = %+v, want %+v", got, want)
 	}
 }

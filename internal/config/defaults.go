@@ -165,7 +165,7 @@ func fillDefaults(c *Config, set func(field any) bool) {
 
 // fillExecutor gives an executor table the defaults that depend on what
 // the file says: its name and args follow its preset, its cached input
-// price its input price.
+// price its input price (in price and in the older prices).
 func fillExecutor(e *Executor, set func(field any) bool, args func(string) []string) {
 	if !set(&e.Name) {
 		e.Name = e.Preset
@@ -175,6 +175,9 @@ func fillExecutor(e *Executor, set func(field any) bool, args func(string) []str
 	}
 	if !set(&e.Prices.CachedInput) {
 		e.Prices.CachedInput = e.Prices.Input
+	}
+	if !set(&e.Price.CachedInputPerMTok) {
+		e.Price.CachedInputPerMTok = e.Price.InputPerMTok
 	}
 }
 

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -76,19 +75,7 @@ func (r *report) validate(c *Config) {
 		r.addf("loop.on_blocked", `want "stop" or "continue", got %q`, l.OnBlocked)
 	}
 	r.nonNegative("loop.max_wait", l.MaxWait, `"6h"`)
-	if math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0) || l.MaxCostUSD < 0 {
-		r.addf("loop.max_cost_usd", "must be a number of dollars, 0 or more (0 = no limit), got %v", l.MaxCostUSD)
-	}
-	if l.MaxTokens < 0 {
-		r.addf("loop.max_tokens", "must be 0 or more (0 = no limit), got %d", l.MaxTokens)
-	}
-	if l.MaxCostUSD > 0 {
-		for _, ex := range r.executorTables(c) {
-			if ex.e.Preset == PresetCodex && !ex.e.Prices.IsSet() {
-				r.addAt("loop.max_cost_usd", ex.key+".prices", "must be set when loop.max_cost_usd is: Codex reports tokens, not dollars, so the cost is tokens × prices; for example prices = { input = 1.25, cached_input = 0.125, output = 10.0 } (US dollars per million tokens)")
-			}
-		}
-	}
+	r.validateSpend(c)
 	if l.MaxConsecutiveErrors < 0 {
 		r.addf("loop.max_consecutive_errors", "must be 0 or more (0 = off), got %d", l.MaxConsecutiveErrors)
 	}
@@ -224,14 +211,7 @@ func (r *report) validateExecutor(key string, e *Executor) {
 			r.addf(indexPath(key+".rate_limit_patterns", i), "%q matches the empty string, so every failed run would count as rate limited", pat)
 		}
 	}
-	for _, pr := range []struct {
-		key string
-		v   float64
-	}{{"input", e.Prices.Input}, {"cached_input", e.Prices.CachedInput}, {"output", e.Prices.Output}} {
-		if math.IsNaN(pr.v) || math.IsInf(pr.v, 0) || pr.v < 0 {
-			r.addf(key+".prices."+pr.key, "must be US dollars per million tokens, 0 or more, got %v", pr.v)
-		}
-	}
+	r.validatePrice(key, e)
 }
 
 // executorName restricts executor names, which logs and status print.

@@ -173,8 +173,10 @@ func (w *Worker) iterate(ctx context.Context, id string, it *iterationRun) (*Out
 	}
 	judged := it.judged()
 	it.agent = true
+	opts := executor.OptionsFrom(ex, executor.CompilePatterns(ex.RateLimitPatterns))
+	opts.Allowance = in.Allowance
 	run, err := iteration.RunProgram(ctx, iteration.Spec{
-		Request: req, Executor: executor.OptionsFrom(ex, executor.CompilePatterns(ex.RateLimitPatterns)),
+		Request: req, Executor: opts,
 		Judged: judged, TamperDir: filepath.Join(it.runDir, "tamper"), TamperPrefix: "tamper/",
 	})
 	if err != nil {

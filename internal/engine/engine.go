@@ -31,13 +31,14 @@ import (
 
 	executor "github.com/runner-cli/runner/internal/exec"
 	"github.com/runner-cli/runner/internal/iteration"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 )
 
 // Protocol is the version of what the coordinator and the workers
 // exchange (Signed, Input, Output, the refs on the remote); it changes
 // when a runner of one version could not work with one of the other.
-const Protocol = 3
+const Protocol = 4
 
 // The names the coordinator and the workers agree on.
 const (
@@ -73,6 +74,10 @@ type Input struct {
 	// JSON schema.
 	Prompt []byte
 	Schema []byte
+	// Allowance is what the agent may spend (SPEC §24): the worker stops
+	// it at the first cap reached, as the coordinator would; nil: no cap.
+	// Its run's caps count what the run had spent when it was sent.
+	Allowance *spend.Allowance
 	// Checks are the task's checks; Baseline what the guards found on
 	// the checkpoint (nil: judged by exit status).
 	Checks   []state.CheckSpec

@@ -29,6 +29,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -53,8 +54,13 @@ type Options struct {
 	// events. Claude's api_error_status 429 needs no pattern.
 	RateLimitPatterns []*regexp.Regexp
 	// Prices compute a cost from the reported tokens when the agent
-	// reports none.
+	// reports none, and from the usage it reports while it works.
 	Prices state.Prices
+	// Allowance is what the run may spend (SPEC §24): the usage the agent
+	// reports while it works (live.go) is checked against it, and the
+	// agent is stopped, as at a timeout, at the first cap reached
+	// (ClassCostCap). Nil: no cap.
+	Allowance *spend.Allowance
 	// Now is the clock reset times are read against; nil = time.Now.
 	Now func() time.Time
 	// Review makes the run a review (SPEC §17): its final message is a
@@ -77,7 +83,7 @@ func OptionsFrom(e config.Executor, patterns []*regexp.Regexp) Options {
 		Preset: e.Preset, Bin: e.Bin, Args: e.Args, Command: e.Command,
 		Timeout: e.Timeout.Duration, IdleTimeout: e.IdleTimeout.Duration, Grace: e.KillGrace.Duration,
 		OutputLimit: int64(e.OutputLimit), Env: e.Env, EnvDrop: e.EnvDrop,
-		RateLimitPatterns: patterns, Prices: e.Prices,
+		RateLimitPatterns: patterns, Prices: e.Pricing(),
 	}
 }
 
@@ -133,6 +139,9 @@ const (
 	ClassTimeout     = "timeout"
 	ClassIdle        = "idle"
 	ClassInterrupted = "interrupted" // ctx was canceled (SIGINT/SIGTERM to the runner)
+	// ClassCostCap: the runner stopped the agent at a spend cap of its
+	// Allowance (Result.CostCap says which).
+	ClassCostCap = "cost_cap"
 )
 
 // Result is the outcome of one agent run.
@@ -173,9 +182,13 @@ type Result struct {
 	// ResetAt is when a usage limit resets, when the agent said so
 	// (Class rate_limited only).
 	ResetAt *time.Time
-	// Usage is what the agent reported it used; nil when it reported
+	// Usage is what the agent reported it used: what it reported at its
+	// end, else what it reported while it worked; nil when it reported
 	// nothing.
 	Usage *state.Usage
+	// CostCap is the spend cap the runner stopped the agent at (Class
+	// cost_cap), with the figures.
+	CostCap *state.CapHit
 	// PermissionDenials are the tool calls the agent was refused.
 	PermissionDenials []state.PermissionDenial
 }
@@ -262,7 +275,18 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the agent's output files: %w", err)
 	}
-	pr := proc.Run(ctx, proc.Spec{
+	// A cap reached while the agent works stops it as a timeout does.
+	runCtx, stopAtCap := context.WithCancelCause(ctx)
+	defer stopAtCap(nil)
+	live := newLiveUsage(o, func(*state.CapHit) { stopAtCap(errCostCap) })
+	if o.Preset == PresetClaude {
+		output.stream.live = live
+	}
+	endWatch := func() {}
+	if o.Preset == PresetCodex && homeDir != "" {
+		endWatch = watchSession(homeDir, live)
+	}
+	pr := proc.Run(runCtx, proc.Spec{
 		Argv:        argv,
 		Dir:         r.Root,
 		Env:         buildEnv(os.Environ(), o, r, ph),
@@ -276,6 +300,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		ExitFile:    exitFile,
 		Confine:     withHome(r.Confine, homeDir),
 	})
+	endWatch()
 	cut, ioErr := output.close()
 	if pr.StartErr != nil {
 		return nil, &StartError{Err: fmt.Errorf("run executor: %w", pr.StartErr)}
@@ -299,6 +324,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	}
 	logEnd := logWindow(filepath.Join(r.RunDir, LogFileName), output.log.Start())
 	conclude(o, pr, res, outData, readErr, output.view(), logEnd)
+	concludeSpend(res, live, pr.Canceled && ctx.Err() == nil)
 	return res, nil
 }
 

@@ -95,6 +95,9 @@ type eventStream struct {
 	// stdout just past it.
 	claude    *claudeResult
 	claudeEnd int64
+	// live, when set, reads the usage of Claude's assistant events as
+	// they pass (live.go).
+	live *liveUsage
 }
 
 func newEventStream() *eventStream {
@@ -111,6 +114,7 @@ func (e *eventStream) line(line []byte, start int64) {
 	if !bytes.Contains(line, []byte(`"type"`)) {
 		return
 	}
+	e.live.claudeAssistant(line)
 	e.codex.line(line)
 	if !bytes.Contains(line, []byte(`"result"`)) {
 		return

@@ -334,6 +334,9 @@ func (st *Step) playCodex(args []string, stdin io.Reader, stdout, stderr io.Writ
 		ev.emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": nextID(), "type": "file_change",
 			"changes": []any{map[string]any{"path": absPath(f.Path), "kind": kind}}, "status": status}})
 	}
+	if err := st.codexTurns(ev, a.has("--ephemeral")); err != nil {
+		return 0, err
+	}
 	if st.Error != "" {
 		msg := st.resetText(st.Error, layout)
 		ev.emit(map[string]any{"type": "error", "message": msg})
@@ -359,7 +362,7 @@ func (st *Step) playCodex(args []string, stdin io.Reader, stdout, stderr io.Writ
 		ev.emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": nextID(), "type": "agent_message", "text": text}})
 	}
 	usage := map[string]any{"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
-	if u := st.Usage; u != nil {
+	if u := st.totalUsage(); u != nil {
 		usage = map[string]any{"input_tokens": u.InputTokens, "cached_input_tokens": u.CachedInputTokens, "output_tokens": u.OutputTokens}
 	}
 	ev.emit(map[string]any{"type": "turn.completed", "usage": usage})
@@ -482,13 +485,16 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 	for _, c := range st.Commands {
 		use("Bash", map[string]any{"command": c.Command}, canBash && !c.Declined, c.Output)
 	}
+	if err := st.claudeTurns(ev, session); err != nil {
+		return 0, err
+	}
 
 	result := map[string]any{"type": "result", "subtype": "success", "is_error": false,
 		"duration_ms": 1234, "duration_api_ms": 1100, "num_turns": 1 + tool, "session_id": session,
 		"total_cost_usd": 0.0, "usage": map[string]any{"input_tokens": 0, "cache_creation_input_tokens": 0,
 			"cache_read_input_tokens": 0, "output_tokens": 0},
 		"permission_denials": append([]any{}, denials...)}
-	if u := st.Usage; u != nil {
+	if u := st.totalUsage(); u != nil {
 		result["usage"] = map[string]any{"input_tokens": u.InputTokens - u.CachedInputTokens, "cache_creation_input_tokens": 0,
 			"cache_read_input_tokens": u.CachedInputTokens, "output_tokens": u.OutputTokens}
 		if u.CostUSD != nil {

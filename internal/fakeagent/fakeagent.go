@@ -100,9 +100,16 @@
 //	                tool, refused without a Bash permission); nothing runs
 //	message         the final message: codex's last agent_message and -o
 //	                file, claude's result text (in a code block)
+//	turns           [{pause, write, usage}]: model responses before the
+//	                final message, each reporting its usage as the real CLI
+//	                does while it works: claude assistant events with
+//	                message.usage, codex token_count events (running
+//	                totals) in $CODEX_HOME/sessions/…/rollout-*.jsonl (not
+//	                with --ephemeral); each waits pause first, then writes
+//	                its files (see turns.go)
 //	usage           {input_tokens, cached_input_tokens, output_tokens,
 //	                cost_usd}: codex turn.completed usage; claude usage and
-//	                total_cost_usd
+//	                total_cost_usd (added to the turns')
 //	error           the run fails with this text: codex prints an error
 //	                and a turn.failed event, leaves the -o file empty and
 //	                exits 1; claude ends with is_error true and this result
@@ -180,6 +187,7 @@ type Step struct {
 
 	// Used when the fake plays the real codex or claude CLI (see cli.go).
 	Commands       []Command `json:"commands,omitempty"`
+	Turns          []Turn    `json:"turns,omitempty"`
 	Usage          *Usage    `json:"usage,omitempty"`
 	Error          string    `json:"error,omitempty"`
 	NoEvents       bool      `json:"no_events,omitempty"`
@@ -360,7 +368,7 @@ func (st *Step) check() error {
 			return fmt.Errorf("reset_in: %w", err)
 		}
 	}
-	return nil
+	return st.checkTurns()
 }
 
 // statePath is where invocations are counted.

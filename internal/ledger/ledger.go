@@ -54,6 +54,8 @@ type Ledger struct {
 	// the cleared in-flight marker of the last recorded iteration, which
 	// the next iteration's marker or Flush writes.
 	stateDirty bool
+	// onUsage is told of every usage booked (OnUsage).
+	onUsage func(state.Usage)
 	// journalDirty says the journal has records appended without an fsync.
 	journalDirty bool
 	// journalMu orders the ledger's appends to the journal (one runs in
@@ -159,28 +161,55 @@ func (l *Ledger) NextIteration() int {
 }
 
 // AddUsage adds what a run of the executor named executor reported to
-// the totals in the run state, and to that executor's (loop.max_cost_usd
-// and max_tokens are checked against the totals). It reaches
-// run_state.json with the next save of the in-flight marker.
-func (l *Ledger) AddUsage(executor string, u *state.Usage) {
+// the totals in the run state, to that executor's, and to task's ("" for
+// none: a planning agent's): the run's caps are checked against the
+// totals, a task's against its own (SPEC §24). It reaches run_state.json
+// with the next save of the in-flight marker, and the meter (OnUsage)
+// at once.
+func (l *Ledger) AddUsage(executor, task string, u *state.Usage) {
 	if u == nil || u.IsZero() {
 		return
 	}
 	l.rs.Usage.Add(*u)
-	if l.rs.UsageByExecutor == nil {
-		l.rs.UsageByExecutor = map[string]state.Usage{}
+	addTo(&l.rs.UsageByExecutor, executor, *u)
+	if task != "" {
+		addTo(&l.rs.UsageByTask, task, *u)
 	}
-	by := l.rs.UsageByExecutor[executor]
-	by.Add(*u)
-	l.rs.UsageByExecutor[executor] = by
+	if l.onUsage != nil {
+		l.onUsage(*u)
+	}
 }
 
-// AddReviewUsage adds what the reviewer's runs for the verdict in rv
-// reported: to the totals, and to the reviewer's own share, apart from
-// any executor's (state.ReviewLabel), even one of the same preset.
-func (l *Ledger) AddReviewUsage(rv *state.ReviewMeta) {
-	if rv != nil {
-		l.AddUsage(state.ReviewLabel(rv.Executor), rv.Usage)
+// addTo adds u to m[key], making m when it is nil.
+func addTo(m *map[string]state.Usage, key string, u state.Usage) {
+	if *m == nil {
+		*m = map[string]state.Usage{}
+	}
+	by := (*m)[key]
+	by.Add(u)
+	(*m)[key] = by
+}
+
+// OnUsage has f told of every usage AddUsage adds (package spend's
+// meter, which the caps of agents at work count).
+func (l *Ledger) OnUsage(f func(state.Usage)) { l.onUsage = f }
+
+// ForgetTaskUsage starts task's spend again from nothing: `runner reset`
+// gave it its attempts back, and its caps with them.
+func (l *Ledger) ForgetTaskUsage(task string) {
+	if _, ok := l.rs.UsageByTask[task]; ok {
+		delete(l.rs.UsageByTask, task)
+		l.stateDirty = true
+	}
+}
+
+// AddReviewUsage adds what the reviewer's runs for the verdict in
+// meta.Review reported: to the totals, to its task's, and to the
+// reviewer's own share, apart from any executor's (state.ReviewLabel),
+// even one of the same preset.
+func (l *Ledger) AddReviewUsage(meta *state.Meta) {
+	if rv := meta.Review; rv != nil {
+		l.AddUsage(state.ReviewLabel(rv.Executor), meta.Node, rv.Usage)
 	}
 }
 

@@ -210,7 +210,7 @@ func (l *Ledger) SetAside(meta *state.Meta, note string, cause error) error {
 		return err
 	}
 	l.rs.EndFlight(meta.Iteration)
-	l.AddUsage(meta.Executor, meta.Usage)
+	l.AddUsage(meta.Executor, meta.Node, meta.Usage)
 	return l.saveState(fsutil.Durable)
 }
 

@@ -41,7 +41,7 @@ func (l *Ledger) Planned(meta *state.Meta, summary string) error {
 		return err
 	}
 	if meta.Usage != nil {
-		l.AddUsage(meta.Executor, meta.Usage)
+		l.AddUsage(meta.Executor, "", meta.Usage) // the run's, no task's
 		if err := l.saveState(fsutil.Durable); err != nil {
 			return err
 		}

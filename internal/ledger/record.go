@@ -222,9 +222,13 @@ func (l *Ledger) Record(o Outcome) error {
 	if meta.Outcome == state.OutcomeInterrupted {
 		event = state.EventInterrupted
 	}
+	rung := 0
+	if meta.Rung != nil {
+		rung = meta.Rung.N
+	}
 	if err := l.journalOnce(state.Record{Iteration: meta.Iteration, Node: meta.Node, Event: event, AgentStatus: meta.AgentStatus,
 		Guard: meta.Guard, Outcome: meta.Outcome, NodeStatus: meta.NodeStatus, Attempts: meta.Attempts, NoAttempt: meta.NoAttempt,
-		Summary: o.JournalSummary, Executor: meta.Executor,
+		Summary: o.JournalSummary, Executor: meta.Executor, Rung: rung, CostCap: meta.CostCap,
 		Tests: state.Tally(meta.Guards), Checks: state.Tally(ownChecks(meta)), ChecksBefore: meta.ChecksBefore}); err != nil {
 		return err
 	}

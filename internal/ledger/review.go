@@ -44,7 +44,7 @@ func (l *Ledger) ReviewFailed(meta *state.Meta, rec state.Record) error {
 // to the totals with it (a runner that dies before the marker moves adds
 // it when it resumes).
 func (l *Ledger) Reviewed(meta *state.Meta) error {
-	l.AddReviewUsage(meta.Review)
+	l.AddReviewUsage(meta)
 	meta.Phase = state.PhaseReviewed
 	if err := l.commitPhase(meta); err != nil {
 		return err

@@ -20,6 +20,9 @@ func Line(m *state.Meta) string {
 	if m.Outcome == state.OutcomeInterrupted {
 		agent = "interrupted"
 	}
+	if m.Outcome == state.OutcomeCostCap {
+		agent = "cost_cap"
+	}
 	next := m.NodeStatus
 	if next == "" {
 		next = "removed"
@@ -31,6 +34,13 @@ func Line(m *state.Meta) string {
 		next = "open, no attempt spent (the runner died)"
 	case next == string(tree.StatusOpen):
 		next = fmt.Sprintf("open, attempt %d of %d used", m.Attempts, m.MaxAttempts)
+	}
+	if h := m.CostCap; h != nil {
+		who := ""
+		if h.By == "reviewer" {
+			who = " (the reviewer)"
+		}
+		next += fmt.Sprintf(", stopped%s at the %s cap %s: %s of %s", who, h.Scope, h.Key, state.Amount(h.Unit, h.Used), state.Amount(h.Unit, h.Cap))
 	}
 	switch {
 	case m.NoChange && m.Outcome == state.OutcomeDone:
@@ -70,7 +80,8 @@ func ToneOf(m *state.Meta) Tone {
 		return Attention
 	case m.Outcome == state.OutcomeDone:
 		return Good
-	case m.Outcome == state.OutcomeGuardFailed || m.Outcome == state.OutcomeExecutorError || m.Outcome == state.OutcomeRejected:
+	case m.Outcome == state.OutcomeGuardFailed || m.Outcome == state.OutcomeExecutorError || m.Outcome == state.OutcomeRejected ||
+		m.Outcome == state.OutcomeCostCap:
 		return Bad
 	}
 	return Plain

@@ -8,6 +8,7 @@ import (
 	"github.com/runner-cli/runner/internal/review"
 	"github.com/runner-cli/runner/internal/runbranch"
 	"github.com/runner-cli/runner/internal/scrub"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 )
 
@@ -64,6 +65,11 @@ func (r *Runner) reviewer(l lane.Lane) *review.Review {
 		After: func(n int, dir, prefix string) ([]state.TamperMeta, error) {
 			r.stopEscapedAgent(n)
 			return r.forgedRunState(l, dir, prefix)
+		},
+		Spend: func(meta *state.Meta) (*spend.Allowance, func()) {
+			a := r.allowance(r.capsNow(meta.Node), meta.Node, nil)
+			live := r.meter.Begin(a)
+			return a, live.End
 		},
 	}
 }

@@ -71,6 +71,15 @@ func (c *chain) sync(execs []config.Executor) {
 	c.links = links
 }
 
+// pickFor returns the executor named rung (a ladder's rung, SPEC §24)
+// when it may run at now, else the first that may (pick).
+func (c *chain) pickFor(rung string, now time.Time) *link {
+	if s := c.named(rung); s != nil && s.aside == "" && !s.Until.After(now) {
+		return s
+	}
+	return c.pick(now)
+}
+
 // pick returns the first executor that may run at now, or nil.
 func (c *chain) pick(now time.Time) *link {
 	for _, s := range c.links {
@@ -125,16 +134,18 @@ func (r *Runner) noteExecutors() {
 }
 
 // chooseExecutor returns the executor the next iteration runs on: the
-// first of the chain that is free. When every one is limited (a run that
-// stopped while it waited, say), it waits until the first limit is over,
-// within loop.max_wait; errNoIteration when a stop or a signal ended the
-// wait, said on out. An error when no executor is left.
-func (r *Runner) chooseExecutor(ctx context.Context, out io.Writer) (*link, error) {
+// executor named rung (the rung of its task's ladder; "" without one)
+// when it is free, else the first of the chain that is. When every one
+// is limited (a run that stopped while it waited, say), it waits until
+// the first limit is over, within loop.max_wait; errNoIteration when a
+// stop or a signal ended the wait, said on out. An error when no
+// executor is left.
+func (r *Runner) chooseExecutor(ctx context.Context, out io.Writer, rung string) (*link, error) {
 	r.chain.sync(r.cfg.Chain())
 	var waited time.Duration
 	for {
 		now := rateLimitClock()
-		if s := r.chain.pick(now); s != nil {
+		if s := r.chain.pickFor(rung, now); s != nil {
 			r.ledger.UseExecutor(s.name())
 			r.noteExecutors()
 			return s, nil

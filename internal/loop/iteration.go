@@ -16,6 +16,7 @@ import (
 	"github.com/runner-cli/runner/internal/proc"
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/review"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -31,6 +32,9 @@ type underway struct {
 	req  executor.Request
 	link *link     // the executor it runs on (fallback.go)
 	lane lane.Lane // where it works
+	// caps are the spend caps its task works under (spend.go), as
+	// tree.json said when it began.
+	caps []spend.Cap
 }
 
 // iterate runs one iteration on node in lane l: it begins (durably), the
@@ -51,11 +55,20 @@ func (r *Runner) open(ctx context.Context, l lane.Lane, t *tree.Tree, ix *tree.I
 	if err := l.Here().Tree().StartTask(ctx, node.ID, r.ledger.State().LastNode); err != nil {
 		return nil, err
 	}
-	ex, err := r.chooseExecutor(ctx, l.Here().Out())
+	rung := r.rungOf(ix, node)
+	name := ""
+	if rung != nil {
+		name = rung.Executor
+	}
+	ex, err := r.chooseExecutor(ctx, l.Here().Out(), name)
 	if err != nil {
 		return nil, err
 	}
-	return r.begin(l, t, ix, node, ex)
+	it, err := r.begin(l, t, ix, node, ex)
+	if it != nil {
+		it.meta.Rung = rung
+	}
+	return it, err
 }
 
 // work carries a begun iteration on: the work on its task started in its
@@ -93,7 +106,7 @@ func (r *Runner) begin(l lane.Lane, t *tree.Tree, ix *tree.Index, node *tree.Nod
 		// Not under way: the started record did not reach the disk.
 		return nil, errors.Join(serr, err)
 	}
-	it := &underway{n: n, node: node, prep: prep, link: ex, lane: l, meta: &state.Meta{
+	it := &underway{n: n, node: node, prep: prep, link: ex, lane: l, caps: r.capsOf(ix, node.ID), meta: &state.Meta{
 		Iteration: n, Node: node.ID, NodePath: ix.Path(node.ID),
 		Attempt: node.Attempts + 1, MaxAttempts: node.AttemptLimit(r.cfg.Loop.MaxAttempts), Attempts: node.Attempts,
 		Phase: state.PhaseStarted, StartedAt: start, Slot: here.Slot(), Executor: ex.name(),
@@ -158,7 +171,7 @@ func (r *Runner) startedOn(l *lane.Local, m *state.Meta, worker string) {
 	if worker != "" {
 		on = ", worker " + inert.Line(worker)
 	}
-	fmt.Fprintf(l.Out(), "#%d %-24s started: attempt %d of %d, on %s%s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor), on)
+	fmt.Fprintf(l.Out(), "#%d %-24s started: attempt %d of %d, on %s%s%s\n", m.Iteration, inert.Line(m.NodePath), m.Attempt, m.MaxAttempts, inert.Line(m.Executor), inert.Line(rungNote(m)), on)
 	if r.opts.Live != nil {
 		r.opts.Live.Started(m.Iteration, l.Slot(), m.NodePath, filepath.Join(r.p.RunDir(m.Iteration), "events.jsonl"))
 	}
@@ -184,13 +197,25 @@ func (r *Runner) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 	opts := r.optionsFor(it.link.exec)
 	meta := it.meta
 	var waited time.Duration
+	var live *spend.Live // its usage counted toward the run's caps until booked
+	defer func() { live.End() }()
 	for retry := 0; ; retry++ {
 		it.req.Retry = retry
 		noted := it.link.Noted()
+		opts.Allowance = r.allowance(it.caps, meta.Node, meta.Usage)
+		live.End()
+		live = r.meter.Begin(opts.Allowance)
 		// The agent's run: what it removed of the runner's files is put
 		// back before anything is written, what it changed of its judges
-		// kept and put back (package lane).
-		out, err := it.lane.Run(ctx, lane.Spec{Meta: meta, Request: it.req, Executor: opts, Name: it.link.name(), Preset: it.link.exec.Preset})
+		// kept and put back (package lane). Under a cap its iteration
+		// already reached, it does not start.
+		var out lane.Result
+		var err error
+		if h := opts.Allowance.Exhausted(); h != nil {
+			out.Agent = notStarted(h)
+		} else {
+			out, err = it.lane.Run(ctx, lane.Spec{Meta: meta, Request: it.req, Executor: opts, Name: it.link.name(), Preset: it.link.exec.Preset})
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -205,6 +230,7 @@ func (r *Runner) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 		}
 		res := out.Agent
 		executor.NoteRun(meta, res)
+		noteCostCap(meta, res, "agent")
 		if out.Unavailable != nil && ctx.Err() == nil && len(meta.Tamper) == 0 {
 			return nil, r.startFailed(ctx, it, out.Unavailable)
 		}
@@ -214,7 +240,7 @@ func (r *Runner) runAgent(ctx context.Context, it *underway) (*executor.Result, 
 			}
 			// The usage reaches run_state.json with the next save of the
 			// in-flight marker, so it is counted exactly once.
-			r.ledger.AddUsage(meta.Executor, meta.Usage)
+			r.ledger.AddUsage(meta.Executor, meta.Node, meta.Usage)
 			return res, nil
 		}
 		if done, err := r.waitOutRateLimit(ctx, it, res, &waited); done {
@@ -262,7 +288,7 @@ func (r *Runner) agentFinished(ctx context.Context, l lane.Lane, meta *state.Met
 		r.log.Warn("the agent was refused tool calls (permission_denials in meta.json); check executor.args",
 			"iteration", meta.Iteration, "node", meta.Node, "refused", strings.Join(tools, ", "))
 	}
-	r.ledger.CountAgentRun(meta.Executor, res.Class == executor.ClassInterrupted || res.Class == executor.ClassRateLimited, res.AgentFailed)
+	r.ledger.CountAgentRun(meta.Executor, res.Class == executor.ClassInterrupted || res.Class == executor.ClassRateLimited || res.Class == executor.ClassCostCap, res.AgentFailed)
 	if ctx.Err() != nil {
 		return r.recordInterrupted(ctx, l, meta, "the run was interrupted by a signal while the agent was working")
 	}

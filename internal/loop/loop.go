@@ -37,6 +37,7 @@ import (
 	"github.com/runner-cli/runner/internal/live"
 	"github.com/runner-cli/runner/internal/outcome"
 	"github.com/runner-cli/runner/internal/preflight"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/webhooks"
@@ -113,6 +114,9 @@ type Runner struct {
 
 	baselines *preflight.Baselines // the run's preflight and baselines
 	hooks     *webhooks.Hooks      // the [[notify]] webhooks
+	// meter is what the run has spent: booked, and used by the agents at
+	// work (spend.go).
+	meter *spend.Meter
 
 	// env is what the run's lanes share (package lane): the run's rooms,
 	// its run branch, its lock. par is the run's parallel slots
@@ -332,22 +336,24 @@ func (r *Runner) verdict(sel tree.Selection, ix *tree.Index) *Result {
 	return nil
 }
 
-// budgetExceeded returns the end of the run when the usage summed in
-// run_state.json has reached loop.max_cost_usd or loop.max_tokens, so
-// that no iteration starts past them; nil otherwise.
+// budgetExceeded returns the end of the run when what its agents have
+// spent (booked in run_state.json, and used by those at work) has
+// reached loop.max_cost_usd or loop.max_tokens, so that no iteration
+// starts past them; nil otherwise. It ends the run as max_iterations
+// does (exit 4: a limit reached with work left).
 func (r *Runner) budgetExceeded() *Result {
-	l, u := r.cfg.Loop, r.ledger.State().Usage
+	l, u := r.cfg.Loop, r.meter.Spent()
 	var msg string
 	switch {
 	case l.MaxCostUSD > 0 && u.CostUSD >= l.MaxCostUSD:
-		msg = fmt.Sprintf("reached loop.max_cost_usd ($%.2f): the agents have cost $%.4f so far", l.MaxCostUSD, u.CostUSD)
+		msg = fmt.Sprintf("reached loop.max_cost_usd (%s): the agents have cost $%.4f so far", state.Amount(state.UnitUSD, l.MaxCostUSD), u.CostUSD)
 	case l.MaxTokens > 0 && u.Tokens() >= l.MaxTokens:
 		msg = fmt.Sprintf("reached loop.max_tokens (%d): the agents have used %d tokens so far", l.MaxTokens, u.Tokens())
 	default:
 		return nil
 	}
 	return &Result{Reason: MaxIterations, Iterations: r.count,
-		Message: msg + " (the total in state/run_state.json, kept across runs) with work left; raise the limit in .runner/config.toml to go on"}
+		Message: msg + " (the total in state/run_state.json, kept across runs) with work left; raise the cap in .runner/config.toml to go on"}
 }
 
 // settleAttempts brings the leaves' status in line with their attempt
@@ -357,6 +363,9 @@ func (r *Runner) budgetExceeded() *Result {
 // overwriting it.
 func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 	changed := r.enforceOwned(t)
+	if r.settleCaps(t) {
+		changed = true
+	}
 	t.Walk(func(n *tree.Node) {
 		if !n.IsLeaf() {
 			return
@@ -372,6 +381,9 @@ func (r *Runner) settleAttempts(t *tree.Tree) (bool, error) {
 		r.ledger.Own(n.ID, string(f.Status), f.Attempts, f.BlockedReason)
 		changed = true
 	})
+	if r.settleCaps(t) { // a task reopened for its attempts may be over its cap
+		changed = true
+	}
 	if t.Normalize() {
 		changed = true
 	}

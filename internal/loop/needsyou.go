@@ -32,5 +32,8 @@ func blockedLine(n *tree.Node, path string) string {
 	if n.BlockedReason == outcome.ReasonExhausted {
 		return head + fmt.Sprintf("; fix the cause (`runner show` has what failed), then `runner reset %s` to reopen it", id)
 	}
+	if outcome.IsCostCap(n.BlockedReason) {
+		return head + fmt.Sprintf("; raise the cap and it reopens, or `runner reset %s` to give it its attempts and its budget again, or `runner skip %s`", id, id)
+	}
 	return head + fmt.Sprintf("; answer it with `runner answer %s \"your answer\"` (it reopens the task, the answer in its prompt), or `runner skip %s`", id, id)
 }

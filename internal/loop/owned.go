@@ -49,6 +49,7 @@ func (r *Runner) enforceOwned(t *tree.Tree) bool {
 	for _, n := range taken {
 		r.ledger.Own(n.ID, string(n.Status), n.Attempts, n.BlockedReason)
 	}
+	r.forgetResetSpend(taken)
 	r.ledger.ForgetOwned(func(id string) bool { return ix.Node(id) != nil })
 	for _, n := range refused {
 		r.noticeRefused(ix, n)

@@ -33,7 +33,7 @@ func (r *Runner) record(ctx context.Context, l lane.Lane, meta *state.Meta) erro
 	defer r.iterationEnded(meta.Iteration)
 	meta.Outcome = outcomeOf(meta)
 	var msg *executor.Message
-	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted {
+	if meta.Outcome != state.OutcomeExecutorError && meta.Outcome != state.OutcomeInterrupted && meta.Outcome != state.OutcomeCostCap {
 		m, err := readMessage(r.p.RunDir(meta.Iteration), meta)
 		if err != nil {
 			return err
@@ -70,8 +70,11 @@ func (r *Runner) record(ctx context.Context, l lane.Lane, meta *state.Meta) erro
 	}
 
 	rec := ledger.Outcome{Meta: meta, LastStatus: outcome.LastStatus(meta.Outcome, meta.AgentStatus), LastSummary: meta.Summary}
-	if meta.Outcome == state.OutcomeExecutorError {
+	switch meta.Outcome {
+	case state.OutcomeExecutorError:
 		rec.LastSummary = executorSummary(meta)
+	case state.OutcomeCostCap:
+		rec.LastSummary = costCapSummary(meta)
 	}
 	rec.JournalSummary = textfmt.OneLine(rec.LastSummary, 300)
 	if node != nil {
@@ -111,6 +114,7 @@ func outcomeOf(meta *state.Meta) string {
 		Review:      review.Verdict(meta),
 		Tampered:    len(meta.Tamper) > 0,
 		Conflicted:  meta.Conflict != nil,
+		CostCapped:  meta.CostCap != nil,
 	})
 }
 
@@ -158,6 +162,10 @@ func (r *Runner) applyOutcome(t *tree.Tree, meta *state.Meta, msg **executor.Mes
 		f = outcome.Apply(f, meta.Outcome, meta.Attempt, node.AttemptLimit(r.cfg.Loop.MaxAttempts), reason)
 	}
 	f = review.AfterRejection(r.cfg, meta, f)
+	if node.IsLeaf() {
+		// Its spend is booked: a task over its cap goes no further.
+		f = outcome.OverCap(f, r.overCap(tree.NewIndex(t), node))
+	}
 	f.Set(node)
 	if node.IsLeaf() {
 		r.ledger.Own(node.ID, string(f.Status), f.Attempts, f.BlockedReason)

@@ -94,7 +94,7 @@ func (r *Runner) resumeIn(ctx context.Context, l lane.Lane, in *state.InFlight) 
 	if meta.Phase == state.PhaseReviewed && phaseRank(in.Phase) < phaseRank(state.PhaseReviewed) && meta.Review != nil {
 		// The verdict's usage reaches run_state.json with the save that
 		// moves the marker to reviewed, which never happened.
-		r.ledger.AddReviewUsage(meta.Review)
+		r.ledger.AddReviewUsage(meta)
 	}
 	if phase == state.PhaseRecorded {
 		// Recorded already, by a runner that died before its run state
@@ -160,7 +160,7 @@ func (r *Runner) resumeMeta(ctx context.Context, in *state.InFlight) (*state.Met
 			// the one that moves the marker past started (or the one
 			// after it is recorded); that save never happened, so they are
 			// counted here, once.
-			r.ledger.AddUsage(meta.Executor, meta.Usage)
+			r.ledger.AddUsage(meta.Executor, meta.Node, meta.Usage)
 			if meta.Agent != nil && meta.Phase != state.PhaseStarted {
 				r.ledger.CountAgentRun(meta.Executor, meta.Agent.Class == executor.ClassInterrupted || meta.Agent.Class == executor.ClassRateLimited, meta.Agent.Failed)
 			}
@@ -172,7 +172,7 @@ func (r *Runner) resumeMeta(ctx context.Context, in *state.InFlight) (*state.Met
 // wouldLand reports whether the verdict meta holds would make its task
 // done: the guards passed, and the reviewer, if it answered, approved.
 func wouldLand(meta *state.Meta) bool {
-	return meta.Guard != state.GuardFail && (meta.Review == nil || meta.Review.Verdict != state.VerdictReject)
+	return meta.Guard != state.GuardFail && (meta.Review == nil || meta.Review.Verdict != state.VerdictReject) && meta.CostCap == nil
 }
 
 // resumeStarted resolves an iteration a previous runner left before its
@@ -201,7 +201,7 @@ func (r *Runner) resumeStarted(ctx context.Context, l lane.Lane, in *state.InFli
 	}
 	if res := r.recoverAgent(l.Here().Dir(), meta); res != nil {
 		executor.NoteRun(meta, res)
-		r.ledger.AddUsage(meta.Executor, res.Usage)
+		r.ledger.AddUsage(meta.Executor, meta.Node, res.Usage)
 		if res.Class == executor.ClassRateLimited {
 			r.log.Warn("the previous runner stopped after the agent hit a usage or rate limit; no attempt spent", "iteration", in.Iteration, "node", in.Node)
 			return r.ledger.EndResumed(meta, who+" stopped after the agent hit a usage or rate limit: no attempt was spent")
@@ -237,7 +237,7 @@ func (r *Runner) adopted(ctx context.Context, l lane.Lane, meta *state.Meta, res
 		return err
 	}
 	executor.NoteRun(meta, res.Agent)
-	r.ledger.AddUsage(meta.Executor, meta.Usage)
+	r.ledger.AddUsage(meta.Executor, meta.Node, meta.Usage)
 	if res.Ended != "" {
 		return r.ledger.EndResumed(meta, res.Ended)
 	}

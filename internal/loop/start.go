@@ -12,6 +12,7 @@ import (
 	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/runbranch"
 	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -32,6 +33,9 @@ func (r *Runner) start(ctx context.Context) error {
 	}
 	t, err := r.loadTree()
 	if err != nil {
+		return err
+	}
+	if err := spend.UnknownExecutors(r.cfg, t, r.p.Rel(r.p.Tree())); err != nil {
 		return err
 	}
 	if err := r.ledger.Load(); err != nil {
@@ -60,6 +64,7 @@ func (r *Runner) start(ctx context.Context) error {
 	}
 	r.ledger.SetKeepRuns(r.cfg.Loop.KeepRuns)
 	r.ledger.SetFinished(nil) // a finished run goes on
+	r.startSpend(t)
 	if err := r.ledger.Journal(state.Record{Event: state.EventRunStarted, RunnerPID: os.Getpid()}); err != nil {
 		return err
 	}

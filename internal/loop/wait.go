@@ -12,6 +12,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/ratelimit"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 	"github.com/runner-cli/runner/internal/watch"
@@ -148,6 +149,10 @@ func (r *Runner) loadInputs(ctx context.Context) (t *tree.Tree, ok bool) {
 	for {
 		cfg, cfgSum, cfgErr := r.cache.configs.load(r.p.Config())
 		t, treeSum, treeErr := r.cache.trees.load(r.p.Tree())
+		if cfgErr == nil && treeErr == nil {
+			// A task's executors name the config's executors.
+			treeErr = spend.UnknownExecutors(cfg, t, r.p.Rel(r.p.Tree()))
+		}
 		seen := inputs{config: cfgSum, tree: treeSum} // what was read, valid or not
 		if cfgErr == nil && treeErr == nil {
 			r.cfg = cfg

@@ -48,6 +48,10 @@ type Iteration struct {
 	// be brought onto the run branch (a conflict, or guards failing on the
 	// result): the attempt fails as a guard failure.
 	Conflicted bool
+	// CostCapped is set when the runner stopped the agent (or the
+	// reviewer) at a spend cap (SPEC §24): whatever it said, the attempt
+	// ends there, charged, its work kept as an interrupted attempt's.
+	CostCapped bool
 }
 
 // Of returns the outcome of an iteration (state.Outcome*): an agent that
@@ -59,6 +63,8 @@ func Of(it Iteration) string {
 		return state.OutcomeInterrupted
 	case it.Tampered:
 		return state.OutcomeGuardFailed
+	case it.CostCapped:
+		return state.OutcomeCostCap
 	case !it.AgentOK || it.AgentStatus == "":
 		return state.OutcomeExecutorError
 	}
@@ -87,7 +93,8 @@ func Of(it Iteration) string {
 // others) do not.
 func CountsAsAttempt(outcome string) bool {
 	switch outcome {
-	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeInterrupted, state.OutcomeRejected:
+	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeInterrupted, state.OutcomeRejected,
+		state.OutcomeCostCap:
 		return true
 	}
 	return false
@@ -203,7 +210,9 @@ func LastStatus(outcome, agentStatus string) string {
 	switch outcome {
 	case state.OutcomeExecutorError:
 		return LastStatusError
-	case state.OutcomeInterrupted:
+	case state.OutcomeInterrupted, state.OutcomeCostCap:
+		// Stopped at a spend cap, the attempt is an interrupted one: the
+		// next is told its work may be partial.
 		return LastStatusInterrupted
 	}
 	return agentStatus

@@ -46,6 +46,9 @@ func (a *agentRun) run(ctx context.Context, meta *state.Meta) (*executor.Result,
 	var waited time.Duration
 	for retry := 0; ; retry++ {
 		a.req.Retry = retry
+		if a.opts.Allowance != nil && meta.Usage != nil {
+			a.opts.Allowance.Pending = *meta.Usage // its earlier runs, booked when the plan ends
+		}
 		a.l.PlanAgentStarting()
 		res, err := executor.Run(ctx, a.opts, a.req)
 		if ierr := a.l.PlanAgentExited(a.req.Iteration); ierr != nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/runner-cli/runner/internal/prompt"
 	"github.com/runner-cli/runner/internal/ratelimit"
 	"github.com/runner-cli/runner/internal/sandbox"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -262,6 +263,11 @@ func (r *run) agent(ctx context.Context) (*executor.Result, error) {
 	r.meta.Unconfined, r.meta.Openings = room.why, room.openings
 	opts := executor.OptionsFrom(r.cfg.Executor, executor.CompilePatterns(r.cfg.Executor.RateLimitPatterns))
 	opts.NestedChildren = true
+	// The planner's usage counts against the run's caps (SPEC §24).
+	opts.Allowance = spend.NewAllowance(spend.RunCaps(r.cfg.Loop), state.Usage{}, r.l.State().Usage)
+	if h := opts.Allowance.Exhausted(); h != nil {
+		return nil, fmt.Errorf("the agent was not started: %s; raise the cap in %s to plan", h, r.p.Rel(r.p.Config()))
+	}
 	a := &agentRun{l: r.l, opts: opts, policy: ratelimit.PolicyFrom(r.cfg.Loop), progress: r.o.Progress, now: time.Now,
 		req: executor.Request{
 			Root: room.work, RunnerDir: r.p.Dir, RunDir: r.runDir, Iteration: r.n, NodeID: r.o.Node,

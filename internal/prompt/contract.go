@@ -33,9 +33,23 @@ Below: Goal and Selected Node say what to do; History and Failure tell of the la
 const protectListMax = 1 << 10
 
 // runnerContract is the Runner Contract for the verify.protect globs
-// protect: at most protectListMax bytes longer than without them.
-func runnerContract(protect []string) string {
-	return runnerContractHead + protectList(protect) + runnerContractTail
+// protect (at most protectListMax bytes longer than without them) and,
+// after the protected paths, the line on what the agent may spend (SPEC
+// §24; "" without caps, at most spendLineMax bytes).
+func runnerContract(protect []string, spend string) string {
+	protected, rest, _ := strings.Cut(runnerContractTail, "\n")
+	return runnerContractHead + protectList(protect) + protected + "\n" + spendLine(spend) + rest
+}
+
+// spendLineMax bounds the Runner Contract's line on spend.
+const spendLineMax = 600
+
+// spendLine is the contract's line on spend, cut to spendLineMax bytes.
+func spendLine(s string) string {
+	if len(s) <= spendLineMax {
+		return s
+	}
+	return CutHead(s, spendLineMax-1) + "\n"
 }
 
 // protectList renders the globs for the contract's protected-paths line:

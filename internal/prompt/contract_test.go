@@ -7,7 +7,7 @@ import (
 )
 
 func TestContractNamesProtectedGlobs(t *testing.T) {
-	base := runnerContract(nil)
+	base := runnerContract(nil, "")
 	if strings.Contains(base, "paths matching") {
 		t.Errorf("a contract without verify.protect speaks of globs:\n%s", base)
 	}
@@ -24,7 +24,7 @@ func TestContractNamesProtectedGlobs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := runnerContract(tt.protect)
+			c := runnerContract(tt.protect, "")
 			if !strings.Contains(c, tt.want) {
 				t.Errorf("contract does not hold %q:\n%s", tt.want, c)
 			}
@@ -36,7 +36,7 @@ func TestContractNamesProtectedGlobs(t *testing.T) {
 			}
 		})
 	}
-	c := runnerContract(manyGlobs(200, 20))
+	c := runnerContract(manyGlobs(200, 20), "")
 	listed := strings.Count(c, "`pkg")
 	if !strings.Contains(c, fmt.Sprintf(" and %d more (verify.protect in .runner/config.toml). ", 200-listed)) || listed < 10 {
 		t.Errorf("%d of 200 globs listed, the rest not counted right:\n%s", listed, c)
@@ -50,10 +50,10 @@ func TestBuildNamesProtectedGlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(pack.Text, runnerContract(in.Protect)) || !strings.Contains(pack.Text, "`tests/**`, `Makefile`") {
+	if !strings.HasPrefix(pack.Text, runnerContract(in.Protect, "")) || !strings.Contains(pack.Text, "`tests/**`, `Makefile`") {
 		t.Errorf("the prompt does not start with the contract naming the globs:\n%s", pack.Text[:2000])
 	}
-	if MinBudget(in.Protect) != MinBudget(nil)+len(runnerContract(in.Protect))-len(runnerContract(nil)) {
+	if MinBudget(in.Protect) != MinBudget(nil)+len(runnerContract(in.Protect, ""))-len(runnerContract(nil, "")) {
 		t.Errorf("MinBudget does not count the globs: %d with, %d without", MinBudget(in.Protect), MinBudget(nil))
 	}
 	in.Budget = MinBudget(in.Protect) - 1

@@ -41,6 +41,9 @@ type Input struct {
 	// Removes are the tests the node's work may remove (its removes and
 	// its ancestors'): Selected Node lists them.
 	Removes []string
+	// Spend is the Runner Contract's line on what the agent may spend
+	// (package spend, ContractLine); "" without caps.
+	Spend string
 }
 
 // Section states in a SectionReport.
@@ -135,7 +138,7 @@ type section struct {
 // the other required sections each with a truncation marker, and the
 // separators between them.
 func MinBudget(protect []string) int {
-	n := len(runnerContract(protect)) + len(outputContract)
+	n := len(runnerContract(protect, "")) + len(outputContract)
 	for _, d := range sectionDefs {
 		if d.required && !d.fixed {
 			n += len(minimalText(d))
@@ -162,7 +165,7 @@ func minimalText(d sectionDef) string {
 // Build returns an error when in.Budget is below MinBudget or no node is
 // selected.
 func Build(in Input) (*Pack, error) {
-	if need := MinBudget(in.Protect); in.Budget < need {
+	if need := MinBudget(in.Protect) + len(spendLine(in.Spend)); in.Budget < need {
 		return nil, fmt.Errorf("build prompt: prompt.budget is %d bytes, but the fixed sections and required headings need at least %d; raise prompt.budget in .runner/config.toml", in.Budget, need)
 	}
 	if in.Selected == nil {
@@ -191,7 +194,7 @@ func Build(in Input) (*Pack, error) {
 		secs[i] = s
 		if d.fixed {
 			s.heading = "# " + d.name
-			s.text = fixedText(d.key, in.Protect)
+			s.text = fixedText(d.key, in.Protect, in.Spend)
 			continue
 		}
 		content := raw[d.key]
@@ -247,9 +250,9 @@ func Build(in Input) (*Pack, error) {
 	return pack, nil
 }
 
-func fixedText(key string, protect []string) string {
+func fixedText(key string, protect []string, spend string) string {
 	if key == KeyContract {
-		return runnerContract(protect)
+		return runnerContract(protect, spend)
 	}
 	return outputContract
 }

@@ -53,7 +53,7 @@ func TestBuildSectionOrderAndHeadings(t *testing.T) {
 	if want := sum + (len(pack.Sections)-1)*len(Separator); pack.Total != want || pack.Total != len(pack.Text) {
 		t.Errorf("total %d, len(text) %d, sections+separators %d", pack.Total, len(pack.Text), want)
 	}
-	if !strings.HasPrefix(pack.Text, runnerContract(calcProtect)) || !strings.HasSuffix(pack.Text, outputContract) {
+	if !strings.HasPrefix(pack.Text, runnerContract(calcProtect, "")) || !strings.HasSuffix(pack.Text, outputContract) {
 		t.Error("the fixed bookends are not at the start and the end")
 	}
 	if !strings.Contains(pack.Text, "```text\n# github.com/x/calc/ops\nops/div.go:3:5: undefined: big\n```\n") {
@@ -201,7 +201,7 @@ func TestBudgetBelowMinimumIsAnError(t *testing.T) {
 }
 
 func TestFixedTextsAreCompact(t *testing.T) {
-	if n := len(runnerContract(nil)) + len(outputContract); n > 3000 {
+	if n := len(runnerContract(nil, "")) + len(outputContract); n > 3000 {
 		t.Errorf("fixed texts take %d bytes, want well under 3 KiB", n)
 	}
 	for _, s := range []string{"RUNNER_OUTPUT_FILE", `"done"`, `"retry"`, `"blocked"`, `"decomposed"`, "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "depends_on", "Example:"} {
@@ -211,7 +211,7 @@ func TestFixedTextsAreCompact(t *testing.T) {
 	}
 	for _, s := range []string{"fresh session", "Selected Node", "`.runner/`", "decompose", "blocked", "guard",
 		"`.runner/config.toml`", "`.runner/tree.json`", "`.runner/state/`", "fails the attempt", "reverts", "the goal and the checks disagree", "cannot be done as written"} {
-		if !strings.Contains(runnerContract(calcProtect), s) {
+		if !strings.Contains(runnerContract(calcProtect, ""), s) {
 			t.Errorf("runner contract does not mention %s", s)
 		}
 	}
@@ -325,7 +325,7 @@ func TestTruncationBackwardsAtUTF8Boundaries(t *testing.T) {
 			selBytes = s.Bytes
 		}
 	}
-	required := len(runnerContract(calcProtect)) + len(outputContract) + goalBytes + selBytes + 3*len(Separator)
+	required := len(runnerContract(calcProtect, "")) + len(outputContract) + goalBytes + selBytes + 3*len(Separator)
 
 	tests := []struct {
 		name           string
@@ -361,7 +361,7 @@ func TestTruncationBackwardsAtUTF8Boundaries(t *testing.T) {
 					}
 				}
 			}
-			if !strings.HasPrefix(pack.Text, runnerContract(calcProtect)) || !strings.HasSuffix(pack.Text, outputContract) {
+			if !strings.HasPrefix(pack.Text, runnerContract(calcProtect, "")) || !strings.HasSuffix(pack.Text, outputContract) {
 				t.Error("a fixed bookend was cut")
 			}
 		})
@@ -439,7 +439,7 @@ func TestBudgetProperty(t *testing.T) {
 		if !utf8.ValidString(pack.Text) {
 			t.Fatalf("budget %d: invalid UTF-8", budget)
 		}
-		if !strings.HasPrefix(pack.Text, runnerContract(calcProtect)) || !strings.HasSuffix(pack.Text, outputContract) {
+		if !strings.HasPrefix(pack.Text, runnerContract(calcProtect, "")) || !strings.HasSuffix(pack.Text, outputContract) {
 			t.Fatalf("budget %d: bookends missing", budget)
 		}
 		truncated, droppable := false, true

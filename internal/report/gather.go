@@ -27,8 +27,9 @@ type gatherer struct {
 	// and the questions its agent asked.
 	blockedBy map[string]blockedAt
 	executors map[string]*ExecutorUsage
-	anomalies map[string]bool // kind and iteration of those found in meta.json
-	first     map[int]int     // iteration → index of its first record in the window
+	taskUsage map[string]state.Usage // node → its iterations' usage in the window
+	anomalies map[string]bool        // kind and iteration of those found in meta.json
+	first     map[int]int            // iteration → index of its first record in the window
 }
 
 type blockedAt struct {
@@ -39,7 +40,7 @@ type blockedAt struct {
 
 func newGatherer(p state.Paths, st *status.Report, rep *Report) *gatherer {
 	g := &gatherer{p: p, rep: rep, tree: st.Tree, paths: map[string]string{}, titles: map[string]string{},
-		blockedBy: map[string]blockedAt{}, executors: map[string]*ExecutorUsage{}, anomalies: map[string]bool{}, first: map[int]int{}}
+		blockedBy: map[string]blockedAt{}, executors: map[string]*ExecutorUsage{}, taskUsage: map[string]state.Usage{}, anomalies: map[string]bool{}, first: map[int]int{}}
 	var walk func(n *status.TreeNode, parent string)
 	walk = func(n *status.TreeNode, parent string) {
 		path := n.ID
@@ -102,6 +103,7 @@ func (g *gatherer) gather(recs []state.Record) {
 	sort.SliceStable(g.rep.Anomalies, func(i, j int) bool { return g.rep.Anomalies[i].pos < g.rep.Anomalies[j].pos })
 	g.blocked()
 	g.usage()
+	g.rep.Usage.DoneByExecutor = g.doneCosts()
 }
 
 // iteration reports on iteration n from its meta.json or, when its run
@@ -118,6 +120,7 @@ func (g *gatherer) iteration(n int, recs []state.Record) {
 		return // under way: `running` says so
 	}
 	g.addUsage(m)
+	g.addTaskUsage(m)
 	g.metaAnomalies(m)
 	g.journalAnomalies(m, recs)
 	switch m.Phase {
@@ -137,7 +140,8 @@ func (g *gatherer) outcome(m *state.Meta) {
 	msg := parseMessage(m.Message)
 	switch m.Outcome {
 	case state.OutcomeDone:
-		d := Done{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath, Title: g.titles[m.Node], Summary: oneLine(m.Summary), Executor: m.Executor, Worker: m.Worker}
+		d := Done{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath, Title: g.titles[m.Node], Summary: oneLine(m.Summary), Executor: m.Executor, Worker: m.Worker,
+			Rung: m.Rung}
 		if c := m.Checkpoint; c != nil {
 			d.Commit, d.Branch, d.Diffstat = c.Commit, c.Branch, diffSummary(c.Diffstat)
 		}
@@ -145,10 +149,10 @@ func (g *gatherer) outcome(m *state.Meta) {
 			d.Review = m.Review.Verdict
 		}
 		g.rep.Done = append(g.rep.Done, d)
-	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError:
+	case state.OutcomeGuardFailed, state.OutcomeRetry, state.OutcomeExecutorError, state.OutcomeCostCap:
 		g.rep.Failed = append(g.rep.Failed, Failure{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath,
 			Attempt: m.Attempt, MaxAttempts: m.MaxAttempts, Outcome: m.Outcome, Reason: failureReason(m),
-			AttemptRef: m.AttemptRef, Executor: m.Executor, Worker: m.Worker})
+			AttemptRef: m.AttemptRef, Executor: m.Executor, Worker: m.Worker, Rung: m.Rung, CostCap: m.CostCap})
 	case state.OutcomeDecomposed:
 		s := Split{Iteration: m.Iteration, Node: m.Node, Path: m.NodePath, Children: []string{}}
 		for _, c := range msg.Children {
@@ -174,8 +178,8 @@ func (g *gatherer) blocked() {
 	walk = func(n *status.TreeNode) {
 		if len(n.Children) == 0 && n.Status == "blocked" {
 			first := "runner answer " + n.ID + ` "your answer"`
-			if n.BlockedReason == outcome.ReasonExhausted {
-				first = "runner reset " + n.ID // once the cause is fixed
+			if n.BlockedReason == outcome.ReasonExhausted || outcome.IsCostCap(n.BlockedReason) {
+				first = "runner reset " + n.ID // once the cause is fixed, or to give it its budget again
 			}
 			b := Blocked{Node: n.ID, Path: g.path(n.ID), Title: n.Title, Reason: n.BlockedReason, Questions: []string{},
 				Commands: []string{first, "runner skip " + n.ID}}

@@ -47,10 +47,20 @@ func failureReason(m *state.Meta) string {
 		why = guardReason(m)
 	case m.Outcome == state.OutcomeRetry:
 		why = "the agent asked for another attempt" + suffix(": ", oneLine(m.Summary))
+	case m.CostCap != nil:
+		who := "its agent"
+		if m.CostCap.By == "reviewer" {
+			who = "its reviewer"
+		}
+		why = "the runner stopped " + who + " at a spend cap: " + m.CostCap.String()
 	default:
 		why = executorReason(m)
 	}
-	if m.NodeStatus == "blocked" {
+	switch {
+	case m.NodeStatus != "blocked":
+	case m.CostCap != nil && m.CostCap.Scope == state.ScopeTask:
+		why += " (the task is blocked at its spend cap)"
+	default:
 		why += " (attempts exhausted: the task is blocked)"
 	}
 	return why

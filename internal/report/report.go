@@ -106,6 +106,9 @@ type Done struct {
 	// Review is the reviewer's verdict ("approve", "skipped"), when one
 	// reviewed it.
 	Review string `json:"review,omitempty"`
+	// Rung is the rung of its task's ladder of executors the attempt
+	// was given to (SPEC §24); absent without a ladder.
+	Rung *state.RungMeta `json:"rung,omitempty"`
 }
 
 // TaskTests is how far the tests of a task's own checks are.
@@ -130,6 +133,10 @@ type Failure struct {
 	AttemptRef string `json:"attempt_ref,omitempty"`
 	Executor   string `json:"executor,omitempty"`
 	Worker     string `json:"worker,omitempty"`
+	// Rung is the rung of its task's ladder the attempt was given to;
+	// CostCap the spend cap it was stopped at (outcome cost_cap).
+	Rung    *state.RungMeta `json:"rung,omitempty"`
+	CostCap *state.CapHit   `json:"cost_cap,omitempty"`
 }
 
 // Blocked is a task blocked now.
@@ -223,6 +230,9 @@ type Usage struct {
 	// AllRuns is the total over every run (run_state.json), which
 	// loop.max_cost_usd and loop.max_tokens are checked against.
 	AllRuns state.Usage `json:"all_runs"`
+	// DoneByExecutor is the cost of the window's done tasks by the
+	// executor that finished each (spend.go).
+	DoneByExecutor []DoneCost `json:"done_by_executor"`
 }
 
 // ExecutorUsage is one executor's share.
@@ -259,7 +269,7 @@ func Load(p state.Paths, since Since) (*Report, error) {
 		Progress: st.Progress, Branch: st.Branch, Checkpoint: st.Checkpoint, Running: st.Running, Paused: st.Paused,
 		Tests: st.Tests, TaskTests: taskTests(st.Tree),
 		Done: []Done{}, Failed: []Failure{}, Blocked: []Blocked{}, Interrupted: []Interruption{},
-		Decomposed: []Split{}, Anomalies: []Anomaly{}, Usage: Usage{Executors: []ExecutorUsage{}, AllRuns: st.Usage},
+		Decomposed: []Split{}, Anomalies: []Anomaly{}, Usage: Usage{Executors: []ExecutorUsage{}, AllRuns: st.Usage, DoneByExecutor: []DoneCost{}},
 	}
 	g := newGatherer(p, st, rep)
 	g.gather(window(recs, since, &rep.Window))

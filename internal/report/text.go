@@ -141,6 +141,11 @@ func (t *textWriter) blocked(r *Report) {
 				inert.Line(b.Commands[0]), inert.Line(b.Commands[1]))
 			continue
 		}
+		if outcome.IsCostCap(b.Reason) {
+			t.printf("  - to go on: raise its cap (it reopens), or `%s` to give it its attempts and its budget again; or `%s` to count it done without running it\n",
+				inert.Line(b.Commands[0]), inert.Line(b.Commands[1]))
+			continue
+		}
 		t.printf("  - to go on: `%s` (it reopens the task, the answer in its prompt); or `%s` to count it done without running it\n",
 			inert.Line(b.Commands[0]), inert.Line(b.Commands[1]))
 	}
@@ -169,6 +174,9 @@ func (t *textWriter) done(r *Report) {
 		if d.Review == "skipped" {
 			t.printf(", not reviewed")
 		}
+		if d.Rung != nil {
+			t.printf(", %s", inert.Line(rungText(d.Executor, d.Rung)))
+		}
 		if d.Worker != "" {
 			t.printf(", on worker %s", inert.Line(d.Worker))
 		}
@@ -185,6 +193,9 @@ func (t *textWriter) failed(r *Report) {
 		t.printf("- #%d **%s**", f.Iteration, inert.Line(f.Path))
 		if f.Attempt > 0 && f.MaxAttempts > 0 {
 			t.printf(", attempt %d of %d", f.Attempt, f.MaxAttempts)
+		}
+		if f.Rung != nil {
+			t.printf(", %s", inert.Line(rungText(f.Executor, f.Rung)))
 		}
 		if f.Worker != "" {
 			t.printf(", on worker %s", inert.Line(f.Worker))
@@ -235,6 +246,13 @@ func (t *textWriter) usage(r *Report) {
 	t.printf("- **These iterations:** %s\n", r.Usage.Total)
 	for _, e := range r.Usage.Executors {
 		t.printf("  - %s: %s, %d %s\n", orNone(inert.Line(e.Name), "(executor not recorded)"), e.Usage, e.Iterations, plural(e.Iterations, "iteration"))
+	}
+	if len(r.Usage.DoneByExecutor) > 0 {
+		t.printf("- **Cost per done task** (all its attempts, by the executor that finished it):\n")
+		for _, c := range r.Usage.DoneByExecutor {
+			t.printf("  - %s: %d %s done, %s each (%s in all)\n", orNone(inert.Line(c.Executor), "(executor not recorded)"),
+				c.Tasks, plural(c.Tasks, "task"), c.PerTask.Brief(), c.Usage.Brief())
+		}
 	}
 	t.printf("- **All runs:** %s\n", r.Usage.AllRuns)
 	if rl := r.RateLimits; rl.Waits > 0 {

@@ -14,22 +14,28 @@ import (
 	"github.com/runner-cli/runner/internal/iteration"
 	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/prompt"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 )
 
 // answer is what one run of the reviewer gave: a verdict, or why
-// it gave none (limited: a usage or rate limit, to be waited out).
+// it gave none (limited: a usage or rate limit, to be waited out;
+// capped: a spend cap it reached, or that was reached before it ran).
 type answer struct {
 	verdict *executor.Verdict
 	why     string
 	limited *executor.Result
+	capped  *state.CapHit
 }
 
 // ask runs the reviewer once on the work held, and puts back
 // whatever it changed (which fails that review, verdict or not). The
 // error is for the runner's own failures.
-func (v *Review) ask(ctx context.Context, meta *state.Meta, hold *heldWork) (answer, error) {
+func (v *Review) ask(ctx context.Context, meta *state.Meta, hold *heldWork, allowance *spend.Allowance) (answer, error) {
 	rc, rv, n, l := v.Config().Review, meta.Review, meta.Iteration, v.Here
+	if h := allowance.Exhausted(); h != nil {
+		return answer{why: "the reviewer was not started: " + h.String(), capped: h}, nil
+	}
 	dir := v.dir(n)
 	if err := keepEarlierAsk(dir); err != nil {
 		return answer{}, err
@@ -48,6 +54,7 @@ func (v *Review) ask(ctx context.Context, meta *state.Meta, hold *heldWork) (ans
 	}
 	opts := v.Options(rc.Executor)
 	opts.Review = true
+	opts.Allowance = allowance
 	room, tmp, err := l.Room(n)
 	if err != nil {
 		return answer{}, err
@@ -114,6 +121,8 @@ func answerOf(res *executor.Result, runErr error) (answer, error) {
 		return answer{}, runErr
 	case res.Class == executor.ClassOK && res.Verdict != nil:
 		return answer{verdict: res.Verdict}, nil
+	case res.Class == executor.ClassCostCap:
+		return answer{why: res.Error, capped: res.CostCap}, nil
 	case res.Class == executor.ClassRateLimited:
 		return answer{why: res.Error, limited: res}, nil
 	case res.Error != "":

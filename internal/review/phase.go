@@ -11,6 +11,7 @@ import (
 	"github.com/runner-cli/runner/internal/fsutil"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/ratelimit"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/textfmt"
 )
@@ -47,6 +48,12 @@ func (v *Review) Ask(ctx context.Context, meta *state.Meta) error {
 	}
 	fsutil.FailAt(fsutil.FailReview, "held")
 	fails := &failures{}
+	var allowance *spend.Allowance
+	if v.Spend != nil {
+		a, end := v.Spend(meta)
+		defer end()
+		allowance = a
+	}
 	if len(changed) > 0 {
 		// A runner that died during the review left what its reviewer
 		// changed: put back now, and that review failed.
@@ -56,11 +63,23 @@ func (v *Review) Ask(ctx context.Context, meta *state.Meta) error {
 		}
 	}
 	for ctx.Err() == nil {
-		ans, err := v.ask(ctx, meta, hold)
+		if allowance != nil && rv.Usage != nil {
+			allowance.Pending = *rv.Usage // its earlier runs, booked with the verdict
+		}
+		ans, err := v.ask(ctx, meta, hold, allowance)
 		if err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
+			break
+		}
+		if ans.capped != nil {
+			// Stopped at a spend cap: no verdict, and no asking again;
+			// the attempt ends there (outcome cost_cap).
+			h := *ans.capped
+			h.By = "reviewer"
+			meta.CostCap, rv.Error = &h, ans.why
+			fmt.Fprintf(v.Here.Out(), "#%d %-24s review: stopped at a spend cap: %s\n", meta.Iteration, inert.Line(meta.NodePath), inert.Line(h.String()))
 			break
 		}
 		if ans.verdict != nil {

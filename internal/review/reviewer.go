@@ -10,6 +10,7 @@ import (
 	"github.com/runner-cli/runner/internal/lane"
 	"github.com/runner-cli/runner/internal/runbranch"
 	"github.com/runner-cli/runner/internal/scrub"
+	"github.com/runner-cli/runner/internal/spend"
 	"github.com/runner-cli/runner/internal/state"
 	"github.com/runner-cli/runner/internal/tree"
 )
@@ -38,6 +39,10 @@ type Review struct {
 	After func(n int, dir, prefix string) ([]state.TamperMeta, error)
 	// Clock reads the time usage limits reset against.
 	Clock func() time.Time
+	// Spend is what the reviewer of meta's task may spend (SPEC §24),
+	// counted among the agents at work until end, called once its usage
+	// is booked; nil: no caps.
+	Spend func(meta *state.Meta) (a *spend.Allowance, end func())
 }
 
 // Ledger is what the review records (package ledger): the reviewer's

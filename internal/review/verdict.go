@@ -18,7 +18,7 @@ import (
 func Wanted(cfg *config.Config, meta *state.Meta) bool {
 	return cfg.Review.Enabled && meta.Agent != nil && meta.Agent.Class == executor.ClassOK &&
 		meta.AgentStatus == executor.StatusDone && meta.Guard != state.GuardFail &&
-		(meta.Review == nil || meta.Review.Verdict == "")
+		(meta.Review == nil || meta.Review.Verdict == "") && meta.CostCap == nil
 }
 
 // coversNode reports whether the node id is the node at path (its ids

@@ -141,8 +141,8 @@ func TestHistory(t *testing.T) {
 	if it := h.Iterations[2]; it.Usage == nil || it.Usage.CostUSD != 0.05 || it.DurationMS != 60_000 {
 		t.Errorf("iteration 2 from meta.json: %+v", it)
 	}
-	if it := h.Iterations[1]; it.Executor != "claude" {
-		t.Errorf("iteration 3's executor %q; want claude", it.Executor)
+	if it := h.Iterations[1]; it.Executor != "claude" || it.Rung == nil || *it.Rung != (state.RungMeta{N: 2, Of: 2, Executor: "claude"}) {
+		t.Errorf("iteration 3's executor %q, rung %+v; want claude, rung 2 of 2", it.Executor, it.Rung)
 	}
 
 	if err := json.Unmarshal([]byte(body(t, get(t, http.MethodGet, ts.URL+"/api/iterations?before=4&limit=2"))), &h); err != nil {

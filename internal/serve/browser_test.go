@@ -151,8 +151,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		`!window.pwned && [...document.scripts].every(s => s.src.startsWith(location.origin + '/assets/'))`)); err != nil || !ok {
 		t.Errorf("a script other than the page's own is in the page, or ran (%v)", err)
 	}
-	if rows := text("#history-body"); !strings.Contains(rows, "guards failed") || !strings.Contains(rows, "blocked") {
-		t.Errorf("history %q: want a guard failure and the blocked iteration", rows)
+	if rows := text("#history-body"); !strings.Contains(rows, "guards failed") || !strings.Contains(rows, "blocked") || !strings.Contains(rows, "rung 1 of 1 (claude)") {
+		t.Errorf("history %q: want a guard failure, the blocked iteration and each attempt's rung", rows)
+	}
+	if u := text("#usage-text"); !strings.Contains(u, "caps: the run 100.00M tokens (") {
+		t.Errorf("usage %q: want the run's cap and what was spent", u)
 	}
 
 	// The history may be drawn again by a live update just as the row is
@@ -171,6 +174,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#detail-body details.log[data-name="guard.log"] summary`)))
 	if d := text("#detail-body"); !strings.Contains(d, "cart.txt must say ok") || !strings.Contains(d, "prompt.md") {
 		t.Errorf("iteration 2 %q: want the guard's output and the prompt", d)
+	}
+	if d := text("#detail-body"); !strings.Contains(d, "ladderrung 1 of 1 (claude)") {
+		t.Errorf("iteration 2 %q: want its rung", d)
 	}
 	step("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	shot(t, bctx, filepath.Join(shots, "dashboard.png"))

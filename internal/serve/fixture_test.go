@@ -94,7 +94,7 @@ func repo(t *testing.T) state.Paths {
 	// runner's state.Meta does not know.
 	write(t, state.MetaFile(p.RunDir(3)), `{"iteration": 3, "node": "pay", "node_path": "shop/pay", "attempt": 1, "max_attempts": 3,
   "phase": "recorded", "started_at": "2026-03-01T02:04:00Z", "duration_ms": 61000, "outcome": "blocked",
-  "summary": "Stripe or Adyen?", "executor": "claude", "attempts": 0,
+  "summary": "Stripe or Adyen?", "executor": "claude", "rung": {"n": 2, "of": 2, "executor": "claude"}, "attempts": 0,
   "checkpoint": {"commit": "0123456789abcdef0123456789abcdef01234567", "branch": "runner/shop", "diffstat": " pay.go | 12 ++++\n 1 file changed"},
   "attempt_ref": "refs/runner/attempts/3", "review": {"verdict": "approve"}}
 `)

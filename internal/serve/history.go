@@ -45,7 +45,11 @@ type Iteration struct {
 	Usage       *state.Usage `json:"usage,omitempty"`
 	// Executor names the executor that ran it, when meta.json says.
 	Executor string `json:"executor,omitempty"`
-	InFlight bool   `json:"in_flight,omitempty"`
+	// Rung is the rung of its task's ladder of executors the attempt was
+	// given to (SPEC §24); CostCap the spend cap it was stopped at.
+	Rung     *state.RungMeta `json:"rung,omitempty"`
+	CostCap  *state.CapHit   `json:"cost_cap,omitempty"`
+	InFlight bool            `json:"in_flight,omitempty"`
 	// Landing says why the task's work did not land although its guards
 	// passed: "conflict", or "guards" when they failed on the run branch.
 	Landing string `json:"landing,omitempty"`
@@ -87,6 +91,8 @@ type metaView struct {
 	Summary     string          `json:"summary"`
 	Usage       *state.Usage    `json:"usage"`
 	Executor    json.RawMessage `json:"executor"`
+	Rung        *state.RungMeta `json:"rung,omitempty"`
+	CostCap     *state.CapHit   `json:"cost_cap,omitempty"`
 	// Conflict is set when landing the task failed (a conflict, or the
 	// guards failing on the run branch), and NoChange when the agent said
 	// done and changed nothing.
@@ -149,7 +155,8 @@ func loadHistory(p state.Paths, before, limit, running int) *History {
 func fromMeta(n int, m *metaView) Iteration {
 	it := Iteration{Iteration: n, Node: m.Node, NodePath: m.NodePath, Attempt: m.Attempt, MaxAttempts: m.MaxAttempts,
 		Phase: m.Phase, FinishedAt: m.FinishedAt, DurationMS: m.DurationMS, AgentStatus: m.AgentStatus, Guard: m.Guard,
-		Outcome: m.Outcome, NodeStatus: m.NodeStatus, Summary: firstLine(m.Summary), Usage: m.Usage, Source: "meta", NoChange: m.NoChange, CommandsFailed: m.CommandsFailed}
+		Outcome: m.Outcome, NodeStatus: m.NodeStatus, Summary: firstLine(m.Summary), Usage: m.Usage, Source: "meta", NoChange: m.NoChange, CommandsFailed: m.CommandsFailed,
+		Rung: m.Rung, CostCap: m.CostCap}
 	if m.Conflict != nil {
 		it.Landing = m.Conflict.Kind
 	}

@@ -77,6 +77,8 @@ report = "tap"
 
 [loop]
 on_blocked = "continue"
+escalate = ["claude"]
+max_tokens = 100000000
 `
 	scratchTree = `{"version": 1, "root": {"id": "shop", "title": "Web shop", "children": [
   {"id": "catalog", "title": "Catalog page", "goal": "List the products.", "checks": [{"name": "catalog-tap", "report": "tap",

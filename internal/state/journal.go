@@ -89,6 +89,12 @@ type Record struct {
 	// Executor names the executor that ran the iteration (SPEC §17), or
 	// the reviewer in a review's records.
 	Executor string `json:"executor,omitempty"`
+	// Rung is the rung of the ladder of executors the attempt was given
+	// to (Meta.Rung.N), in recorded records; 0 without a ladder.
+	Rung int `json:"rung,omitempty"`
+	// CostCap is the spend cap that stopped the iteration's agent or
+	// reviewer, in recorded records of outcome cost_cap.
+	CostCap *CapHit `json:"cost_cap,omitempty"`
 	// Verdict is the reviewer's, in reviewed and rejected records.
 	Verdict string `json:"verdict,omitempty"`
 	// Paths are the files a tamper or conflict record is about.

@@ -23,6 +23,10 @@ const (
 	OutcomeExecutorError = "executor_error" // agent failed, timed out, or gave no valid message
 	OutcomeInterrupted   = "interrupted"    // the runner stopped mid-iteration
 	OutcomeRejected      = "rejected"       // agent said done, guards passed, the reviewer rejected it
+	// OutcomeCostCap: the runner stopped the agent (or the reviewer) at a
+	// spend cap (SPEC §24); the attempt is charged and its work kept as
+	// an interrupted attempt's.
+	OutcomeCostCap = "cost_cap"
 )
 
 // Review verdicts (ReviewMeta.Verdict).
@@ -117,6 +121,13 @@ type Meta struct {
 	// Usage sums what every agent run of the iteration reported (a run
 	// retried after a rate limit included); nil when nothing was reported.
 	Usage *Usage `json:"usage,omitempty"`
+	// Rung is the rung of the ladder of executors (loop.escalate, the
+	// node's executors) the attempt was given to; nil without a ladder.
+	Rung *RungMeta `json:"rung,omitempty"`
+	// CostCap is the spend cap at which the runner stopped the agent or
+	// the reviewer, with the figures (SPEC §24); the outcome is then
+	// cost_cap.
+	CostCap *CapHit `json:"cost_cap,omitempty"`
 	// Checkpoint is the commit a finished task made on the run branch
 	// (SPEC §12); AttemptRef the ref keeping a failed attempt's changes.
 	Checkpoint *CheckpointMeta `json:"checkpoint,omitempty"`

@@ -97,6 +97,11 @@ type RunState struct {
 	// UsageByExecutor is Usage split by executor name (the reviewer's
 	// under ReviewLabel of its name); the caps apply to Usage, the total.
 	UsageByExecutor map[string]Usage `json:"usage_by_executor,omitempty"`
+	// UsageByTask is Usage split by task (its agents' and its reviewer's,
+	// over all its attempts since it was last reset): what
+	// loop.task_max_cost_usd, loop.task_max_tokens and a node's own caps
+	// are checked against (SPEC §24).
+	UsageByTask map[string]Usage `json:"usage_by_task,omitempty"`
 	// Deaths are the last two runner deaths that interrupted agents at
 	// work, with the tasks interrupted: a task interrupted by a death
 	// spends an attempt only when it was also at work at the one before

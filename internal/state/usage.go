@@ -5,7 +5,7 @@ import "fmt"
 // Where a cost came from (Usage.CostSource).
 const (
 	CostReported = "reported" // the agent reported it (Claude's total_cost_usd)
-	CostComputed = "computed" // tokens × [executor.prices]
+	CostComputed = "computed" // tokens × executor.price
 )
 
 // Usage is what agent runs consumed, as the agents reported it: per
@@ -61,7 +61,7 @@ func (u Usage) String() string {
 	if u.CostSource != "" {
 		s += fmt.Sprintf(", $%.4f", u.CostUSD)
 		if u.CostSource == CostComputed {
-			s += " (computed from executor.prices)"
+			s += " (computed from executor.price)"
 		}
 	} else {
 		s += ", cost unknown"
@@ -80,7 +80,8 @@ func count(n int64) string {
 	return fmt.Sprint(n)
 }
 
-// Prices are US dollars per million tokens (config [executor.prices]):
+// Prices are US dollars per million tokens (config executor.price, or
+// its older spelling executor.prices):
 // what turns the tokens an agent reports into a cost, for agents that
 // report no cost of their own. All zero means no prices are set.
 type Prices struct {

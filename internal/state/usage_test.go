@@ -35,7 +35,7 @@ func TestUsageString(t *testing.T) {
 		{Usage{InputTokens: 950, OutputTokens: 20}, "950 in, 20 out, cost unknown"},
 		{Usage{InputTokens: 12345, CachedInputTokens: 4000, OutputTokens: 2_500_000, CostUSD: 1.5, CostSource: CostReported},
 			"12.3k in (4000 cached), 2.50M out, $1.5000"},
-		{Usage{InputTokens: 1, CostUSD: 0.01, CostSource: CostComputed}, "1 in, 0 out, $0.0100 (computed from executor.prices)"},
+		{Usage{InputTokens: 1, CostUSD: 0.01, CostSource: CostComputed}, "1 in, 0 out, $0.0100 (computed from executor.price)"},
 	}
 	for _, tt := range tests {
 		if got := tt.u.String(); got != tt.want {

@@ -36,6 +36,9 @@ type Report struct {
 	Tree    *TreeNode        `json:"tree"`
 	// Usage sums what the agents reported over every run (run_state.json).
 	Usage state.Usage `json:"usage"`
+	// Caps are the spend caps of the run and of each task (SPEC §24),
+	// with what was spent against them; absent without caps.
+	Caps []CapUse `json:"caps,omitempty"`
 	// Branch is the run branch and Checkpoint its head: its last task
 	// commit, as git says (run_state.json's when git cannot say); absent
 	// without git checkpoints.
@@ -122,6 +125,12 @@ type Last struct {
 	// CommandsFailed that every command it ran failed.
 	NoChange       bool `json:"no_change,omitempty"`
 	CommandsFailed bool `json:"commands_failed,omitempty"`
+	// Executor ran it; Rung is the rung of its task's ladder of executors
+	// the attempt was given to (SPEC §24), absent without a ladder.
+	Executor string          `json:"executor,omitempty"`
+	Rung     *state.RungMeta `json:"rung,omitempty"`
+	// CostCap is the spend cap its agent or reviewer was stopped at.
+	CostCap *state.CapHit `json:"cost_cap,omitempty"`
 }
 
 // TreeNode is one node of the status tree.
@@ -135,9 +144,12 @@ type TreeNode struct {
 	// Checks names the node's own checks (SPEC §18); Tests is how far
 	// their reports' tests are, at the last iteration that ran them
 	// (absent without a report).
-	Checks   []string         `json:"checks,omitempty"`
-	Tests    *state.TestTally `json:"tests,omitempty"`
-	Children []*TreeNode      `json:"children,omitempty"`
+	Checks []string         `json:"checks,omitempty"`
+	Tests  *state.TestTally `json:"tests,omitempty"`
+	// Spent is what the task's agents and reviewers used over its
+	// attempts, what its spend caps count (SPEC §24).
+	Spent    *state.Usage `json:"spent,omitempty"`
+	Children []*TreeNode  `json:"children,omitempty"`
 }
 
 // Inputs are the files a report is built from: what a program that shows
@@ -269,12 +281,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		// lazily while slots work): the journal says it.
 		rep.Last = &Last{Iteration: rec.Iteration, Node: rec.Node, AgentStatus: rec.AgentStatus, Guard: rec.Guard, Summary: rec.Summary}
 		if m, err := state.LoadMeta(p.RunDir(rec.Iteration)); err == nil {
-			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
-			rep.Last.Refused = m.Refused
-			rep.Last.Openings = m.Openings
-			if m.Conflict != nil {
-				rep.Last.Landing = m.Conflict.Kind
-			}
+			rep.Last.fromMeta(m)
 		}
 	} else if rs.Iteration > 0 || rs.LastIteration > 0 {
 		last := rs.Iteration
@@ -283,12 +290,7 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 		rep.Last = &Last{Iteration: last, Node: rs.LastNode, AgentStatus: rs.LastStatus, Guard: rs.LastGuard, Summary: rs.LastSummary}
 		if m, err := state.LoadMeta(p.RunDir(last)); err == nil {
-			rep.Last.Outcome, rep.Last.Unconfined, rep.Last.NoChange, rep.Last.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
-			rep.Last.Refused = m.Refused
-			rep.Last.Openings = m.Openings
-			if m.Conflict != nil {
-				rep.Last.Landing = m.Conflict.Kind
-			}
+			rep.Last.fromMeta(m)
 		}
 	}
 	rep.Tree = convert(tasks.Tree.Root, cfg.Loop.MaxAttempts)
@@ -296,6 +298,8 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 	rep.Tests = runTests(p, rs)
 	addTaskTests(rep.Tree, taskTests(tasks.recentEnds))
 	rep.Usage = rs.Usage
+	rep.Caps = capsOf(cfg.Loop, tasks.Tree, rs)
+	addSpent(rep.Tree, rs.UsageByTask)
 	rep.UsageByExecutor = rs.UsageByExecutor
 	rep.Executor, rep.SetAside = rs.Executor, rs.SetAside
 	if cfg.Review.Enabled {
@@ -314,6 +318,16 @@ func Build(p state.Paths, tasks *Tasks, rs *state.RunState) *Report {
 		}
 	}
 	return rep
+}
+
+// fromMeta fills l from the iteration's meta.json.
+func (l *Last) fromMeta(m *state.Meta) {
+	l.Outcome, l.Unconfined, l.NoChange, l.CommandsFailed = m.Outcome, m.Unconfined, m.NoChange, m.CommandsFailed
+	l.Refused, l.Openings = m.Refused, m.Openings
+	if m.Conflict != nil {
+		l.Landing = m.Conflict.Kind
+	}
+	l.Executor, l.Rung, l.CostCap = m.Executor, m.Rung, m.CostCap
 }
 
 // branchHeadTimeout bounds the git call that reads the run branch's head.

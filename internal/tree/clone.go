@@ -23,7 +23,7 @@ func (t *Tree) Clone() *Tree {
 		stack = stack[:len(stack)-1]
 		n++
 		kids += len(nd.Children)
-		strs += len(nd.Acceptance) + len(nd.DependsOn) + len(nd.Removes)
+		strs += len(nd.Acceptance) + len(nd.DependsOn) + len(nd.Removes) + len(nd.Executors)
 		if nd.MaxAttempts != nil {
 			ints++
 		}
@@ -74,6 +74,12 @@ func (t *Tree) Clone() *Tree {
 			c.MaxAttempts = &intSlab[0]
 			intSlab = intSlab[1:]
 		}
+		if k := len(c.Executors); k > 0 {
+			c.Executors = strSlab[:k:k]
+			copy(c.Executors, it.from.Executors)
+			strSlab = strSlab[k:]
+		}
+		cloneSpendCaps(c)
 		if k := len(c.Children); k > 0 {
 			c.Children = kidSlab[:k:k]
 			kidSlab = kidSlab[k:]

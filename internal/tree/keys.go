@@ -23,6 +23,9 @@ var (
 		"tasks": "children", "subtasks": "children", "nodes": "children", "items": "children", "child": "children",
 		"retries": "max_attempts", "maxretries": "max_attempts", "maxtries": "max_attempts", "attemptlimit": "max_attempts",
 		"state": "status", "reason": "blocked_reason", "tries": "attempts",
+		"maxcost": "max_cost_usd", "costcap": "max_cost_usd", "budget": "max_cost_usd", "maxcostusd": "max_cost_usd", "maxusd": "max_cost_usd",
+		"tokencap": "max_tokens", "tokens": "max_tokens", "maxtoken": "max_tokens",
+		"executor": "executors", "escalate": "executors", "ladder": "executors", "agents": "executors",
 	}
 )
 
@@ -45,6 +48,12 @@ func lookupKeyBytes(key []byte) (fieldSet, bool) {
 		return fDependsOn, true
 	case "max_attempts":
 		return fMaxAttempts, true
+	case "max_cost_usd":
+		return fMaxCostUSD, true
+	case "max_tokens":
+		return fMaxTokens, true
+	case "executors":
+		return fExecutors, true
 	case "status":
 		return fStatus, true
 	case "attempts":

@@ -57,7 +57,7 @@ func sizeHint(root *Node) int {
 		if n.Goal != "" {
 			size += line + len(n.Goal)
 		}
-		for _, list := range [3][]string{n.Acceptance, n.DependsOn, n.Removes} {
+		for _, list := range [4][]string{n.Acceptance, n.DependsOn, n.Removes, n.Executors} {
 			if len(list) > 0 {
 				size += 2 * line
 				for _, s := range list {
@@ -68,7 +68,7 @@ func sizeHint(root *Node) int {
 		for _, c := range n.Checks {
 			size += 7*line + len(c.Name) + len(c.Run) + len(c.Timeout) + len(c.OutputLimit) + len(c.Report)
 		}
-		size += 4 * line // max_attempts, status, attempts, blocked_reason
+		size += 6 * line // max_attempts, max_cost_usd, max_tokens, status, attempts, blocked_reason
 		size += len(n.BlockedReason)
 		if len(n.Children) > 0 {
 			size += 2 * line
@@ -143,6 +143,7 @@ func appendNode(b []byte, root *Node) []byte {
 			b = appendKey(b, in, "max_attempts", true)
 			b = strconv.AppendInt(b, int64(*n.MaxAttempts), 10)
 		}
+		b = appendSpendFields(b, in, n)
 		if n.Status != "" {
 			b = appendKey(b, in, "status", true)
 			b = appendString(b, string(n.Status))

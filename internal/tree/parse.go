@@ -234,7 +234,7 @@ func (p *treeParser) node(n *Node, parent, k int32, level int) error {
 			case fBlockedReason:
 				n.BlockedReason = str
 			}
-		case fAcceptance, fDependsOn, fRemoves:
+		case fAcceptance, fDependsOn, fRemoves, fExecutors:
 			if kind != jsontext.KindBeginArray {
 				return typeErr(f, kind, "a list of strings")
 			}
@@ -247,9 +247,13 @@ func (p *treeParser) node(n *Node, parent, k int32, level int) error {
 				n.Acceptance = list
 			case fDependsOn:
 				n.DependsOn = list
+			case fExecutors:
+				n.Executors = list
 			default:
 				n.Removes = list
 			}
+		case fMaxCostUSD, fMaxTokens:
+			return p.spendCap(n, i, f, &bad, &valOff)
 		case fMaxAttempts, fAttempts:
 			num, msg, voff, err := p.int()
 			if err != nil {

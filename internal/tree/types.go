@@ -45,6 +45,16 @@ type Node struct {
 	Removes     []string `json:"removes,omitempty"`
 	DependsOn   []string `json:"depends_on,omitempty"`
 	MaxAttempts *int     `json:"max_attempts,omitempty"`
+	// MaxCostUSD and MaxTokens are the task's own spend caps over all its
+	// attempts (SPEC §24), in place of loop.task_max_cost_usd and
+	// loop.task_max_tokens; 0 lifts the cap for this task. A group's hold
+	// for each task below it that sets none.
+	MaxCostUSD *float64 `json:"max_cost_usd,omitempty"`
+	MaxTokens  *int64   `json:"max_tokens,omitempty"`
+	// Executors is the task's own ladder of executors (names of the
+	// config's [executor] and [[fallback]]), in place of loop.escalate;
+	// a group's holds for the tasks below it that give none.
+	Executors []string `json:"executors,omitempty"`
 
 	Status        Status `json:"status,omitempty"`
 	Attempts      int    `json:"attempts,omitzero"`

@@ -55,6 +55,9 @@ const (
 	fRemoves
 	fDependsOn
 	fMaxAttempts
+	fMaxCostUSD
+	fMaxTokens
+	fExecutors
 	fStatus
 	fAttempts
 	fBlockedReason
@@ -62,12 +65,12 @@ const (
 )
 
 // numNodeKeys is len(nodeKeys).
-const numNodeKeys = 12
+const numNodeKeys = 15
 
 // nodeKeys are the JSON keys of a node, in canonical order, indexed by the
 // bit position of their fieldSet value.
 var nodeKeys = [numNodeKeys]string{"id", "title", "goal", "acceptance", "checks", "removes", "depends_on", "max_attempts",
-	"status", "attempts", "blocked_reason", "children"}
+	"max_cost_usd", "max_tokens", "executors", "status", "attempts", "blocked_reason", "children"}
 
 // bit is the bit position of a single field.
 func (f fieldSet) bit() int { return bits.TrailingZeros16(uint16(f)) }
@@ -104,6 +107,7 @@ func checkFields(n *Node, present, bad fieldSet, emit func(f fieldSet, msg strin
 	if bad&fMaxAttempts == 0 && n.MaxAttempts != nil && *n.MaxAttempts < 1 {
 		emit(fMaxAttempts, fmt.Sprintf(`field "max_attempts" must be at least 1, found %d`, *n.MaxAttempts))
 	}
+	checkSpendFields(n, bad, emit)
 	if bad&fAttempts == 0 && n.Attempts < 0 {
 		emit(fAttempts, fmt.Sprintf(`field "attempts" must be 0 or more, found %d`, n.Attempts))
 	}

@@ -113,7 +113,7 @@ func (l *Lane) input(s lane.Spec, retry int) (engine.Input, error) {
 		Run: run, Iteration: n, Retry: retry, Node: meta.Node, Attempt: meta.Attempt,
 		Remote: cfg.Engine.Remote, Checkpoint: l.start,
 		CheckpointRef: engine.CheckpointRef(run, n, retry), ResultRef: engine.ResultRef(run, n, retry),
-		Config: cfgText, Executor: s.Name, Prompt: s.Request.Prompt, Schema: schema,
+		Config: cfgText, Executor: s.Name, Prompt: s.Request.Prompt, Schema: schema, Allowance: s.Executor.Allowance.Static(),
 		Checks: meta.CheckSpecs, Baseline: e.env.Baseline(cfg.Guards, l.Tree().BaselineKey()), Removes: meta.Removes,
 		Timeout: timeout, Heartbeat: cfg.Engine.Heartbeat.Duration,
 	}, nil

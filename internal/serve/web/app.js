@@ -42,7 +42,8 @@ function renderProgress(rep) {
   $('tests-text').textContent = rep.tests ? testsText(rep.tests) : '';
   const u = rep.usage || {};
   const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
-  $('usage-text').textContent = tokens || u.cost_source ? [cost(u), tokens ? count(tokens) + ' tokens' : ''].filter(Boolean).join(' · ') + ' (all runs)' : '';
+  const spent = tokens || u.cost_source ? [cost(u), tokens ? count(tokens) + ' tokens' : ''].filter(Boolean).join(' · ') + ' (all runs)' : '';
+  $('usage-text').textContent = [spent, capsText(rep.caps)].filter(Boolean).join(' · ');
   const bar = $('bar');
   bar.replaceChildren();
   const pct = (n) => (p.total ? (100 * n) / p.total : 0) + '%';
@@ -209,7 +210,8 @@ function historyRow(it) {
     : duration(it.duration_ms);
   const tr = el('tr', { 'data-n': it.iteration, class: it.iteration === view.selected ? 'selected' : null },
     el('td', { class: 'num' }, String(it.iteration)),
-    el('td', {}, el('span', { class: 'task' }, line(it.node_path || it.node || '')), it.summary ? el('span', { class: 'sum', title: clean(it.summary) }, line(it.summary)) : null),
+    el('td', {}, el('span', { class: 'task' }, line(it.node_path || it.node || '')), it.rung ? el('span', { class: 'muted rung' }, ' ' + rungText(it.rung, it.executor)) : null,
+      it.summary ? el('span', { class: 'sum', title: clean(it.summary) }, line(it.summary)) : null),
     el('td', {}, pill(outcome, label)),
     el('td', { class: 'num' }, time),
     el('td', { class: 'num hide-sm' }, cost(it.usage)),

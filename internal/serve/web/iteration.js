@@ -28,7 +28,7 @@ async function loadDetail(scroll) {
 // it is under "More from meta.json".
 const known = new Set(['iteration', 'node', 'node_path', 'attempt', 'max_attempts', 'phase', 'started_at', 'finished_at',
   'duration_ms', 'prompt', 'agent', 'agent_status', 'summary', 'guards', 'guard', 'outcome', 'node_status', 'attempts',
-  'note', 'usage', 'message', 'checkpoint', 'attempt_ref', 'executor', 'worker']);
+  'note', 'usage', 'message', 'checkpoint', 'attempt_ref', 'executor', 'worker', 'rung', 'cost_cap']);
 
 function fact(dl, name, ...value) {
   if (value.every((v) => v === undefined || v === null || v === '')) return;
@@ -53,6 +53,9 @@ function renderDetail(d, open) {
   fact(dl, 'attempt', m.attempt ? m.attempt + ' of ' + m.max_attempts : '');
   fact(dl, 'started', when(m.started_at), m.duration_ms ? ', took ' + duration(m.duration_ms) : '');
   if (m.executor) fact(dl, 'executor', line(typeof m.executor === 'string' ? m.executor : m.executor.name || text(m.executor)));
+  if (m.rung) fact(dl, 'ladder', rungText(m.rung, typeof m.executor === 'string' ? m.executor : ''));
+  if (m.cost_cap) fact(dl, 'spend cap', 'stopped its ' + line(m.cost_cap.by || 'agent') + ': ' + line(m.cost_cap.key) + ' reached, ' +
+    line(String(m.cost_cap.used)) + ' of ' + line(String(m.cost_cap.cap)) + (m.cost_cap.unit === 'usd' ? ' USD' : ' tokens'));
   if (m.worker) fact(dl, 'worker', line(m.worker));
   const a = m.agent;
   if (a) {

@@ -68,7 +68,23 @@ function plural(n, noun) { return n + ' ' + noun + (n === 1 ? '' : 's'); }
 const outcomeNames = {
   done: 'done', guard_failed: 'guards failed', retry: 'retry', blocked: 'blocked', decomposed: 'split',
   executor_error: 'agent error', interrupted: 'interrupted', aborted: 'not started', recorded: 'recorded',
+  cost_cap: 'spend cap',
 };
+// The rung of its task's ladder an attempt was given to (SPEC §24):
+// "rung 2 of 2 (large)", and the executor that ran it when another did.
+function rungText(r, executor) {
+  let s = 'rung ' + r.n + ' of ' + r.of + ' (' + line(r.executor) + ')';
+  if (executor && executor !== r.executor) s += ', run on ' + line(executor);
+  return s;
+}
+// The spend caps and what the run spent against them: "caps: the run
+// $5.00 ($1.20 spent), each task 50.0k tokens"; '' without caps.
+function capsText(caps) {
+  if (!Array.isArray(caps) || !caps.length) return '';
+  const amount = (unit, v) => unit === 'usd' ? '$' + Number(v).toFixed(v && v < 0.01 ? 4 : 2) : count(v) + ' tokens';
+  return 'caps: ' + caps.map((c) => (c.scope === 'task' ? 'each task ' : 'the run ') + amount(c.unit, c.cap) +
+    (c.scope === 'run' && c.known ? ' (' + amount(c.unit, c.used) + ' spent)' : '')).join(', ');
+}
 function pill(kind, text) { return el('span', { class: 'pill ' + String(kind || '').replace(/[^a-z_]/g, '') }, text || kind); }
 
 async function getJSON(url) {
