@@ -230,7 +230,12 @@ func printStatus(w io.Writer, rep *status.Report) {
 		if rep.Checkpoint != "" {
 			at = "last checkpoint " + shortID(rep.Checkpoint)
 		}
-		fmt.Fprintf(w, "branch:     %s, %s (`git log %s`)\n", inert.Line(rep.Branch), inert.Line(at), inert.Line(rep.Branch))
+		if f := rep.Finished; f != nil && f.BranchDeleted && f.Branch == rep.Branch {
+			// Merged and deleted by runner finish: its work is on the base.
+			fmt.Fprintf(w, "branch:     %s, merged into %s and deleted\n", inert.Line(rep.Branch), inert.Line(f.Base))
+		} else {
+			fmt.Fprintf(w, "branch:     %s, %s (`git log %s`)\n", inert.Line(rep.Branch), inert.Line(at), inert.Line(rep.Branch))
+		}
 	}
 	printBase(w, rep)
 	if rep.Next != "" {
