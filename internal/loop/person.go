@@ -15,10 +15,12 @@ import (
 // run branch's own working tree with no attempt's ref holding what they
 // did (runbranch.Unrecorded): those a runner that died left there, and
 // the last one, when it was abandoned with `runner abandon`. Each one's
-// while runs from its start to its agent's last output (its log files'
-// last change; until now when they are gone), or to its abandonment,
-// which stopped its agent; the
-// tree its work was judged as, when it got that far, is the runner's.
+// while runs from its start to its agent's end (its exit record, which
+// the supervisor writes once the agent is gone, even after its runner
+// died), else its last output (its log files' last change; until now
+// when they are gone), or to its abandonment, which stopped its agent;
+// the tree its work was judged as, when it got that far, is the
+// runner's.
 func (r *Runner) unrecorded() runbranch.Unrecorded {
 	var u runbranch.Unrecorded
 	add := func(n int, from time.Time, m *state.Meta, abandoned bool) {
@@ -30,6 +32,15 @@ func (r *Runner) unrecorded() runbranch.Unrecorded {
 				if st.ModTime().After(s.To) {
 					s.To = st.ModTime()
 				}
+			}
+		}
+		// The supervisor writes the agent's exit record once it has
+		// reaped it, after its runner died too: all the agent wrote, it
+		// wrote before.
+		if st, err := os.Lstat(filepath.Join(r.p.RunDir(n), executor.ExitFileName)); err == nil {
+			logged = true
+			if st.ModTime().After(s.To) {
+				s.To = st.ModTime()
 			}
 		}
 		if !logged && !abandoned {

@@ -22,15 +22,16 @@ import (
 // unrecorded had its work judged as (its judged tree), and what changed
 // while an agent of its own worked there without an attempt's ref
 // holding it (an iteration a killed runner left, or one abandoned: from
-// its start to its agent's last output, or to the abandonment), by the
-// time the file's inode last changed, which a program cannot set back.
+// its start to its agent's recorded end, else its last output, or to
+// the abandonment), by the time the file's inode last changed, which a
+// program cannot set back.
 // With such an iteration, a protected path is the runner's too (its
 // check on restart keeps and puts it back) and so is a deleted file
 // (putting it back loses nothing). Those are set aside as before.
 //
 // Any other change is the person's, or cannot be told from it (a file a
-// killed agent wrote after its last output): the run refuses to start,
-// names them, and touches nothing. Carrying them on instead would let
+// killed agent wrote after its last output when its end was not
+// recorded): the run refuses to start, names them, and touches nothing. Carrying them on instead would let
 // them into a task's verdict (the guards run in the checkout) without
 // being in its commit, or, being an agent's, past the checks made on
 // restart.
