@@ -69,17 +69,11 @@ func (r *Repo) Integrate(ctx context.Context, onto, task string, m Message) (str
 			task, onto, parent, ontoID, r.x.version[0], r.x.version[1], ontoID)
 	}
 	args = append(args, ontoID, taskID)
-	// Exit status 1 is a conflict, but also what merge-tree says of an
-	// argument it cannot merge: the output tells them apart.
-	res, err := r.git(ctx, call{ok: []int{1}}, args...)
+	mt, conflicted, err := r.mergeTree(ctx, args)
 	if err != nil {
 		return "", err
 	}
-	mt, perr := parseMergeTree(res.out, res.code == 1)
-	if perr != nil {
-		return "", &Error{Args: args, Dir: r.top, ExitCode: res.code, Stderr: res.stderr, Err: perr}
-	}
-	if res.code == 1 {
+	if conflicted {
 		return "", r.conflictError(ctx, ontoID, taskID, mt)
 	}
 	if mt.tree == ontoTree {
@@ -140,6 +134,22 @@ type mergeMessage struct {
 	paths []string
 	kind  string // a stable short description: "CONFLICT (contents)", "Auto-merging"...
 	text  string // the message for people, on one or more lines
+}
+
+// mergeTree runs git merge-tree with args (--write-tree -z --name-only
+// and the commits) and reads its output; conflicted says it found
+// conflicts. Exit status 1 is a conflict, but also what merge-tree says
+// of an argument it cannot merge: the output tells them apart.
+func (r *Repo) mergeTree(ctx context.Context, args []string) (mt mergeTree, conflicted bool, err error) {
+	res, err := r.git(ctx, call{ok: []int{1}}, args...)
+	if err != nil {
+		return mergeTree{}, false, err
+	}
+	mt, perr := parseMergeTree(res.out, res.code == 1)
+	if perr != nil {
+		return mergeTree{}, false, &Error{Args: args, Dir: r.top, ExitCode: res.code, Stderr: res.stderr, Err: perr}
+	}
+	return mt, res.code == 1, nil
 }
 
 // parseMergeTree reads merge-tree's -z output: the tree NUL, and with

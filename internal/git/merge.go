@@ -75,15 +75,11 @@ func (r *Repo) Merge(ctx context.Context, ours, theirs string, m Message) (strin
 		return "", fmt.Errorf("merge %s into %s: %w: it holds it already", theirs, ours, ErrNoChange)
 	}
 	args := []string{"merge-tree", "--write-tree", "-z", "--name-only", oursID, theirsID}
-	res, err := r.git(ctx, call{ok: []int{1}}, args...)
+	mt, conflicted, err := r.mergeTree(ctx, args)
 	if err != nil {
 		return "", err
 	}
-	mt, perr := parseMergeTree(res.out, res.code == 1)
-	if perr != nil {
-		return "", &Error{Args: args, Dir: r.top, ExitCode: res.code, Stderr: res.stderr, Err: perr}
-	}
-	if res.code == 1 {
+	if conflicted {
 		err := r.conflictError(ctx, oursID, theirsID, mt)
 		if c, ok := err.(*ConflictError); ok {
 			c.Merge = true
