@@ -286,8 +286,12 @@ func framing(s string) bool {
 // buildPackage is the package an ImportPath of a build event names:
 // "example.com/p [example.com/p.test]", "example.com/p_test [...]" and
 // "example.com/p.test" are all "example.com/p".
+// An import path that names no package that way is itself.
 func buildPackage(importPath string) string {
 	p, _, _ := strings.Cut(importPath, " [")
 	p = strings.TrimSuffix(p, ".test")
-	return strings.TrimSuffix(p, "_test")
+	if p = strings.TrimSuffix(p, "_test"); p == "" {
+		return importPath
+	}
+	return p
 }

@@ -98,10 +98,16 @@ const MaxBroken = 10000
 // BrokenUnknown is the unit standing for the broken units past MaxBroken.
 const BrokenUnknown = "(more broken units)"
 
+// BrokenUnnamed is the unit of a broken one its report gives no name.
+const BrokenUnnamed = "(unnamed)"
+
 // AddBroken records a broken unit; a unit already recorded keeps its
 // first reason and message.
 func (r *Report) AddBroken(b Broken) {
 	b.Unit = validUTF8(b.Unit)
+	if b.Unit == "" {
+		b.Unit = BrokenUnnamed
+	}
 	if len(r.Broken) >= MaxBroken {
 		b = Broken{Unit: BrokenUnknown, Reason: b.Reason}
 	}
