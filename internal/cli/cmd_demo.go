@@ -73,7 +73,8 @@ The work is on the run branch runner/greeter, one commit per task, done in
 a worktree beside the demo repository (its own checkout is not touched):
   %[1]s                 hello.txt, goodbye.txt: what the agent wrote
   git -C %[2]s log --stat runner/greeter
-`, wt, dir)
+  %[3]s finish --dir %[2]s     merges it, as you would in the morning
+`, wt, dir, invocation(self))
 	}
 	fmt.Fprintf(out, `
 Where to look:
