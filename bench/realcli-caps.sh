@@ -22,7 +22,12 @@
 # MOCKLLM_REAL_CODEX / MOCKLLM_REAL_CLAUDE. REALCLI_KEEP=1 keeps the work
 # folder (the repositories, the runner's and the CLIs' output, each codex
 # session log, the mock's request logs); REALCLI_ONLY=NAME runs the
-# scenarios whose name contains NAME. Needs python3, git and jq.
+# scenarios whose name contains NAME; REALCLI_FIXTURES=DIR writes there
+# what the live usage readers parse, as the tests of internal/exec read it
+# from testdata/real: Claude's stream-json of the command scenario (its
+# assistant and result events) and Codex's session log of codex-task-cost
+# (its function calls and usage lines), named by CLI version. Needs
+# python3, git and jq.
 . "$(dirname "$0")/lib.sh"
 set +e
 MOCK=${1:-${MOCKLLM_DIR:-/work/shared/tools/mockllm}}
@@ -67,24 +72,28 @@ echo "work:   $W"
 # A codex that keeps its session log: the runner gives each run a fresh
 # CODEX_HOME and removes it afterwards, so this copies the log out
 # (to a folder of the room's sandbox.writable) once codex has ended,
-# stopped by the runner or not.
+# stopped by the runner or not, to $REALCLI_SESSIONS.
 mkdir -p "$W/keep"
 cat > "$BIN/codex" << EOT
 #!/bin/sh
 trap : TERM INT
 "$MOCK/shims/codex" "\$@"
 rc=\$?
-d=\$(mktemp -d "$W/keep/codex-sessions.XXXXXX") && cp -r "\$CODEX_HOME/sessions/." "\$d/" 2> /dev/null
+d=\$(mktemp -d "\$REALCLI_SESSIONS/codex-sessions.XXXXXX") && cp -r "\$CODEX_HOME/sessions/." "\$d/" 2> /dev/null
 exit \$rc
 EOT
 chmod +x "$BIN/codex"
 
-# turns N: N shell commands t1..tN, one per model turn.
+# turns N: N shell commands t1..tN, one per model turn. Each takes a
+# second, as an agent's commands do: the runner stops the agent within
+# milliseconds of the usage report that reaches a cap, and the command
+# that response asked for runs meanwhile, so the next request does not
+# come even on a loaded machine.
 turns() {
 	i=1
 	sep=""
 	while [ "$i" -le "$1" ]; do
-		printf '%s"printf %s > t%s.txt"' "$sep" "$i" "$i"
+		printf '%s"printf %s > t%s.txt; sleep 1"' "$sep" "$i" "$i"
 		sep=", "
 		i=$((i + 1))
 	done
@@ -124,6 +133,8 @@ repo() {
 
 # run: runner run in the scenario's repository, bounded; sets RC.
 run() {
+	export REALCLI_SESSIONS="$W/keep/$S"
+	mkdir -p "$REALCLI_SESSIONS"
 	(cd "$R" && timeout -k 10 420 "$BIN/runner" run > "$R/../run.out" 2> "$R/../run.err")
 	RC=$?
 }
@@ -208,6 +219,8 @@ writable = [\"$W/keep\"]" "$TREE2"
 	fi
 	want '[ "$(max_step $api)" = 2 ]' "the furthest model turn asked for is $(($(max_step $api) + 1)), want 3 of 12"
 	want '[ -e "$R/.runner/runs/000001/meta.json" ]' "no meta.json"
+	caps=$(cd "$R" && "$BIN/runner" status --json | jq -c ".caps[] | select(.key == \"$key\") | .used")
+	want '[ "$caps" = "$used" ]' "runner status says $key used ${caps:-nothing}, meta.json $used"
 	verdict "stopped at turn $(($(max_step $api) + 1)) of 12 ($(requests $api | wc -l) model requests), $key used $used, exit $RC"
 }
 
@@ -269,6 +282,38 @@ max_tokens = 3000" "$TREE2"
 	want '[ "$(meta 000001 ".usage.input_tokens + .usage.output_tokens")" = 7700 ]' "meta.json usage $(meta 000001 .usage), want 7700 tokens (seven turns of 1100)"
 	want 'grep -q "reached loop.max_tokens" "$W/$S/run.err"' "stderr does not say the run reached loop.max_tokens"
 	verdict "ran all $(($(max_step /v1/messages) + 1)) turns, then the run stopped: $(grep -o 'reached loop.max_tokens[^;]*' "$W/$S/run.err" | head -1); exit $RC"
+fi
+
+# fixture SRC DEST TYPES...: the lines of SRC whose event type (for a
+# codex session log: the payload's, under event_msg and response_item) is
+# one of TYPES, unchanged.
+fixture() {
+	python3 - "$@" << 'EOT'
+import json, sys
+src, dest, types = sys.argv[1], sys.argv[2], sys.argv[3:]
+kept = []
+for line in open(src, encoding="utf-8"):
+    try:
+        ev = json.loads(line)
+    except ValueError:
+        continue
+    t = ev.get("type")
+    if t in ("event_msg", "response_item"):
+        t = (ev.get("payload") or {}).get("type")
+    if t in types:
+        kept.append(line if line.endswith("\n") else line + "\n")
+open(dest, "w", encoding="utf-8").writelines(kept)
+print("fixture: %s, %d lines" % (dest, len(kept)))
+EOT
+}
+if [ -n "${REALCLI_FIXTURES:-}" ]; then
+	mkdir -p "$REALCLI_FIXTURES"
+	cv=$("$MOCKLLM_REAL_CLAUDE" --version | cut -d' ' -f1)
+	xv=$("$MOCKLLM_REAL_CODEX" --version | sed 's/^codex-cli //')
+	log="$W/command/repo/.runner/runs/000001/executor.log"
+	[ -f "$log" ] && fixture "$log" "$REALCLI_FIXTURES/claude-$cv-usage.stdout" assistant result
+	rollout=$(find "$W/keep/codex-task-cost" -name 'rollout-*.jsonl' 2> /dev/null | head -1)
+	[ -n "$rollout" ] && fixture "$rollout" "$REALCLI_FIXTURES/codex-$xv-rollout-usage.jsonl" function_call token_usage_record token_count
 fi
 
 echo "passed: $PASSED  failed: $FAILED"
