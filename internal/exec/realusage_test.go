@@ -42,12 +42,14 @@ func realLines(t *testing.T, name string) [][]byte {
 	return lines[:len(lines)-1] // the empty rest after the last newline
 }
 
-// realCaps are the caps the fixtures' runs reach at their third turn, in
-// tokens (3300 of 3000) and in price ($0.0342 of $0.03).
-var realCaps = []struct {
+type realCap struct {
 	name, key, scope, unit string
 	cap, used              float64
-}{
+}
+
+// realCaps are the caps the fixtures' runs reach at their third turn, in
+// tokens (3300 of 3000) and in price ($0.0342 of $0.03).
+var realCaps = []realCap{
 	{"tokens", "loop.task_max_tokens", state.ScopeTask, state.UnitTokens, 3000, 3300},
 	{"cost", "loop.max_cost_usd", state.ScopeRun, state.UnitUSD, 0.03, 0.0342},
 }
@@ -64,6 +66,37 @@ func (s *stopRecorder) stop(h *state.CapHit) { s.at, s.hit = append(s.at, s.repo
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9+1e-6*math.Abs(b) }
 
+// readReal feeds the lines of a fixture to read, under the cap c, counting
+// the lines that hold report (a usage report); it checks that they are
+// turns, that the agent is stopped once, at the third, with the figures
+// of c, and that the usage read is that of turns turns. It returns the
+// usage read.
+func readReal(t *testing.T, c realCap, fixture, report string, turns int64, read func(*liveUsage, []byte)) state.Usage {
+	t.Helper()
+	rec := &stopRecorder{}
+	live := &liveUsage{prices: realPrices, allowance: allowance(c.key, c.scope, c.unit, c.cap), stop: rec.stop}
+	for _, line := range realLines(t, fixture) {
+		if bytes.Contains(line, []byte(report)) {
+			rec.reports++
+		}
+		read(live, line)
+	}
+	if rec.reports != int(turns) {
+		t.Fatalf("%d usage reports (%s) in the fixture, want %d", rec.reports, report, turns)
+	}
+	if len(rec.at) != 1 || rec.at[0] != 3 {
+		t.Fatalf("stopped after usage reports %v, want once, at the third", rec.at)
+	}
+	if h := rec.hit; h.Key != c.key || !near(h.Used, c.used) {
+		t.Fatalf("cap hit %+v, want %s at %v", h, c.key, c.used)
+	}
+	u, seen := live.usage()
+	if !seen || u.InputTokens != 1000*turns || u.CachedInputTokens != 400*turns || u.OutputTokens != 100*turns || !near(u.CostUSD, float64(turns)*0.0114) {
+		t.Fatalf("live usage %+v (seen %v), want %d turns of 1000 in (400 cached), 100 out, $0.0114", u, seen, turns)
+	}
+	return u
+}
+
 // Claude Code's stream-json, as it comes: each assistant event carries
 // its message's usage (input without the cached part, which is in
 // cache_read_input_tokens), the live reader sums them to what the CLI's
@@ -72,30 +105,12 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9+1e-6*math.Abs(b) }
 func TestRealClaudeStreamUsage(t *testing.T) {
 	for _, c := range realCaps {
 		t.Run(c.name, func(t *testing.T) {
-			rec := &stopRecorder{}
-			live := &liveUsage{prices: realPrices, allowance: allowance(c.key, c.scope, c.unit, c.cap), stop: rec.stop}
 			e := newEventStream()
-			e.live = live
-			for _, line := range realLines(t, "claude-2.1.328-usage.stdout") {
-				if bytes.Contains(line, []byte(`{"type":"assistant"`)) {
-					rec.reports++
-				}
+			u := readReal(t, c, "claude-2.1.328-usage.stdout", `{"type":"assistant"`, 7, func(live *liveUsage, line []byte) {
+				e.live = live
 				e.Write(line)
-			}
+			})
 			e.Close()
-			if rec.reports != 7 {
-				t.Fatalf("%d assistant events in the fixture, want 7", rec.reports)
-			}
-			if len(rec.at) != 1 || rec.at[0] != 3 {
-				t.Fatalf("stopped after assistant events %v, want once, at the third", rec.at)
-			}
-			if h := rec.hit; h.Key != c.key || !near(h.Used, c.used) {
-				t.Fatalf("cap hit %+v, want %s at %v", h, c.key, c.used)
-			}
-			u, seen := live.usage()
-			if !seen || u.InputTokens != 7000 || u.CachedInputTokens != 2800 || u.OutputTokens != 700 || !near(u.CostUSD, 7*0.0114) {
-				t.Fatalf("live usage %+v (seen %v), want 7000 in (2800 cached), 700 out, $0.0798", u, seen)
-			}
 			end := usageOf(e.claude, codexStream{}, realPrices)
 			if end == nil || end.InputTokens != u.InputTokens || end.CachedInputTokens != u.CachedInputTokens || end.OutputTokens != u.OutputTokens {
 				t.Fatalf("the result event says %+v, the assistant events %+v", end, u)
@@ -110,28 +125,10 @@ func TestRealClaudeStreamUsage(t *testing.T) {
 func TestRealCodexRolloutUsage(t *testing.T) {
 	for _, c := range realCaps {
 		t.Run(c.name, func(t *testing.T) {
-			rec := &stopRecorder{}
-			live := &liveUsage{prices: realPrices, allowance: allowance(c.key, c.scope, c.unit, c.cap), stop: rec.stop}
-			w := &sessionWatch{live: live}
-			for _, line := range realLines(t, "codex-0.169.0-rollout-usage.jsonl") {
-				if bytes.Contains(line, []byte(`"type":"token_count"`)) {
-					rec.reports++
-				}
+			readReal(t, c, "codex-0.169.0-rollout-usage.jsonl", `"type":"token_count"`, 3, func(live *liveUsage, line []byte) {
+				w := &sessionWatch{live: live}
 				w.line(bytes.TrimSuffix(line, []byte("\n")))
-			}
-			if rec.reports != 3 {
-				t.Fatalf("%d token_count events in the fixture, want 3", rec.reports)
-			}
-			if len(rec.at) != 1 || rec.at[0] != 3 {
-				t.Fatalf("stopped after token_count events %v, want once, at the third", rec.at)
-			}
-			if h := rec.hit; h.Key != c.key || !near(h.Used, c.used) {
-				t.Fatalf("cap hit %+v, want %s at %v", h, c.key, c.used)
-			}
-			u, seen := live.usage()
-			if !seen || u.InputTokens != 3000 || u.CachedInputTokens != 1200 || u.OutputTokens != 300 || !near(u.CostUSD, 3*0.0114) {
-				t.Fatalf("live usage %+v (seen %v), want 3000 in (1200 cached), 300 out, $0.0342", u, seen)
-			}
+			})
 		})
 	}
 }
