@@ -28,6 +28,10 @@ func printNeedsYou(w io.Writer, rep *status.Report) {
 		if q == "" {
 			q = "no reason given"
 		}
+		if outcome.IsCostCap(n.Question) {
+			fmt.Fprintf(w, "%s%s stopped at its spend cap (%s); raise the cap and it reopens, or `%s` gives it its budget again\n", head, inert.Line(n.Path), q, inert.Line(n.Command))
+			continue
+		}
 		if n.Question == outcome.ReasonExhausted {
 			fmt.Fprintf(w, "%s%s used up its attempts; fix the cause, then `%s`\n", head, inert.Line(n.Path), inert.Line(n.Command))
 			continue

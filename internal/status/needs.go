@@ -13,7 +13,9 @@ type NeedsYou struct {
 	// reviewer's reasons, or "attempts exhausted".
 	Question string `json:"question"`
 	// Command goes on: `runner answer ID "your answer"`, or for used-up
-	// attempts `runner reset ID` once the cause is fixed.
+	// attempts `runner reset ID` once the cause is fixed, and for a task
+	// over its spend cap `runner reset ID` (raising the cap reopens it
+	// too).
 	Command string `json:"command"`
 }
 
@@ -28,7 +30,7 @@ func needsYou(root *TreeNode) []NeedsYou {
 		path += n.ID
 		if len(n.Children) == 0 && n.Status == "blocked" {
 			cmd := `runner answer ` + n.ID + ` "your answer"`
-			if n.BlockedReason == outcome.ReasonExhausted {
+			if n.BlockedReason == outcome.ReasonExhausted || outcome.IsCostCap(n.BlockedReason) {
 				cmd = "runner reset " + n.ID
 			}
 			out = append(out, NeedsYou{Node: n.ID, Path: path, Question: n.BlockedReason, Command: cmd})

@@ -133,6 +133,8 @@ function renderBlocked(rep) {
       el('div', { class: 'question' }, clean(node.blocked_reason || 'blocked')),
       node.blocked_reason === 'attempts exhausted'
         ? el('div', { class: 'muted' }, 'Its attempts are used up: fix the cause, then ', el('code', { class: 'cmd' }, 'runner reset ' + line(node.id)))
+        : (node.blocked_reason || '').startsWith('cost cap')
+        ? el('div', { class: 'muted' }, 'Over its spend cap: raise the cap and it reopens, or ', el('code', { class: 'cmd' }, 'runner reset ' + line(node.id)))
         : el('div', { class: 'muted' }, 'Answer it: ', el('code', { class: 'cmd' }, 'runner answer ' + line(node.id) + ' "your answer"'))));
   }
 }
