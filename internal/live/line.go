@@ -40,7 +40,7 @@ func Line(m *state.Meta) string {
 		if h.By == "reviewer" {
 			who = " (the reviewer)"
 		}
-		next += fmt.Sprintf(", stopped%s at the %s cap %s: %s of %s", who, h.Scope, h.Key, state.Amount(h.Unit, h.Used), state.Amount(h.Unit, h.Cap))
+		next += fmt.Sprintf(", stopped%s at the %s cap %s: %s of %s", who, h.Scope, h.Key, state.UsedAmount(h.Unit, h.Used, h.Cap), state.Amount(h.Unit, h.Cap))
 	}
 	switch {
 	case m.NoChange && m.Outcome == state.OutcomeDone:

@@ -39,7 +39,17 @@ func (h CapHit) String() string {
 	if h.Scope == ScopeTask {
 		whose = "the task's"
 	}
-	return fmt.Sprintf("%s cap (%s, %s) was reached: %s used", whose, h.Key, Amount(h.Unit, h.Cap), Amount(h.Unit, h.Used))
+	return fmt.Sprintf("%s cap (%s, %s) was reached: %s used", whose, h.Key, Amount(h.Unit, h.Cap), UsedAmount(h.Unit, h.Used, h.Cap))
+}
+
+// UsedAmount writes what was used against a cap, precise enough not to
+// read as the cap itself ($0.0342 against $0.03, not $0.03).
+func UsedAmount(unit string, used, limit float64) string {
+	a := Amount(unit, used)
+	if unit == UnitUSD && used != limit && a == Amount(unit, limit) {
+		return fmt.Sprintf("$%.4f", used)
+	}
+	return a
 }
 
 // Amount writes v in unit: "$1.25" or "12.3k tokens".
