@@ -30,9 +30,9 @@ func (l *Ledger) Begin(n int, node string, attempts, slot int) (startedAt time.T
 		return time.Time{}, func() error { return err }
 	}
 	start := time.Now().UTC()
-	l.rs.AddFlight(&state.InFlight{Iteration: n, Node: node, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), StartedAt: start, Slot: slot, Executor: l.rs.Executor})
+	l.rs.AddFlight(&state.InFlight{Iteration: n, Node: node, Phase: state.PhaseStarted, RunnerPID: os.Getpid(), RunnerLife: state.Life(), StartedAt: start, Slot: slot, Executor: l.rs.Executor})
 	l.stateDirty = true
-	rec := state.Record{Time: start, Iteration: n, Node: node, Event: state.EventStarted, Attempts: attempts, RunnerPID: os.Getpid(), Executor: l.rs.Executor, Slot: slot}
+	rec := state.Record{Time: start, Iteration: n, Node: node, Event: state.EventStarted, Attempts: attempts, RunnerPID: os.Getpid(), RunnerLife: state.Life(), Executor: l.rs.Executor, Slot: slot}
 	done := make(chan error, 1)
 	go func() { done <- l.appendJournal(rec, fsutil.Durable) }()
 	return start, func() error {

@@ -34,12 +34,12 @@ type Outcome struct {
 	LastGuard string
 }
 
-// Death notes that the runner pid died while node's agent worked and
-// reports whether the interruption spends an attempt
-// (state.RunState.Death); the note reaches run_state.json with its next
-// write.
-func (l *Ledger) Death(pid int, node string) (charged bool) {
-	charged = l.rs.Death(pid, node)
+// Death notes that the runner pid, in its life (state.Life), died while
+// node's agent worked and reports whether the interruption spends an
+// attempt (state.RunState.Death); the note reaches run_state.json with
+// its next write.
+func (l *Ledger) Death(pid int, life, node string) (charged bool) {
+	charged = l.rs.Death(pid, life, node)
 	l.stateDirty = true
 	return charged
 }
@@ -52,7 +52,7 @@ func (l *Ledger) Death(pid int, node string) (charged bool) {
 // same death again changes nothing.
 func (l *Ledger) DeathOf(meta *state.Meta) {
 	if meta.Outcome == state.OutcomeInterrupted && meta.RunnerDied > 0 {
-		l.Death(meta.RunnerDied, meta.Node)
+		l.Death(meta.RunnerDied, meta.RunnerDiedLife, meta.Node)
 	}
 }
 

@@ -37,7 +37,7 @@ func (l *Ledger) Left() (*state.InFlight, error) {
 		return nil, nil
 	}
 	for _, rec := range recs {
-		l.rs.AddFlight(&state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time, Slot: rec.Slot, Executor: rec.Executor})
+		l.rs.AddFlight(&state.InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: state.PhaseStarted, RunnerPID: rec.RunnerPID, RunnerLife: rec.RunnerLife, StartedAt: rec.Time, Slot: rec.Slot, Executor: rec.Executor})
 	}
 	if err := l.saveState(fsutil.Durable); err != nil {
 		return nil, fmt.Errorf("note the iterations the journal says are unfinished in the run state: %w", err)

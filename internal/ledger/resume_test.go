@@ -41,8 +41,8 @@ func TestLeftFromJournalStaysLeft(t *testing.T) {
 	// state's save, which the runner dies before.
 	l.Resume(true)
 	l.Own("a", "", 1, "")
-	l.Death(in.RunnerPID, "a")
-	meta := &state.Meta{Iteration: 1, Node: "a", Attempt: 1, Attempts: 1, Outcome: state.OutcomeInterrupted, RunnerDied: in.RunnerPID, StartedAt: in.StartedAt}
+	l.Death(in.RunnerPID, in.RunnerLife, "a")
+	meta := &state.Meta{Iteration: 1, Node: "a", Attempt: 1, Attempts: 1, Outcome: state.OutcomeInterrupted, RunnerDied: in.RunnerPID, RunnerDiedLife: in.RunnerLife, StartedAt: in.StartedAt}
 	if err := l.Record(Outcome{Meta: meta, LastStatus: "interrupted"}); err != nil {
 		t.Fatal(err)
 	}

@@ -345,3 +345,38 @@ func TestCommitTreeKeepsConcurrentEdit(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestResumeSamePidAnotherLife: a runner started again in a container is
+// pid 1 each time. Its death while a works, after an earlier runner of
+// pid 1 died while a worked, is a second death in a row and spends an
+// attempt; the same life noted again is the same death, and spends none.
+func TestResumeSamePidAnotherLife(t *testing.T) {
+	for _, c := range []struct {
+		life  string
+		spent bool
+	}{{"second-life", true}, {"first-life", false}} {
+		t.Run(c.life, func(t *testing.T) {
+			p := journalRepo(t)
+			if err := state.SaveRunState(p.RunState(), &state.RunState{Iteration: 2, LastStatus: "interrupted",
+				Deaths: []state.RunnerDeath{{RunnerPID: 1, Life: "first-life", Nodes: []string{"a"}}}}); err != nil {
+				t.Fatal(err)
+			}
+			appendRecords(t, p, state.Record{Time: time.Now().UTC().Add(-time.Minute), Iteration: 3, Node: "a",
+				Event: state.EventStarted, RunnerPID: 1, RunnerLife: c.life})
+			agentLog(t, p, 3)
+			if _, err := Run(context.Background(), Options{Paths: p, MaxIterations: 1}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := state.LoadMeta(p.RunDir(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Outcome != state.OutcomeInterrupted || m.NoAttempt == c.spent {
+				t.Errorf("meta.json: outcome %q no_attempt %v, want interrupted, an attempt spent: %v", m.Outcome, m.NoAttempt, c.spent)
+			}
+			if m.RunnerDied != 1 || m.RunnerDiedLife != c.life {
+				t.Errorf("meta.json: runner_died %d life %q, want 1 %q", m.RunnerDied, m.RunnerDiedLife, c.life)
+			}
+		})
+	}
+}

@@ -214,8 +214,8 @@ func (r *Runner) resumeStarted(ctx context.Context, l lane.Lane, in *state.InFli
 	if meta.Agent == nil {
 		meta.Agent = interruptedAgent(r.optionsNamed(meta.Executor), runDir, meta.StartedAt)
 	}
-	meta.RunnerDied = in.RunnerPID
-	meta.NoAttempt = !r.ledger.Death(in.RunnerPID, in.Node)
+	meta.RunnerDied, meta.RunnerDiedLife = in.RunnerPID, in.RunnerLife
+	meta.NoAttempt = !r.ledger.Death(in.RunnerPID, in.RunnerLife, in.Node)
 	if len(meta.Tamper) > 0 {
 		// Its agent changed its judges before the runner died: an attempt
 		// spent, whoever killed the runner.

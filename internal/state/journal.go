@@ -86,6 +86,9 @@ type Record struct {
 	WaitMS      int64     `json:"wait_ms,omitempty"`
 	// RunnerPID is the runner that started the iteration (started records).
 	RunnerPID int `json:"runner_pid,omitempty"`
+	// RunnerLife is that runner's Life, which its pid alone does not
+	// tell (started records).
+	RunnerLife string `json:"runner_life,omitempty"`
 	// Executor names the executor that ran the iteration (SPEC §17), or
 	// the reviewer in a review's records.
 	Executor string `json:"executor,omitempty"`
@@ -300,7 +303,7 @@ func CurrentInFlights(p Paths, rs *RunState) []*InFlight {
 	known := rs.LastKnown()
 	for _, rec := range starts {
 		if rec.Iteration > known && !ended[rec.Iteration] {
-			out = append(out, &InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: PhaseStarted, RunnerPID: rec.RunnerPID, StartedAt: rec.Time, Slot: rec.Slot})
+			out = append(out, &InFlight{Iteration: rec.Iteration, Node: rec.Node, Phase: PhaseStarted, RunnerPID: rec.RunnerPID, RunnerLife: rec.RunnerLife, StartedAt: rec.Time, Slot: rec.Slot})
 		}
 	}
 	slices.SortFunc(out, func(a, b *InFlight) int { return a.Iteration - b.Iteration })

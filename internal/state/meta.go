@@ -118,6 +118,8 @@ type Meta struct {
 	// iteration from its recorded meta.json notes that death again
 	// (RunState.Death), so that a death is never forgotten.
 	RunnerDied int `json:"runner_died,omitempty"`
+	// RunnerDiedLife is that runner's Life.
+	RunnerDiedLife string `json:"runner_died_life,omitempty"`
 	// Usage sums what every agent run of the iteration reported (a run
 	// retried after a rate limit included); nil when nothing was reported.
 	Usage *Usage `json:"usage,omitempty"`

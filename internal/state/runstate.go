@@ -166,12 +166,14 @@ type Preflight struct {
 
 // InFlight describes the iteration under way.
 type InFlight struct {
-	Iteration int       `json:"iteration"`
-	Node      string    `json:"node"`
-	Phase     string    `json:"phase"`
-	RunnerPID int       `json:"runner_pid"`
-	AgentPGID int       `json:"agent_pgid"`
-	StartedAt time.Time `json:"started_at"`
+	Iteration int    `json:"iteration"`
+	Node      string `json:"node"`
+	Phase     string `json:"phase"`
+	RunnerPID int    `json:"runner_pid"`
+	// RunnerLife is the Life of the runner that started it.
+	RunnerLife string    `json:"runner_life,omitempty"`
+	AgentPGID  int       `json:"agent_pgid"`
+	StartedAt  time.Time `json:"started_at"`
 	// Slot is the parallel slot the iteration works in (1 to
 	// loop.parallel), 0 without slots.
 	Slot int `json:"slot,omitempty"`
@@ -332,21 +334,25 @@ func SameRunState(a, b []byte) bool {
 // RunnerDeath is a runner that died while agents worked: its process id
 // and the tasks whose iterations it left interrupted.
 type RunnerDeath struct {
-	RunnerPID int      `json:"runner_pid"`
-	Nodes     []string `json:"nodes"`
+	RunnerPID int `json:"runner_pid"`
+	// Life is the runner's Life ("" in a run state written before lives
+	// were noted).
+	Life  string   `json:"life,omitempty"`
+	Nodes []string `json:"nodes"`
 }
 
-// Death notes that the runner pid died while node's agent worked, and
+// Death notes that the runner pid, in its life, died while node's agent
+// worked (a runner is told by both: a pid comes back), and
 // reports whether that interruption spends an attempt: only when node
 // was also at work at the runner's previous death, so that a task that
 // keeps killing the runner still ends blocked while the tasks at work
 // beside it lose nothing. Noting the same interruption again (a runner
 // that died while recording it) gives the same answer.
-func (s *RunState) Death(pid int, node string) (charged bool) {
+func (s *RunState) Death(pid int, life, node string) (charged bool) {
 	var prev *RunnerDeath
 	n := len(s.Deaths)
-	if n == 0 || s.Deaths[n-1].RunnerPID != pid {
-		s.Deaths = append(s.Deaths, RunnerDeath{RunnerPID: pid})
+	if n == 0 || s.Deaths[n-1].RunnerPID != pid || s.Deaths[n-1].Life != life {
+		s.Deaths = append(s.Deaths, RunnerDeath{RunnerPID: pid, Life: life})
 		if len(s.Deaths) > 2 {
 			s.Deaths = s.Deaths[len(s.Deaths)-2:]
 		}
