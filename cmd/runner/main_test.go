@@ -70,9 +70,19 @@ func TestScripts(t *testing.T) {
 			// work tree.
 			env.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(env.WorkDir))
 			// The fake agents keep their state and their scripts' logs in
-			// the script's folder, outside the worktree: where agents are
-			// confined (SPEC §19), they may write there too.
-			env.Setenv("RUNNER_SANDBOX_WRITABLE", env.WorkDir)
+			// a folder of their own beside the script's, outside every
+			// checkout: the one directory their rooms add (SPEC §19), so
+			// that agents and guards run confined, as users' runs are (a
+			// writable directory holding a checkout would open the room,
+			// and one inside it would show as the person's changes).
+			// Scripts name it $FAKEAGENT_STATE; one that must run
+			// unconfined sets RUNNER_SANDBOX_WRITABLE=$WORK and says why.
+			agent := env.WorkDir + ".agent"
+			if err := os.MkdirAll(agent, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("RUNNER_SANDBOX_WRITABLE", agent)
+			env.Setenv("FAKEAGENT_STATE", agent)
 			// A home of the script's own: go, the runner and the tools it
 			// starts may write there (go's telemetry, the agents' state),
 			// and nothing is left on the machine. Beside the script's

@@ -38,8 +38,10 @@
 //	ignore_term     ignore SIGTERM (only SIGKILL stops it)
 //	stdin           "first" (default: read all of stdin before anything
 //	                else), "last" (read it after printing), "ignore"
-//	save_prompt     file receiving the stdin that was read
-//	save_args       file receiving the arguments, one per line
+//	save_prompt     file receiving the stdin that was read ($VARS expanded:
+//	                "$FAKEAGENT_STATE/prompt.md" is outside a read-only room)
+//	save_args       file receiving the arguments, one per line ($VARS
+//	                expanded)
 //	env             names of environment variables printed to stdout as
 //	                NAME=value, or "NAME unset"
 //	delete          files to remove (missing ones are fine)
@@ -420,7 +422,7 @@ func (st *Step) run(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 			return fmt.Errorf("read stdin: %w", err)
 		}
 		if st.SavePrompt != "" {
-			return writeFile(st.SavePrompt, prompt, false)
+			return writeFile(os.ExpandEnv(st.SavePrompt), prompt, false)
 		}
 		return nil
 	}
@@ -434,7 +436,7 @@ func (st *Step) run(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 		for _, a := range args {
 			b.WriteString(a + "\n")
 		}
-		if err := writeFile(st.SaveArgs, []byte(b.String()), false); err != nil {
+		if err := writeFile(os.ExpandEnv(st.SaveArgs), []byte(b.String()), false); err != nil {
 			return 0, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/runner-cli/runner/internal/git"
 	"github.com/runner-cli/runner/internal/inert"
 	"github.com/runner-cli/runner/internal/proc"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/sandbox"
 )
 
@@ -66,6 +67,16 @@ func (r *run) prepareRoom(ctx context.Context) (*agentRoom, error) {
 	case mode == config.SandboxRequired && layers.Missing():
 		return nil, fmt.Errorf("%w: the agent's room would leave open: %s; `runner doctor` says what this machine gives",
 			errSandboxRequired, strings.Join(layers.Openings(), "; "))
+	}
+	// A writable directory holding the checkout opens the room, as it
+	// does a run's: the agent could write tree.json and .git.
+	if why := room.Opened(r.cfg, r.p.Root); why != "" {
+		if mode == config.SandboxRequired {
+			return nil, fmt.Errorf("%w: the agent cannot be confined: %s; `runner doctor` says what this machine gives", errSandboxRequired, why)
+		}
+		a.why = why
+		fmt.Fprintf(r.o.Progress, "runner: plan: the agent is NOT confined: %s; it works in your checkout (`runner doctor` says more)\n", inert.Line(a.why))
+		return a, nil
 	}
 	tmp, err := os.MkdirTemp("", "runner-plan-")
 	if err != nil {

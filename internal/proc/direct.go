@@ -16,9 +16,10 @@ import (
 // direct is a command started by Run itself (without the supervisor): its
 // process group is what Run stops.
 type direct struct {
-	cmd   *exec.Cmd
-	st    *stopper
-	start time.Time
+	cmd          *exec.Cmd
+	st           *stopper
+	start        time.Time
+	inNamespaces bool // started as the first process of a room's namespaces
 }
 
 func (d *direct) pid() int { return d.cmd.Process.Pid }
@@ -35,7 +36,7 @@ func (d *direct) wait() exitStatus {
 	if ws.Signaled() {
 		ex.signal = ws.Signal()
 	} else {
-		ex.code = ps.ExitCode()
+		ex.code, ex.signal = helperStatus(d.inNamespaces, ps.ExitCode())
 	}
 	return ex
 }
@@ -81,7 +82,7 @@ func startDirect(runCtx context.Context, s Spec, grace time.Duration) (child, *c
 		return nil, nil, fmt.Errorf("start %s: %w", s.program(), err)
 	}
 	p.closeChildEnds()
-	return &direct{cmd: cmd, st: st, start: time.Now()}, p, nil
+	return &direct{cmd: cmd, st: st, start: time.Now(), inNamespaces: s.Confine != nil && s.Confine.Namespaces != ""}, p, nil
 }
 
 // stopper carries out Cmd.Cancel (SIGTERM to the group now, SIGKILL after

@@ -82,11 +82,12 @@ type Spec struct {
 	// sandbox): it and everything it starts may write only there. The
 	// runner's binary starts it (see UseConfinement) once the room's
 	// walls stand; with Confine.Namespaces the command's exit status
-	// comes through that helper (128+N when signal N killed it). Where
-	// that is not possible (no Landlock, no binary to start, namespaces
-	// or a process limit the kernel refuses), Run does not start the
-	// command and says why in StartErr: it never runs it with fewer
-	// walls than the room asks for.
+	// comes through that helper (128+N when signal N killed it, read
+	// back as that signal). Where that is not possible (no Landlock, no
+	// binary to start, namespaces or a process limit the kernel
+	// refuses), Run does not start the command and says why in
+	// StartErr: it never runs it with fewer walls than the room asks
+	// for.
 	Confine *sandbox.Room
 
 	// exe, set by Run for a confined command, is the file executed for
@@ -358,6 +359,19 @@ type exitStatus struct {
 	signal syscall.Signal // the signal that killed it, or 0
 	took   time.Duration  // from its start to its exit
 	err    error          // no status could be had
+}
+
+// helperStatus is the status of a command from its main process's exit
+// code: for a command confined in namespaces (inNamespaces), whose helper is the
+// first process of the room's PID namespace and passes on a signal N
+// that killed the command as 128+N (no signal of its own can end it),
+// that signal, so that a confined command killed reads as an unconfined
+// one does ("killed by SIGTERM", not "exit status 143").
+func helperStatus(inNamespaces bool, code int) (int, syscall.Signal) {
+	if inNamespaces && code > 128 && code <= 128+64 {
+		return 0, syscall.Signal(code - 128)
+	}
+	return code, 0
 }
 
 // watchIdle calls stop when no output arrived for idle, until exited is

@@ -181,10 +181,10 @@ func (c *command) reap() (children bool) {
 		var sig syscall.Signal
 		if ws.Signaled() {
 			sig = ws.Signal()
-			m.Signal = int(sig)
 		} else {
-			m.Code = ws.ExitStatus()
+			m.Code, sig = helperStatus(c.spec.Namespaces != "", ws.ExitStatus())
 		}
+		m.Signal = int(sig)
 		// On disk before the runner is told: a runner that dies now
 		// leaves the exit status to the next one.
 		if c.spec.ExitFile != "" && (c.spec.ConfineDir == "" || fsutil.Confine(c.spec.ConfineDir) == nil) {

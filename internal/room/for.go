@@ -1,6 +1,7 @@
 package room
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,20 @@ func openingWritable(cfg *config.Config, root string) string {
 		}
 	}
 	return ""
+}
+
+// Opened says why a room for the checkout at root would leave it open: a
+// directory it would make writable holds the checkout or its git
+// directory (named from the repository). "" when there is none.
+func Opened(cfg *config.Config, root string) string {
+	d := openingWritable(cfg, root)
+	if d == "" {
+		return ""
+	}
+	if rel, err := filepath.Rel(root, d); err == nil {
+		d = rel
+	}
+	return fmt.Sprintf("a writable directory, %s from the repository, holds it, its .git and .runner/ (narrow sandbox.writable or %s)", d, WritableEnv)
 }
 
 // For is the room of a program working in work with its temporary

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
@@ -99,12 +98,8 @@ func (p *Policy) Decide(cfg *config.Config, mainDir string, notices io.Writer) e
 		// With slots, each works in a worktree of its own, confined there.
 		p.confined = true
 		why = inCheckout
-	} else if d := openingWritable(cfg, p.root); d != "" {
-		// Named from the repository: it holds it.
-		if rel, err := filepath.Rel(p.root, d); err == nil {
-			d = rel
-		}
-		why = fmt.Sprintf("a writable directory, %s from the repository, holds it, its .git and .runner/ (narrow sandbox.writable or %s)", d, WritableEnv)
+	} else {
+		why = Opened(cfg, p.root)
 	}
 	if why == "" {
 		p.confined, p.unconfined = true, ""
