@@ -3,12 +3,11 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/runner-cli/runner/internal/config"
+	"github.com/runner-cli/runner/internal/room"
 	"github.com/runner-cli/runner/internal/sandbox"
 )
 
@@ -88,7 +87,7 @@ func evaluate(ctx context.Context, p Probes, in Input, r *Report, layers *sandbo
 	l := r.Landlock
 	if !checkpoints || !cfg.Git.Worktree {
 		l.ABI, l.Why, l.Hint = 0, "it works in the checkout itself, where .git and .runner/ would be within its reach", "git.worktree = true in a git repository with a commit confines it"
-	} else if d := holdsRepo(in.Root, cfg.Sandbox.Writable); d != "" {
+	} else if d := room.OpeningWritable(cfg, in.Root); d != "" {
 		l.ABI, l.Why, l.Hint = 0, "the writable directory "+d+" holds the repository, its .git and .runner/", "narrow sandbox.writable or RUNNER_SANDBOX_WRITABLE"
 	}
 	c.Sandbox = sandboxOn(cfg, l, layers)
@@ -202,23 +201,4 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// holdsRepo returns the writable directory (of writable, or
-// RUNNER_SANDBOX_WRITABLE) that holds root, as the run finds it: with
-// it, the run is not confined. "" when none does.
-func holdsRepo(root string, writable []string) string {
-	home, _ := os.UserHomeDir()
-	for _, d := range append(append([]string(nil), writable...), filepath.SplitList(os.Getenv("RUNNER_SANDBOX_WRITABLE"))...) {
-		if rest, ok := strings.CutPrefix(d, "~/"); ok && home != "" {
-			d = filepath.Join(home, rest)
-		}
-		if !filepath.IsAbs(d) {
-			continue
-		}
-		if rel, err := filepath.Rel(filepath.Clean(d), root); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return d
-		}
-	}
-	return ""
 }

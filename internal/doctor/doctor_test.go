@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/runner-cli/runner/internal/git"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runner-cli/runner/internal/git"
 
 	"github.com/runner-cli/runner/internal/config"
 	"github.com/runner-cli/runner/internal/sandbox"
@@ -398,22 +399,6 @@ func TestParseGitVersion(t *testing.T) {
 		if _, ok := git.ParseVersion(s); ok {
 			t.Errorf("%q parsed", s)
 		}
-	}
-}
-
-// TestHoldsRepo: a writable directory that holds the repository opens
-// the room, as the run finds it; one beside it does not.
-func TestHoldsRepo(t *testing.T) {
-	t.Setenv("RUNNER_SANDBOX_WRITABLE", "")
-	if d := holdsRepo("/src/app", []string{"/var/cache", "/src"}); d != "/src" {
-		t.Errorf("holdsRepo = %q; want /src", d)
-	}
-	if d := holdsRepo("/src/app", []string{"/src/app2", "/var/cache"}); d != "" {
-		t.Errorf("holdsRepo = %q; want none", d)
-	}
-	t.Setenv("RUNNER_SANDBOX_WRITABLE", "/tmp:/src/app")
-	if d := holdsRepo("/src/app", nil); d != "/src/app" {
-		t.Errorf("holdsRepo with the env = %q; want /src/app", d)
 	}
 }
 

@@ -44,7 +44,7 @@ type agentRoom struct {
 
 // errSandboxRequired ends a plan whose agent cannot be confined as
 // sandbox.mode = "required" asks.
-var errSandboxRequired = errors.New(`plan: sandbox.mode = "required"`)
+var errSandboxRequired = errors.New(`sandbox.mode = "required"`)
 
 // prepareRoom makes the planning agent's room, and says what it leaves
 // open (or why there is none) on progress.
@@ -80,7 +80,7 @@ func (r *run) prepareRoom(ctx context.Context) (*agentRoom, error) {
 	}
 	tmp, err := os.MkdirTemp("", "runner-plan-")
 	if err != nil {
-		return nil, fmt.Errorf("plan: the agent's temporary directory: %w", err)
+		return nil, fmt.Errorf("the agent's temporary directory: %w", err)
 	}
 	a.tmp = tmp
 	writable := tmp
@@ -90,7 +90,7 @@ func (r *run) prepareRoom(ctx context.Context) (*agentRoom, error) {
 		removeWorktree = func() { repo.RemoveWorktree(context.WithoutCancel(ctx), wt.Top(), true) }
 	} else if !errors.Is(err, git.ErrNotRepo) && !errors.Is(err, git.ErrUnborn) && !errors.Is(err, git.ErrNoGit) {
 		fsutil.RemoveAll(tmp)
-		return nil, fmt.Errorf("plan: the agent's worktree: %w", err)
+		return nil, fmt.Errorf("the agent's worktree: %w", err)
 	}
 	a.done = func() {
 		removeWorktree()
@@ -99,7 +99,7 @@ func (r *run) prepareRoom(ctx context.Context) (*agentRoom, error) {
 	a.room = r.o.Room(r.cfg, writable, tmp)
 	if a.room == nil {
 		a.done()
-		return nil, errors.New("plan: no room for the agent") // cannot happen: the checks above
+		return nil, errors.New("no room for the agent") // cannot happen: the checks above
 	}
 	a.openings = layers.Openings()
 	if len(a.openings) > 0 {

@@ -14,10 +14,11 @@ import (
 	"github.com/runner-cli/runner/internal/state"
 )
 
-// openingWritable returns a directory the room would make writable that
+// OpeningWritable returns a directory the room would make writable that
 // holds the checkout at root, or its git directory: with it the walls
-// are open. "" when there is none.
-func openingWritable(cfg *config.Config, root string) string {
+// are open, and the run, `runner plan` and `runner doctor` say so. ""
+// when there is none.
+func OpeningWritable(cfg *config.Config, root string) string {
 	guarded := []string{root}
 	if common, ok := state.GitCommonDir(root); ok {
 		guarded = append(guarded, common)
@@ -36,7 +37,7 @@ func openingWritable(cfg *config.Config, root string) string {
 // directory it would make writable holds the checkout or its git
 // directory (named from the repository). "" when there is none.
 func Opened(cfg *config.Config, root string) string {
-	d := openingWritable(cfg, root)
+	d := OpeningWritable(cfg, root)
 	if d == "" {
 		return ""
 	}
