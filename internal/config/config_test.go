@@ -32,6 +32,25 @@ func parseProblems(t *testing.T, src string) []Problem {
 	return ce.Problems
 }
 
+// wantProblem checks that src is refused with a problem of key, on line,
+// in the config's file, whose message holds msg.
+func wantProblem(t *testing.T, src string, line int, key, msg string) {
+	t.Helper()
+	probs := parseProblems(t, src)
+	for _, p := range probs {
+		if p.Key == key && strings.Contains(p.Msg, msg) {
+			if p.Line != line {
+				t.Fatalf("problem %q is on line %d, want %d", p.Error(), p.Line, line)
+			}
+			if p.File != file {
+				t.Fatalf("problem %q names file %q, want %q", p.Error(), p.File, file)
+			}
+			return
+		}
+	}
+	t.Fatalf("no problem for key %q containing %q; got:\n%v", key, msg, &Error{probs})
+}
+
 func mustParse(t *testing.T, src string) *Config {
 	t.Helper()
 	cfg, err := Parse(file, []byte(src))
@@ -356,19 +375,7 @@ func TestValidationRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			probs := parseProblems(t, tc.src)
-			for _, p := range probs {
-				if p.Key == tc.key && strings.Contains(p.Msg, tc.msg) {
-					if p.Line != tc.line {
-						t.Fatalf("problem %q is on line %d, want %d", p.Error(), p.Line, tc.line)
-					}
-					if p.File != file {
-						t.Fatalf("problem %q names file %q, want %q", p.Error(), p.File, file)
-					}
-					return
-				}
-			}
-			t.Fatalf("no problem for key %q containing %q; got:\n%v", tc.key, tc.msg, &Error{probs})
+			wantProblem(t, tc.src, tc.line, tc.key, tc.msg)
 		})
 	}
 }

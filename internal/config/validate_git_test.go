@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -45,16 +44,7 @@ func TestWayBackKeys(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			probs := parseProblems(t, tc.src)
-			for _, p := range probs {
-				if p.Key == tc.key && strings.Contains(p.Msg, tc.msg) {
-					if p.Line != tc.line {
-						t.Fatalf("problem %q is on line %d, want %d", p.Error(), p.Line, tc.line)
-					}
-					return
-				}
-			}
-			t.Fatalf("no problem for key %q containing %q; got:\n%v", tc.key, tc.msg, &Error{probs})
+			wantProblem(t, tc.src, tc.line, tc.key, tc.msg)
 		})
 	}
 }
