@@ -33,7 +33,7 @@ type liveUsage struct {
 	// coming (curID, cur).
 	done, cur state.Usage
 	curID     string
-	// Codex: the session log's last running total.
+	// Codex: the session logs' highest running total.
 	codex state.Usage
 	seen  bool
 	hit   *state.CapHit
@@ -81,7 +81,11 @@ func (l *liveUsage) claudeAssistant(line []byte) {
 // codexTotal takes the running total of a Codex token_count event.
 func (l *liveUsage) codexTotal(u state.Usage) {
 	l.mu.Lock()
-	l.codex, l.seen = u, true
+	// A running total only rises: a lower one was not codex's (the
+	// agent's commands can write its session log).
+	l.codex = state.Usage{InputTokens: max(l.codex.InputTokens, u.InputTokens),
+		CachedInputTokens: max(l.codex.CachedInputTokens, u.CachedInputTokens), OutputTokens: max(l.codex.OutputTokens, u.OutputTokens)}
+	l.seen = true
 	l.mu.Unlock()
 	l.check()
 }

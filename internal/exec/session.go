@@ -24,23 +24,38 @@ const sessionPoll = 200 * time.Millisecond
 // is read at the next.
 const sessionReadMax = 8 << 20
 
+// sessionFilesMax bounds the session logs one run's watcher keeps open.
+const sessionFilesMax = 16
+
 // sessionWatch follows the session log codex keeps in its state
 // directory (CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl, one JSON
 // event a line) while the agent works, and hands the running total of
 // each token_count event to live. The directory is the run's own (home.go)
-// and the agent can write there: the log is only ever read, as a regular
-// file, never through a link, and what it says only ever stops the agent
-// (the usage booked is codex's own turn.completed when it ends).
+// and the agent's commands can write there too, so nothing they could
+// write there lowers what is read: every rollout file found is followed
+// by its inode, kept open (a log unlinked or replaced by another file of
+// its name is still read where codex writes it; one truncated is read
+// again from its start), running totals only ever rise (liveUsage), and
+// the logs are only ever read, as regular files, never through a link.
+// What they say only ever stops the agent: the usage booked is codex's
+// own turn.completed when it ends.
 type sessionWatch struct {
-	dir  string // CODEX_HOME/sessions
-	live *liveUsage
-
-	path  string // the log followed, once found
-	off   int64
-	split lineSplitter
+	dir   string // CODEX_HOME/sessions
+	live  *liveUsage
+	files map[fileID]*sessionFile
 
 	stop chan struct{}
 	done sync.WaitGroup
+}
+
+// fileID is a file's device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// sessionFile is one session log followed: open, and read up to off.
+type sessionFile struct {
+	f     *os.File
+	off   int64
+	split lineSplitter
 }
 
 // watchSession starts following the session log of a codex run whose
@@ -51,8 +66,7 @@ type sessionWatch struct {
 // next: the agent is stopped before that request, as a rule), and on a
 // timer besides, where inotify is not available or missed a folder.
 func watchSession(home string, live *liveUsage) func() {
-	w := &sessionWatch{dir: filepath.Join(home, "sessions"), live: live, stop: make(chan struct{})}
-	w.split = lineSplitter{max: StreamLineMax, fn: func(line []byte, _ int64) { w.line(line) }}
+	w := &sessionWatch{dir: filepath.Join(home, "sessions"), live: live, files: map[fileID]*sessionFile{}, stop: make(chan struct{})}
 	changed := newTreeNotify(home)
 	w.done.Add(1)
 	go func() {
@@ -74,35 +88,73 @@ func watchSession(home string, live *liveUsage) func() {
 		close(w.stop)
 		w.done.Wait()
 		w.look()
+		for _, sf := range w.files {
+			sf.f.Close()
+		}
 	}
 }
 
-// look reads what the log got since the last look.
+// look opens the session logs not followed yet and reads what each got
+// since the last look.
 func (w *sessionWatch) look() {
-	if w.path == "" {
-		w.path = findRollout(w.dir)
-		if w.path == "" {
-			return
+	for _, path := range findRollouts(w.dir) {
+		if len(w.files) >= sessionFilesMax {
+			break
 		}
+		w.follow(path)
 	}
-	f, err := os.OpenFile(w.path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	for _, sf := range w.files {
+		st, err := sf.f.Stat()
+		if err != nil {
+			continue
+		}
+		if st.Size() < sf.off { // truncated: read again from its start
+			sf.off = 0
+			sf.split = w.splitter()
+		}
+		if st.Size() == sf.off {
+			continue
+		}
+		n, _ := io.Copy(&sf.split, io.NewSectionReader(sf.f, sf.off, min(st.Size()-sf.off, sessionReadMax)))
+		sf.off += n
+	}
+}
+
+// follow opens the session log at path, unless its inode is followed
+// already.
+func (w *sessionWatch) follow(path string) {
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() || w.files[idOf(st)] != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return
 	}
-	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() <= w.off {
+	if err != nil || !st.Mode().IsRegular() || w.files[idOf(st)] != nil {
+		f.Close()
 		return
 	}
-	n, _ := io.Copy(&w.split, io.NewSectionReader(f, w.off, min(st.Size()-w.off, sessionReadMax)))
-	w.off += n
+	w.files[idOf(st)] = &sessionFile{f: f, split: w.splitter()}
 }
 
-// findRollout returns the session log below dir: the first rollout-*.jsonl
-// in name order (codex names it by its start time); "" when there is none
-// yet. Links are not followed.
-func findRollout(dir string) string {
-	var found string
+func (w *sessionWatch) splitter() lineSplitter {
+	return lineSplitter{max: StreamLineMax, fn: func(line []byte, _ int64) { w.line(line) }}
+}
+
+// idOf is the device and inode of the file st describes.
+func idOf(st fs.FileInfo) fileID {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return fileID{uint64(s.Dev), uint64(s.Ino)}
+	}
+	return fileID{}
+}
+
+// findRollouts returns the session logs below dir (rollout-*.jsonl, in
+// name order: codex names them by their start time). Links are not
+// followed.
+func findRollouts(dir string) []string {
+	var found []string
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == dir {
@@ -111,8 +163,10 @@ func findRollout(dir string) string {
 			return nil
 		}
 		if d.Type().IsRegular() && strings.HasPrefix(d.Name(), "rollout-") && strings.HasSuffix(d.Name(), ".jsonl") {
-			found = path // WalkDir goes in lexical order
-			return fs.SkipAll
+			found = append(found, path)
+			if len(found) == sessionFilesMax {
+				return fs.SkipAll
+			}
 		}
 		return nil
 	})

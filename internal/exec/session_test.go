@@ -1,0 +1,134 @@
+package executor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// tokenCount is a codex token_count event with running total in tokens
+// of input (none cached) and none of output.
+func tokenCount(in int64) string {
+	return fmt.Sprintf(`{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":0,"output_tokens":0}}}}`+"\n", in)
+}
+
+// The agent's commands can write codex's session log: nothing they write
+// there lowers the usage read while it works. Each case has codex write
+// its log through the file it opened (as codex does), the agent do its
+// worst in between, and codex write again.
+func TestSessionLogEvasions(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		agent func(t *testing.T, log string)
+	}{
+		{"a lower total appended", func(t *testing.T, log string) {
+			appendTo(t, log, tokenCount(10))
+		}},
+		{"the log replaced by an empty one", func(t *testing.T, log string) {
+			if err := os.Remove(log); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(log, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the log unlinked", func(t *testing.T, log string) {
+			if err := os.Remove(log); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a decoy named before it", func(t *testing.T, log string) {
+			if err := os.WriteFile(filepath.Join(filepath.Dir(log), "rollout-0000.jsonl"), []byte(tokenCount(1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			dir := filepath.Join(home, "sessions", "2026", "11", "29")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			log := filepath.Join(dir, "rollout-2026-11-29T12-00-00-a.jsonl")
+			codex, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer codex.Close()
+			live := &liveUsage{}
+			w := &sessionWatch{dir: filepath.Join(home, "sessions"), live: live, files: map[fileID]*sessionFile{}}
+			defer func() {
+				for _, sf := range w.files {
+					sf.f.Close()
+				}
+			}()
+			codex.WriteString(tokenCount(1000))
+			w.look()
+			c.agent(t, log)
+			w.look()
+			if u, _ := live.usage(); u.InputTokens != 1000 {
+				t.Errorf("after the agent's move: %d input tokens read, want 1000", u.InputTokens)
+			}
+			codex.WriteString(tokenCount(2000))
+			w.look()
+			if u, _ := live.usage(); u.InputTokens != 2000 {
+				t.Errorf("after codex's next response: %d input tokens read, want 2000", u.InputTokens)
+			}
+		})
+	}
+}
+
+// A log truncated under codex is read again from its start.
+func TestSessionLogTruncated(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "sessions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "rollout-a.jsonl")
+	appendTo(t, log, tokenCount(1000)+tokenCount(2000))
+	live := &liveUsage{}
+	w := &sessionWatch{dir: dir, live: live, files: map[fileID]*sessionFile{}}
+	w.look()
+	if err := os.Truncate(log, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, log, tokenCount(3000))
+	w.look()
+	for _, sf := range w.files {
+		sf.f.Close()
+	}
+	if u, _ := live.usage(); u.InputTokens != 3000 {
+		t.Errorf("%d input tokens read, want 3000", u.InputTokens)
+	}
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A decoy log named before codex's, there before the watcher first
+// looks, does not hide codex's: every log is followed.
+func TestSessionLogDecoyFirst(t *testing.T) {
+	dir := t.TempDir()
+	appendTo(t, filepath.Join(dir, "rollout-0000.jsonl"), tokenCount(1))
+	appendTo(t, filepath.Join(dir, "rollout-2026-11-29T12-00-00-a.jsonl"), tokenCount(1000))
+	live := &liveUsage{}
+	w := &sessionWatch{dir: dir, live: live, files: map[fileID]*sessionFile{}}
+	w.look()
+	for _, sf := range w.files {
+		sf.f.Close()
+	}
+	if u, _ := live.usage(); u.InputTokens != 1000 {
+		t.Errorf("%d input tokens read, want 1000", u.InputTokens)
+	}
+}
