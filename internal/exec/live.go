@@ -70,9 +70,13 @@ func (l *liveUsage) claudeAssistant(line []byte) {
 	l.mu.Lock()
 	if ev.Message.ID == "" || ev.Message.ID != l.curID {
 		l.done.Add(l.cur)
-		l.curID = ev.Message.ID
+		l.curID, l.cur = ev.Message.ID, state.Usage{}
 	}
-	l.cur = u // the latest report of the message's usage
+	// The message's usage as its latest report gives it; a lower one
+	// than an earlier report of the same message was not Claude's (a
+	// command of the agent's can write to the CLI's output through
+	// /proc): a usage only ever rises.
+	l.cur = maxUsage(l.cur, u)
 	l.seen = true
 	l.mu.Unlock()
 	l.check()
@@ -83,8 +87,7 @@ func (l *liveUsage) codexTotal(u state.Usage) {
 	l.mu.Lock()
 	// A running total only rises: a lower one was not codex's (the
 	// agent's commands can write its session log).
-	l.codex = state.Usage{InputTokens: max(l.codex.InputTokens, u.InputTokens),
-		CachedInputTokens: max(l.codex.CachedInputTokens, u.CachedInputTokens), OutputTokens: max(l.codex.OutputTokens, u.OutputTokens)}
+	l.codex = maxUsage(l.codex, u)
 	l.seen = true
 	l.mu.Unlock()
 	l.check()
@@ -147,9 +150,22 @@ var errCostCap = errors.New("a spend cap was reached")
 // sums usage only then), and, when stopped is set (the runner stopped
 // the agent, not a signal to the runner) and a cap did it, classes it
 // cost_cap.
+//
+// A usage reported at the end that is lower than what was reported
+// while the agent worked is raised to it: the agent's commands can write
+// to its CLI's output (through /proc) and forge a lower end, not unwrite
+// what was read before.
 func concludeSpend(res *Result, live *liveUsage, stopped bool) {
 	if u, seen := live.usage(); seen && res.Usage == nil {
 		res.Usage = &u
+	} else if seen {
+		end := *res.Usage
+		raised := maxUsage(end, u)
+		raised.CostUSD, raised.CostSource = end.CostUSD, end.CostSource
+		if u.CostUSD > end.CostUSD {
+			raised.CostUSD, raised.CostSource = u.CostUSD, u.CostSource
+		}
+		res.Usage = &raised
 	}
 	h := live.capHit()
 	if h == nil || !stopped {
@@ -161,4 +177,10 @@ func concludeSpend(res *Result, live *liveUsage, stopped bool) {
 	if res.Message == nil && res.Verdict == nil {
 		res.MessageError = "no final message: " + res.Error
 	}
+}
+
+// maxUsage is the larger of a and b, token count by token count.
+func maxUsage(a, b state.Usage) state.Usage {
+	return state.Usage{InputTokens: max(a.InputTokens, b.InputTokens),
+		CachedInputTokens: max(a.CachedInputTokens, b.CachedInputTokens), OutputTokens: max(a.OutputTokens, b.OutputTokens)}
 }

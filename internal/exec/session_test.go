@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/runner-cli/runner/internal/state"
 )
 
 // tokenCount is a codex token_count event with running total in tokens
@@ -130,5 +132,36 @@ func TestSessionLogDecoyFirst(t *testing.T) {
 	}
 	if u, _ := live.usage(); u.InputTokens != 1000 {
 		t.Errorf("%d input tokens read, want 1000", u.InputTokens)
+	}
+}
+
+// assistant is a Claude stream-json assistant event of message id with
+// in input and out output tokens.
+func assistant(id string, in, out int64) []byte {
+	return fmt.Appendf(nil, `{"type":"assistant","message":{"id":%q,"usage":{"input_tokens":%d,"output_tokens":%d}}}`, id, in, out)
+}
+
+// Claude's assistant events: each message counts once, at its highest
+// report; a later report of the same message lower than an earlier one
+// (written into the CLI's output by a command of the agent's) lowers
+// nothing; and a lower usage at the end does not lower what was read
+// while the agent worked.
+func TestClaudeUsageOnlyRises(t *testing.T) {
+	live := &liveUsage{}
+	for _, ev := range [][]byte{
+		assistant("m1", 100, 10),
+		assistant("m1", 100, 30), // the same message, its output grown
+		assistant("m2", 50, 5),
+		assistant("m2", 1, 1), // forged
+	} {
+		live.claudeAssistant(ev)
+	}
+	if u, _ := live.usage(); u.InputTokens != 150 || u.OutputTokens != 35 {
+		t.Fatalf("usage %+v, want 150 in, 35 out", u)
+	}
+	res := &Result{Usage: &state.Usage{InputTokens: 10, OutputTokens: 1, CostUSD: 0.01, CostSource: state.CostReported}}
+	concludeSpend(res, live, false)
+	if u := res.Usage; u.InputTokens != 150 || u.OutputTokens != 35 || u.CostUSD != 0.01 {
+		t.Errorf("booked %+v, want 150 in, 35 out, the reported $0.01", u)
 	}
 }
