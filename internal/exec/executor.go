@@ -271,6 +271,17 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		r.Env = append(slices.Clip(r.Env), homeVar)
 	}
 
+	if o.Preset == PresetClaude && r.Confine != nil {
+		shellVar, removeShell, err := toolShell(*withHome(r.Confine, homeDir))
+		if err != nil {
+			return nil, &StartError{Err: err}
+		}
+		defer removeShell()
+		o.Env = maps.Clone(o.Env)
+		delete(o.Env, ClaudeShellVar)
+		r.Env = append(slices.Clip(r.Env), shellVar)
+	}
+
 	output, err := openOutput(o, r)
 	if err != nil {
 		return nil, fmt.Errorf("create the agent's output files: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -483,7 +484,11 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 		use("Write", map[string]any{"file_path": absPath(f.Path), "content": f.Content}, canEdit, "File written: "+f.Path)
 	}
 	for _, c := range st.Commands {
-		use("Bash", map[string]any{"command": c.Command}, canBash && !c.Declined, c.Output)
+		out := c.Output
+		if c.Run && canBash && !c.Declined {
+			out = claudeShell(c.Command)
+		}
+		use("Bash", map[string]any{"command": c.Command}, canBash && !c.Declined, out)
 	}
 	if err := st.claudeTurns(ev, session); err != nil {
 		return 0, err
@@ -536,4 +541,20 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 		return 0, errors.New("print events: " + ev.err.Error())
 	}
 	return st.Exit, nil
+}
+
+// claudeShell runs command as Claude Code's Bash tool does: with the
+// shell CLAUDE_CODE_SHELL names (sh when unset), `-c command`, its
+// standard output and error a pipe of the CLI's; it returns what the
+// command printed, and how it failed.
+func claudeShell(command string) string {
+	shell := os.Getenv("CLAUDE_CODE_SHELL")
+	if shell == "" {
+		shell = "sh"
+	}
+	out, err := exec.Command(shell, "-c", command).CombinedOutput()
+	if err != nil {
+		return string(out) + err.Error()
+	}
+	return string(out)
 }

@@ -159,4 +159,7 @@ func init() {
 	if len(os.Args) > 1 && os.Args[1] == ConfineArg {
 		os.Exit(Confine(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == ToolShellArg {
+		os.Exit(ToolShell(os.Args[2:]))
+	}
 }
