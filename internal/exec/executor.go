@@ -271,15 +271,13 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		r.Env = append(slices.Clip(r.Env), homeVar)
 	}
 
-	if o.Preset == PresetClaude && r.Confine != nil {
-		shellVar, removeShell, err := toolShell(*withHome(r.Confine, homeDir))
+	if tookShell(o.Preset, r.Confine) {
+		shell, removeShell, err := toolShell(*withHome(r.Confine, homeDir))
 		if err != nil {
 			return nil, &StartError{Err: err}
 		}
 		defer removeShell()
-		o.Env = maps.Clone(o.Env)
-		delete(o.Env, ClaudeShellVar)
-		r.Env = append(slices.Clip(r.Env), shellVar)
+		o, r = withToolShell(o, r, shell)
 	}
 
 	output, err := openOutput(o, r)

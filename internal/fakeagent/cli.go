@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -311,6 +312,10 @@ func (st *Step) playCodex(args []string, stdin io.Reader, stdout, stderr io.Writ
 		id := nextID()
 		ev.emit(map[string]any{"type": "item.started", "item": map[string]any{"id": id, "type": "command_execution",
 			"command": c.Command, "aggregated_output": "", "exit_code": nil, "status": "in_progress"}})
+		output := c.Output
+		if c.Run && !c.Declined {
+			output = codexShell(c.Command)
+		}
 		status, code := "completed", any(c.ExitCode)
 		if c.Declined {
 			status, code = "declined", nil
@@ -318,7 +323,7 @@ func (st *Step) playCodex(args []string, stdin io.Reader, stdout, stderr io.Writ
 			status = "failed"
 		}
 		ev.emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": id, "type": "command_execution",
-			"command": c.Command, "aggregated_output": c.Output, "exit_code": code, "status": status}})
+			"command": c.Command, "aggregated_output": output, "exit_code": code, "status": status}})
 	}
 	readOnly := a.value("-s", "--sandbox") == "read-only"
 	for _, f := range st.Write {
@@ -543,6 +548,23 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 	return st.Exit, nil
 }
 
+// codexShell runs command as codex does: with its user's login shell
+// (from /etc/passwd; sh when none), `-lc command`, its output a pipe of
+// the CLI's; it returns what the command printed, and how it failed.
+func codexShell(command string) string {
+	shell := "sh"
+	if db, err := os.ReadFile("/etc/passwd"); err == nil {
+		uid := strconv.Itoa(os.Getuid())
+		for _, line := range strings.Split(string(db), "\n") {
+			if f := strings.Split(line, ":"); len(f) == 7 && f[2] == uid && f[6] != "" {
+				shell = f[6]
+				break
+			}
+		}
+	}
+	return runShell(shell, "-lc", command)
+}
+
 // claudeShell runs command as Claude Code's Bash tool does: with the
 // shell CLAUDE_CODE_SHELL names (sh when unset), `-c command`, its
 // standard output and error a pipe of the CLI's; it returns what the
@@ -552,7 +574,11 @@ func claudeShell(command string) string {
 	if shell == "" {
 		shell = "sh"
 	}
-	out, err := exec.Command(shell, "-c", command).CombinedOutput()
+	return runShell(shell, "-c", command)
+}
+
+func runShell(shell, flag, command string) string {
+	out, err := exec.Command(shell, flag, command).CombinedOutput()
 	if err != nil {
 		return string(out) + err.Error()
 	}

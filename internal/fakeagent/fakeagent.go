@@ -100,8 +100,8 @@
 //	commands        [{command, output, exit_code, declined}]: commands
 //	                reported as run (codex command_execution, claude Bash
 //	                tool, refused without a Bash permission); nothing runs,
-//	                but claude runs one with run: true as Claude Code does
-//	                (claudeShell), its output the tool's result
+//	                but one with run: true runs as the real CLI runs it
+//	                (claudeShell, codexShell), its output the tool's result
 //	message         the final message: codex's last agent_message and -o
 //	                file, claude's result text (in a code block)
 //	turns           [{pause, write, usage}]: model responses before the

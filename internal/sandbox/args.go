@@ -50,6 +50,9 @@ func (r Room) Check() error {
 			return fmt.Errorf("bad room: read-only path %q is not absolute", p)
 		}
 	}
+	if r.ToolShell != "" && !filepath.IsAbs(r.ToolShell) {
+		return fmt.Errorf("bad room: tool shell %q is not absolute", r.ToolShell)
+	}
 	switch r.Namespaces {
 	case "", NamespacesUser, NamespacesRoot:
 	default:
