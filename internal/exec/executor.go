@@ -278,6 +278,11 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		}
 		defer removeShell()
 		o, r = withToolShell(o, r, shell)
+		if o.Preset == PresetClaude {
+			if argv, err = claudeSettings(argv, shell, r.Root); err != nil {
+				return nil, &StartError{Err: err}
+			}
+		}
 	}
 
 	output, err := openOutput(o, r)

@@ -1,10 +1,13 @@
 package executor
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/runner-cli/runner/internal/sandbox"
 )
@@ -67,4 +70,54 @@ func withToolShell(o Options, r Request, path string) (Options, Request) {
 		r.Confine = &room
 	}
 	return o, r
+}
+
+// claudeSettings returns claude's command line argv with the tool shell
+// at path in the env of its --settings, the settings that outrank the
+// project's: a .claude/settings.json or settings.local.json the agent
+// writes in its worktree sets CLAUDE_CODE_SHELL for Claude Code over its
+// environment, and would take the tool shell away from the next run.
+// The person's --settings (JSON, or a file, relative to root) keep
+// everything else; the option is given once, last.
+func claudeSettings(argv []string, path, root string) ([]string, error) {
+	settings := map[string]any{}
+	var out []string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		val, ok := strings.CutPrefix(a, "--settings=")
+		if !ok && a == "--settings" && i+1 < len(argv) {
+			val, ok = argv[i+1], true
+			i++
+		}
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		data := []byte(val)
+		if !strings.HasPrefix(strings.TrimSpace(val), "{") {
+			file := val
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(root, file)
+			}
+			var err error
+			if data, err = os.ReadFile(file); err != nil {
+				return nil, fmt.Errorf("executor.args: --settings: %w", err)
+			}
+		}
+		settings = map[string]any{}
+		if err := json.Unmarshal(data, &settings); err != nil {
+			return nil, fmt.Errorf("executor.args: --settings %s: not a JSON object: %w", val, err)
+		}
+	}
+	env, _ := settings["env"].(map[string]any)
+	if env == nil {
+		env = map[string]any{}
+	}
+	env[ClaudeShellVar] = path
+	settings["env"] = env
+	data, err := json.Marshal(settings)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, "--settings", string(data)), nil
 }

@@ -491,7 +491,7 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 	for _, c := range st.Commands {
 		out := c.Output
 		if c.Run && canBash && !c.Declined {
-			out = claudeShell(c.Command)
+			out = claudeShell(c.Command, a.value("--settings"))
 		}
 		use("Bash", map[string]any{"command": c.Command}, canBash && !c.Declined, out)
 	}
@@ -568,9 +568,36 @@ func codexShell(command string) string {
 // claudeShell runs command as Claude Code's Bash tool does: with the
 // shell CLAUDE_CODE_SHELL names (sh when unset), `-c command`, its
 // standard output and error a pipe of the CLI's; it returns what the
-// command printed, and how it failed.
-func claudeShell(command string) string {
+// command printed, and how it failed. The variable is Claude Code's
+// environment's, overridden as Claude Code 2.1.328 does by the env of
+// its settings: $CLAUDE_CONFIG_DIR/settings.json, then the project's
+// .claude/settings.json and settings.local.json, then --settings (JSON
+// or a file).
+func claudeShell(command, flagSettings string) string {
 	shell := os.Getenv("CLAUDE_CODE_SHELL")
+	files := []string{".claude/settings.json", ".claude/settings.local.json"}
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		files = append([]string{filepath.Join(d, "settings.json")}, files...)
+	}
+	var sources [][]byte
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		sources = append(sources, data)
+	}
+	if strings.HasPrefix(flagSettings, "{") {
+		sources = append(sources, []byte(flagSettings))
+	} else if flagSettings != "" {
+		data, _ := os.ReadFile(flagSettings)
+		sources = append(sources, data)
+	}
+	for _, data := range sources {
+		var s struct {
+			Env map[string]string `json:"env"`
+		}
+		if json.Unmarshal(data, &s) == nil && s.Env["CLAUDE_CODE_SHELL"] != "" {
+			shell = s.Env["CLAUDE_CODE_SHELL"]
+		}
+	}
 	if shell == "" {
 		shell = "sh"
 	}
