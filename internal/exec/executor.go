@@ -272,7 +272,7 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 	}
 
 	if tookShell(o.Preset, r.Confine) {
-		shell, removeShell, err := toolShell(*withHome(r.Confine, homeDir))
+		shell, removeShell, err := toolShell(*withHome(r.Confine, homeDir), r.RunDir)
 		if err != nil {
 			return nil, &StartError{Err: err}
 		}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -37,22 +38,27 @@ func tookShell(preset string, room *sandbox.Room) bool {
 	return false
 }
 
-// toolShell makes the tool shell of a run in room, out of the room's
-// reach, and returns its path and what removes it.
-func toolShell(room sandbox.Room) (string, func(), error) {
+// toolShell makes the tool shell of a run in room out of the room's
+// reach: in the system's temporary directory, or else in the run's
+// directory runDir, and returns its path and what removes it.
+func toolShell(room sandbox.Room, runDir string) (string, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", nil, fmt.Errorf("the tool shell: the runner's binary: %w", err)
 	}
-	path, remove, err := sandbox.MakeToolShell(os.TempDir(), exe)
-	if err != nil {
-		return "", nil, err
+	var errs []error
+	for _, parent := range []string{os.TempDir(), runDir} {
+		path, remove, err := sandbox.MakeToolShell(parent, exe)
+		if err == nil && sandbox.ToolShellReachable(room, path) {
+			remove()
+			err = fmt.Errorf("the tool shell: %s is writable in the agent's room (sandbox.writable), which could replace it", parent)
+		}
+		if err == nil {
+			return path, remove, nil
+		}
+		errs = append(errs, err)
 	}
-	if sandbox.ToolShellReachable(room, path) {
-		remove()
-		return "", nil, fmt.Errorf("the tool shell: %s is writable in the agent's room (sandbox.writable): the agent could replace it; leave %s out of sandbox.writable or set TMPDIR elsewhere", path, os.TempDir())
-	}
-	return path, remove, nil
+	return "", nil, errors.Join(errs...)
 }
 
 // withToolShell gives the CLI of o and r the tool shell at path: claude

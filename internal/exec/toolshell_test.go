@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runner-cli/runner/internal/sandbox"
 )
 
 // TestClaudeSettings: the tool shell goes into claude's --settings,
@@ -37,5 +39,32 @@ func TestClaudeSettings(t *testing.T) {
 		if _, err := claudeSettings([]string{"claude", "--settings", bad}, "/t/bash", root); err == nil || !strings.Contains(err.Error(), "--settings") {
 			t.Errorf("--settings %s: %v", bad, err)
 		}
+	}
+}
+
+// TestToolShellOutOfReach: the tool shell is made in the temporary
+// directory, or in the run's directory where the room writes the
+// former; where the room writes both, the run does not start.
+func TestToolShellOutOfReach(t *testing.T) {
+	tmp, runDir := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, c := range []struct {
+		writable []string
+		parent   string
+	}{{nil, tmp}, {[]string{tmp}, runDir}, {[]string{tmp, runDir}, ""}} {
+		path, remove, err := toolShell(sandbox.Room{Writable: c.writable}, runDir)
+		if c.parent == "" {
+			if err == nil || !strings.Contains(err.Error(), "sandbox.writable") {
+				t.Errorf("room writing %q: %q, %v", c.writable, path, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("room writing %q: %v", c.writable, err)
+		}
+		if filepath.Dir(filepath.Dir(path)) != c.parent {
+			t.Errorf("room writing %q: tool shell %s, want it in %s", c.writable, path, c.parent)
+		}
+		remove()
 	}
 }
