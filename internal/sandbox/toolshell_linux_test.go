@@ -88,8 +88,10 @@ func TestToolShellRefuses(t *testing.T) {
 	if ToolShellReachable(Room{Writable: []string{t.TempDir()}}, shell) {
 		t.Error("a room elsewhere reaches the tool shell")
 	}
-	if (Room{ToolShell: "bash"}).Check() == nil {
-		t.Error("a relative tool shell is accepted")
+	for _, bad := range []string{"bash", "/tmp/a:b/bash"} {
+		if (Room{ToolShell: bad}).Check() == nil {
+			t.Errorf("tool shell %q is accepted", bad)
+		}
 	}
 }
 
