@@ -420,9 +420,11 @@ func TestRoomLayers(t *testing.T) {
 	}{
 		{"all", "", full, "auto → agents and guards run confined (Landlock ABI 7)", false,
 			[]string{"  namespaces:    user, mount and PID namespaces", "  process limit: cgroup v2 pids.max", "  path sockets:  covered and hidden in the room's mount namespace",
+				"  tool commands: the tool shell: claude's CLAUDE_CODE_SHELL, codex's login shell in the room's /etc/passwd",
 				"                 closes chmod, chown and utime outside the room (read-only mounts)"}},
 		{"no namespaces", "", noNS, "auto → agents and guards run confined (Landlock ABI 7); its room leaves open: chmod, chown and utime outside the room (no namespaces: make the namespaces: operation not permitted)", false,
-			[]string{"  namespaces:    MISSING: make the namespaces: operation not permitted", "  path sockets:  MISSING: no mount namespace, and Landlock scopes them from ABI 9"}},
+			[]string{"  namespaces:    MISSING: make the namespaces: operation not permitted", "  path sockets:  MISSING: no mount namespace, and Landlock scopes them from ABI 9",
+				"  tool commands: the tool shell, for claude only"}},
 		{"required without namespaces", "[sandbox]\nmode = \"required\"\n", noNS, "required → the run would refuse to start: its room would leave open: chmod", true, nil},
 		{"required, limit off", "[sandbox]\nmode = \"required\"\nmax_processes = 0\n",
 			sandbox.Layers{Landlock: 7, Namespaces: sandbox.NamespacesUser, NoProcessLimit: "sandbox.max_processes = 0", ByConfig: true},

@@ -271,6 +271,20 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		r.Env = append(slices.Clip(r.Env), homeVar)
 	}
 
+	if tookShell(o.Preset, r.Confine) {
+		shell, removeShell, err := toolShell(*withHome(r.Confine, homeDir), r.RunDir)
+		if err != nil {
+			return nil, &StartError{Err: err}
+		}
+		defer removeShell()
+		o, r = withToolShell(o, r, shell)
+		if o.Preset == PresetClaude {
+			if argv, err = claudeSettings(argv, shell, r.Root); err != nil {
+				return nil, &StartError{Err: err}
+			}
+		}
+	}
+
 	output, err := openOutput(o, r)
 	if err != nil {
 		return nil, fmt.Errorf("create the agent's output files: %w", err)

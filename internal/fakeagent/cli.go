@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -310,6 +312,10 @@ func (st *Step) playCodex(args []string, stdin io.Reader, stdout, stderr io.Writ
 		id := nextID()
 		ev.emit(map[string]any{"type": "item.started", "item": map[string]any{"id": id, "type": "command_execution",
 			"command": c.Command, "aggregated_output": "", "exit_code": nil, "status": "in_progress"}})
+		output := c.Output
+		if c.Run && !c.Declined {
+			output = codexShell(c.Command)
+		}
 		status, code := "completed", any(c.ExitCode)
 		if c.Declined {
 			status, code = "declined", nil
@@ -317,7 +323,7 @@ func (st *Step) playCodex(args []string, stdin io.Reader, stdout, stderr io.Writ
 			status = "failed"
 		}
 		ev.emit(map[string]any{"type": "item.completed", "item": map[string]any{"id": id, "type": "command_execution",
-			"command": c.Command, "aggregated_output": c.Output, "exit_code": code, "status": status}})
+			"command": c.Command, "aggregated_output": output, "exit_code": code, "status": status}})
 	}
 	readOnly := a.value("-s", "--sandbox") == "read-only"
 	for _, f := range st.Write {
@@ -483,7 +489,11 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 		use("Write", map[string]any{"file_path": absPath(f.Path), "content": f.Content}, canEdit, "File written: "+f.Path)
 	}
 	for _, c := range st.Commands {
-		use("Bash", map[string]any{"command": c.Command}, canBash && !c.Declined, c.Output)
+		out := c.Output
+		if c.Run && canBash && !c.Declined {
+			out = claudeShell(c.Command, a.value("--settings"))
+		}
+		use("Bash", map[string]any{"command": c.Command}, canBash && !c.Declined, out)
 	}
 	if err := st.claudeTurns(ev, session); err != nil {
 		return 0, err
@@ -536,4 +546,68 @@ func (st *Step) playClaude(args []string, stdin io.Reader, stdout, stderr io.Wri
 		return 0, errors.New("print events: " + ev.err.Error())
 	}
 	return st.Exit, nil
+}
+
+// codexShell runs command as codex does: with its user's login shell
+// (from /etc/passwd; sh when none), `-lc command`, its output a pipe of
+// the CLI's; it returns what the command printed, and how it failed.
+func codexShell(command string) string {
+	shell := "sh"
+	if db, err := os.ReadFile("/etc/passwd"); err == nil {
+		uid := strconv.Itoa(os.Getuid())
+		for _, line := range strings.Split(string(db), "\n") {
+			if f := strings.Split(line, ":"); len(f) == 7 && f[2] == uid && f[6] != "" {
+				shell = f[6]
+				break
+			}
+		}
+	}
+	return runShell(shell, "-lc", command)
+}
+
+// claudeShell runs command as Claude Code's Bash tool does: with the
+// shell CLAUDE_CODE_SHELL names (sh when unset), `-c command`, its
+// standard output and error a pipe of the CLI's; it returns what the
+// command printed, and how it failed. The variable is Claude Code's
+// environment's, overridden as Claude Code 2.1.328 does by the env of
+// its settings: $CLAUDE_CONFIG_DIR/settings.json, then the project's
+// .claude/settings.json and settings.local.json, then --settings (JSON
+// or a file).
+func claudeShell(command, flagSettings string) string {
+	shell := os.Getenv("CLAUDE_CODE_SHELL")
+	files := []string{".claude/settings.json", ".claude/settings.local.json"}
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		files = append([]string{filepath.Join(d, "settings.json")}, files...)
+	}
+	var sources [][]byte
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		sources = append(sources, data)
+	}
+	if strings.HasPrefix(flagSettings, "{") {
+		sources = append(sources, []byte(flagSettings))
+	} else if flagSettings != "" {
+		data, _ := os.ReadFile(flagSettings)
+		sources = append(sources, data)
+	}
+	for _, data := range sources {
+		var s struct {
+			Env map[string]string `json:"env"`
+		}
+		if json.Unmarshal(data, &s) == nil && s.Env["CLAUDE_CODE_SHELL"] != "" {
+			shell = s.Env["CLAUDE_CODE_SHELL"]
+		}
+	}
+	if shell == "" {
+		shell = "sh"
+	}
+	return runShell(shell, "-c", command)
+}
+
+func runShell(shell, flag, command string) string {
+	out, err := exec.Command(shell, flag, command).CombinedOutput()
+	if err != nil {
+		return string(out) + err.Error()
+	}
+	return string(out)
 }

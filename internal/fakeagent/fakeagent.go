@@ -99,7 +99,9 @@
 //	                permission, codex with --sandbox read-only
 //	commands        [{command, output, exit_code, declined}]: commands
 //	                reported as run (codex command_execution, claude Bash
-//	                tool, refused without a Bash permission); nothing runs
+//	                tool, refused without a Bash permission); nothing runs,
+//	                but one with run: true runs as the real CLI runs it
+//	                (claudeShell, codexShell), its output the tool's result
 //	message         the final message: codex's last agent_message and -o
 //	                file, claude's result text (in a code block)
 //	turns           [{pause, write, usage}]: model responses before the
@@ -200,12 +202,13 @@ type Step struct {
 }
 
 // Command is a shell command a fake codex or claude reports having run
-// (nothing is run).
+// (nothing is run, unless Run: see claudeShell).
 type Command struct {
 	Command  string `json:"command"`
 	Output   string `json:"output,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
 	Declined bool   `json:"declined,omitempty"`
+	Run      bool   `json:"run,omitempty"`
 }
 
 // Usage is the token usage a fake codex or claude reports; CostUSD only

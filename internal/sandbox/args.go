@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 )
 
 // parseArgs reads Confine's arguments: the room as JSON, "--", then the
@@ -49,6 +50,9 @@ func (r Room) Check() error {
 		if !filepath.IsAbs(p) {
 			return fmt.Errorf("bad room: read-only path %q is not absolute", p)
 		}
+	}
+	if r.ToolShell != "" && (!filepath.IsAbs(r.ToolShell) || strings.ContainsAny(r.ToolShell, ":\n")) {
+		return fmt.Errorf("bad room: tool shell %q is not an absolute path without a colon (a login shell in /etc/passwd)", r.ToolShell)
 	}
 	switch r.Namespaces {
 	case "", NamespacesUser, NamespacesRoot:

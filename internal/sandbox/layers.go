@@ -42,7 +42,7 @@ type Layer struct {
 }
 
 // List is every layer, in order: Landlock, the namespaces, the process
-// limit, the path sockets' scoping.
+// limit, the path sockets' scoping, the tool commands' nested layer.
 func (l Layers) List() []Layer {
 	ll := Layer{Name: "landlock", Closes: "writes outside the room; from ABI 6 signals to, and abstract sockets of, processes outside it"}
 	if l.Landlock > 0 {
@@ -72,7 +72,16 @@ func (l Layers) List() []Layer {
 	default:
 		so.Missing = fmt.Sprintf("no mount namespace, and Landlock scopes them from ABI %d", SocketABI)
 	}
-	return []Layer{ll, ns, pl, so}
+	tc := Layer{Name: "tool commands", Closes: "the CLI's descriptors, its output to the runner among them, from the commands it runs for its model (a Landlock layer nested in the CLI's)"}
+	switch {
+	case l.Landlock < 1:
+		tc.Missing = l.NoLandlock
+	case l.Namespaces != "":
+		tc.By = "the tool shell: claude's CLAUDE_CODE_SHELL, codex's login shell in the room's /etc/passwd"
+	default:
+		tc.By = "the tool shell, for claude only (CLAUDE_CODE_SHELL): codex takes its user's login shell, which the room names in a mount namespace only"
+	}
+	return []Layer{ll, ns, pl, so, tc}
 }
 
 // Openings are what a room built with l leaves open, each with why; none
@@ -90,7 +99,8 @@ func (l Layers) Openings() []string {
 		why := l.NoNamespaces
 		out = append(out, "chmod, chown and utime outside the room (no namespaces: "+why+")",
 			"the runner's /proc, its environment and every process (no PID namespace)",
-			"the worktree's .git file (put back after each run instead)")
+			"the worktree's .git file (put back after each run instead)",
+			"codex's standard output, the runner's event stream, from the commands codex runs (its tool shell needs a mount namespace)")
 		if l.Landlock < SocketABI {
 			out = append(out, fmt.Sprintf("path sockets outside the room: tmux, ssh-agent, docker, D-Bus (no mount namespace; Landlock scopes them from ABI %d)", SocketABI))
 		}

@@ -19,9 +19,9 @@ func TestLayersOpenings(t *testing.T) {
 		{"all", all, nil, false},
 		{"no Landlock", Layers{NoLandlock: "none"}, nil, true},
 		{"no namespaces", Layers{Landlock: 7, NoNamespaces: "clone: EPERM", ProcessLimit: "cgroup v2 pids.max"},
-			[]string{"chmod, chown and utime outside the room (no namespaces: clone: EPERM)", "the runner's /proc", "the worktree's .git file", "path sockets outside the room"}, true},
+			[]string{"chmod, chown and utime outside the room (no namespaces: clone: EPERM)", "the runner's /proc", "the worktree's .git file", "codex's standard output", "path sockets outside the room"}, true},
 		{"no namespaces, Landlock 9", Layers{Landlock: 9, NoNamespaces: "x", ProcessLimit: "y"},
-			[]string{"chmod, chown and utime", "the runner's /proc", "the worktree's .git file"}, true},
+			[]string{"chmod, chown and utime", "the runner's /proc", "the worktree's .git file", "codex's standard output"}, true},
 		{"no process limit", Layers{Landlock: 7, Namespaces: NamespacesRoot, NoProcessLimit: "no cgroup"},
 			[]string{"no process limit: a fork flood reaches the other slots and the machine (no cgroup)"}, true},
 		{"limit off by config", Layers{Landlock: 7, Namespaces: NamespacesUser, NoProcessLimit: "sandbox.max_processes = 0", ByConfig: true},
@@ -43,8 +43,8 @@ func TestLayersOpenings(t *testing.T) {
 			if m := c.l.Missing(); m != c.missing {
 				t.Errorf("Missing = %v, want %v", m, c.missing)
 			}
-			if list := c.l.List(); len(list) != 4 {
-				t.Errorf("List has %d layers, want 4", len(list))
+			if list := c.l.List(); len(list) != 5 {
+				t.Errorf("List has %d layers, want 5", len(list))
 			}
 		})
 	}

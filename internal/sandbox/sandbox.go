@@ -101,6 +101,12 @@ type Room struct {
 	// namespace's own user id (which the kernel does not enforce for
 	// root); package proc adds a cgroup pids.max where it can.
 	MaxProcesses int `json:"max_processes,omitempty"`
+	// ToolShell, when not "", is the tool shell (MakeToolShell): with
+	// Namespaces, /etc/passwd in the room names it as the login shell
+	// of the room's user, so that a CLI that runs its commands through
+	// that shell (codex) runs them in the nested layer. Without
+	// Namespaces it changes nothing.
+	ToolShell string `json:"tool_shell,omitempty"`
 	// Probe makes the helper build the room and exit 0 without running
 	// the command: a probe of what the machine gives (see Layers).
 	Probe bool `json:"probe,omitempty"`
@@ -158,5 +164,8 @@ const (
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == ConfineArg {
 		os.Exit(Confine(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == ToolShellArg {
+		os.Exit(ToolShell(os.Args[2:]))
 	}
 }

@@ -62,7 +62,20 @@ func buildWalls(room Room) (writable []string, err error) {
 	if err := hidePaths(room.Hidden, open); err != nil {
 		return nil, err
 	}
+	shm := false
 	if st, err := os.Stat(shmDir); err == nil && st.IsDir() {
+		shm = true
+	}
+	if room.ToolShell != "" {
+		scratch := shmDir
+		if !shm {
+			scratch = "/tmp"
+		}
+		if err := giveShell(room.ToolShell, scratch); err != nil {
+			return nil, err
+		}
+	}
+	if shm {
 		if err := unix.Mount("tmpfs", shmDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 			return nil, fmt.Errorf("mount a %s of its own: %w", shmDir, err)
 		}
