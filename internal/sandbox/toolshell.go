@@ -30,8 +30,10 @@ const ToolShellArg = "__tool-shell"
 // CLIs take a shell whose path names bash.
 const ToolShellName = "bash"
 
-// RealShells are the shells the tool shell runs, the first found.
-var RealShells = []string{"/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"}
+// RealShells are the shells the tool shell runs, the first found: bash,
+// which both CLIs expect, else zsh, else sh (a system without bash, as
+// some containers are; its -c and -l work as bash's).
+var RealShells = []string{"/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash", "/bin/zsh", "/usr/bin/zsh", "/bin/sh"}
 
 // MakeToolShell writes the tool shell of the runner's binary exe: a
 // script named ToolShellName in a new directory below parent, which the
@@ -93,5 +95,5 @@ func realShell() (string, error) {
 			return s, nil
 		}
 	}
-	return "", errors.New("no bash in " + strings.Join(RealShells, ", "))
+	return "", errors.New("no shell in " + strings.Join(RealShells, ", "))
 }
