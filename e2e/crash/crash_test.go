@@ -2,7 +2,6 @@ package crash
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -206,12 +205,7 @@ func TestCrashRandomKills(t *testing.T) {
 	if testing.Short() && want > 4 {
 		want = 4
 	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("RUNNER_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("seed %d (RUNNER_CRASH_SEED replays it)", seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rng, _ := e2e.Seed(t)
 
 	// The agent sometimes hits a rate limit: kills also land while the
 	// runner waits it out, which must cost no attempt.

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -62,12 +60,7 @@ func crashParallel(t *testing.T, night bool) {
 	if testing.Short() {
 		kills = 4
 	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("RUNNER_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("seed %d (RUNNER_CRASH_SEED replays it)", seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rng, seed := e2e.Seed(t)
 
 	// Of each batch, the last two tasks also append to one shared file:
 	// worked on at once, the second to land conflicts.
