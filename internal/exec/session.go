@@ -75,33 +75,40 @@ func watchSession(home string, live *liveUsage) func() {
 		t := time.NewTicker(sessionPoll)
 		defer t.Stop()
 		for {
+			find := true
 			select {
 			case <-w.stop:
 				return
 			case <-t.C:
 			case <-changed.c:
+				// Codex writes its log often: a change reads the logs
+				// followed, and looks for new ones only until the first
+				// is found (the timer looks for others).
+				find = len(w.files) == 0
 			}
-			w.look()
+			w.look(find)
 		}
 	}()
 	return func() {
 		close(w.stop)
 		w.done.Wait()
-		w.look()
+		w.look(true)
 		for _, sf := range w.files {
 			sf.f.Close()
 		}
 	}
 }
 
-// look opens the session logs not followed yet and reads what each got
-// since the last look.
-func (w *sessionWatch) look() {
-	for _, path := range findRollouts(w.dir) {
-		if len(w.files) >= sessionFilesMax {
-			break
+// look opens the session logs not followed yet, with find, and reads
+// what each got since the last look.
+func (w *sessionWatch) look(find bool) {
+	if find {
+		for _, path := range findRollouts(w.dir) {
+			if len(w.files) >= sessionFilesMax {
+				break
+			}
+			w.follow(path)
 		}
-		w.follow(path)
 	}
 	for _, sf := range w.files {
 		st, err := sf.f.Stat()

@@ -66,14 +66,14 @@ func TestSessionLogEvasions(t *testing.T) {
 				}
 			}()
 			codex.WriteString(tokenCount(1000))
-			w.look()
+			w.look(true)
 			c.agent(t, log)
-			w.look()
+			w.look(true)
 			if u, _ := live.usage(); u.InputTokens != 1000 {
 				t.Errorf("after the agent's move: %d input tokens read, want 1000", u.InputTokens)
 			}
 			codex.WriteString(tokenCount(2000))
-			w.look()
+			w.look(true)
 			if u, _ := live.usage(); u.InputTokens != 2000 {
 				t.Errorf("after codex's next response: %d input tokens read, want 2000", u.InputTokens)
 			}
@@ -92,12 +92,12 @@ func TestSessionLogTruncated(t *testing.T) {
 	appendTo(t, log, tokenCount(1000)+tokenCount(2000))
 	live := &liveUsage{}
 	w := &sessionWatch{dir: dir, live: live, files: map[fileID]*sessionFile{}}
-	w.look()
+	w.look(true)
 	if err := os.Truncate(log, 0); err != nil {
 		t.Fatal(err)
 	}
 	appendTo(t, log, tokenCount(3000))
-	w.look()
+	w.look(true)
 	for _, sf := range w.files {
 		sf.f.Close()
 	}
@@ -126,7 +126,7 @@ func TestSessionLogDecoyFirst(t *testing.T) {
 	appendTo(t, filepath.Join(dir, "rollout-2026-11-29T12-00-00-a.jsonl"), tokenCount(1000))
 	live := &liveUsage{}
 	w := &sessionWatch{dir: dir, live: live, files: map[fileID]*sessionFile{}}
-	w.look()
+	w.look(true)
 	for _, sf := range w.files {
 		sf.f.Close()
 	}
