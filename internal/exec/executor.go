@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -255,35 +254,11 @@ func Run(ctx context.Context, o Options, r Request) (*Result, error) {
 		return nil, fmt.Errorf("remove stale exit record: %w", err)
 	}
 
-	base := r.OutputDir
-	if base == "" {
-		base = os.TempDir()
-	}
-	homeVar, homeDir, removeHome, err := agentHome(o.Preset, o.Env, base)
+	o, r, argv, homeDir, removeState, err := prepareCLI(o, r, argv)
 	if err != nil {
-		return nil, &StartError{Err: err}
+		return nil, err
 	}
-	defer removeHome()
-	if homeVar != "" {
-		name, _, _ := strings.Cut(homeVar, "=")
-		o.Env = maps.Clone(o.Env)
-		delete(o.Env, name)
-		r.Env = append(slices.Clip(r.Env), homeVar)
-	}
-
-	if tookShell(o.Preset, r.Confine) {
-		shell, removeShell, err := toolShell(*withHome(r.Confine, homeDir), r.RunDir)
-		if err != nil {
-			return nil, &StartError{Err: err}
-		}
-		defer removeShell()
-		o, r = withToolShell(o, r, shell)
-		if o.Preset == PresetClaude {
-			if argv, err = claudeSettings(argv, shell, r.Root); err != nil {
-				return nil, &StartError{Err: err}
-			}
-		}
-	}
+	defer removeState()
 
 	output, err := openOutput(o, r)
 	if err != nil {

@@ -127,3 +127,40 @@ func claudeSettings(argv []string, path, root string) ([]string, error) {
 	}
 	return append(out, "--settings", string(data)), nil
 }
+
+// prepareCLI gives the CLI of a run its own state directory (agentHome,
+// returned as homeDir, "" for none) and, confined, the tool shell; done
+// removes both. Its errors are *StartError.
+func prepareCLI(o Options, r Request, argv []string) (_ Options, _ Request, _ []string, homeDir string, done func(), err error) {
+	base := r.OutputDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	homeVar, homeDir, removeHome, err := agentHome(o.Preset, o.Env, base)
+	if err != nil {
+		return o, r, argv, "", nil, &StartError{Err: err}
+	}
+	if homeVar != "" {
+		name, _, _ := strings.Cut(homeVar, "=")
+		o.Env = maps.Clone(o.Env)
+		delete(o.Env, name)
+		r.Env = append(slices.Clip(r.Env), homeVar)
+	}
+	if !tookShell(o.Preset, r.Confine) {
+		return o, r, argv, homeDir, removeHome, nil
+	}
+	shell, removeShell, err := toolShell(*withHome(r.Confine, homeDir), r.RunDir)
+	if err != nil {
+		removeHome()
+		return o, r, argv, "", nil, &StartError{Err: err}
+	}
+	done = func() { removeShell(); removeHome() }
+	o, r = withToolShell(o, r, shell)
+	if o.Preset == PresetClaude {
+		if argv, err = claudeSettings(argv, shell, r.Root); err != nil {
+			done()
+			return o, r, argv, "", nil, &StartError{Err: err}
+		}
+	}
+	return o, r, argv, homeDir, done, nil
+}
