@@ -26,21 +26,15 @@ func (r *Runner) unrecorded() runbranch.Unrecorded {
 	add := func(n int, from time.Time, m *state.Meta, abandoned bool) {
 		s := runbranch.Span{From: from, To: from}
 		logged := false
-		for _, name := range []string{executor.LogFileName, executor.EventsFileName} {
+		// The supervisor writes the agent's exit record once it has
+		// reaped it, after its runner died too: all the agent wrote, it
+		// wrote before.
+		for _, name := range []string{executor.LogFileName, executor.EventsFileName, executor.ExitFileName} {
 			if st, err := os.Lstat(filepath.Join(r.p.RunDir(n), name)); err == nil {
 				logged = true
 				if st.ModTime().After(s.To) {
 					s.To = st.ModTime()
 				}
-			}
-		}
-		// The supervisor writes the agent's exit record once it has
-		// reaped it, after its runner died too: all the agent wrote, it
-		// wrote before.
-		if st, err := os.Lstat(filepath.Join(r.p.RunDir(n), executor.ExitFileName)); err == nil {
-			logged = true
-			if st.ModTime().After(s.To) {
-				s.To = st.ModTime()
 			}
 		}
 		if !logged && !abandoned {
